@@ -1,0 +1,183 @@
+//! The command-line model. Flags and their names follow kubebuilder v4 so its users
+//! can carry their habits over; every help page ends with runnable examples.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+const ROOT_EXAMPLES: &str = "\
+Examples:
+  # Start an operator project in the current directory
+  rkb init --domain example.com --project-name memcached-operator
+
+  # Add a custom resource type and its reconciler
+  rkb create api --group cache --version v1alpha1 --kind Memcached
+
+  # Add a controller for a built-in type (no CRD)
+  rkb create api --group core --version v1 --kind Pod --no-resource
+
+  # Then, inside the project
+  make manifests && make test";
+
+const INIT_EXAMPLES: &str = "\
+Examples:
+  rkb init --domain example.com
+  rkb init --domain example.com --project-name memcached-operator --owner \"The Memcached Authors\"
+  rkb init --domain demo.kakao.com --dir bluegreen --license none";
+
+const CREATE_API_EXAMPLES: &str = "\
+Examples:
+  # A namespaced custom resource with a reconciler
+  rkb create api --group cache --version v1alpha1 --kind Memcached
+
+  # A cluster-scoped resource with an irregular plural, types only
+  rkb create api --group infra --version v1 --kind Policy --plural policies --cluster-scoped --no-controller
+
+  # A second version of an existing kind (types only; the first version stays the storage version)
+  rkb create api --group cache --version v1beta1 --kind Memcached --no-controller
+
+  # A controller for a built-in kind
+  rkb create api --group apps --version v1 --kind Deployment --no-resource";
+
+/// Scaffold and maintain Kubernetes operators on kube-rs, the kubebuilder way.
+#[derive(Debug, Parser)]
+#[command(name = "rkb", version, after_help = ROOT_EXAMPLES)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create a new operator project: PROJECT, Cargo.toml, manager, Makefile, Dockerfile and config/.
+    #[command(after_help = INIT_EXAMPLES)]
+    Init(InitArgs),
+    /// Scaffold a Kubernetes API (custom resource type) and/or its controller.
+    #[command(subcommand)]
+    Create(CreateCommand),
+    /// Print a shell completion script, e.g. `rkb completion bash > /etc/bash_completion.d/rkb`.
+    #[command(after_help = "Examples:\n  rkb completion bash > ~/.local/share/bash-completion/completions/rkb\n  rkb completion zsh > \"${fpath[1]}/_rkb\"")]
+    Completion {
+        /// The shell to generate completions for.
+        shell: clap_complete::Shell,
+    },
+    /// Print the rkb version and the kube / k8s-openapi versions it generates projects for.
+    #[command(after_help = "Example:\n  rkb version")]
+    Version,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CreateCommand {
+    /// Add a custom resource type (spec, status, CRD) and a reconciler to the project.
+    #[command(after_help = CREATE_API_EXAMPLES)]
+    Api(CreateApiArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Domain of the project's API groups: group `cache` becomes `cache.<domain>`.
+    #[arg(long, value_name = "DOMAIN")]
+    pub domain: String,
+    /// Name of the project and its Cargo package [default: the directory name].
+    #[arg(long, value_name = "NAME")]
+    pub project_name: Option<String>,
+    /// Copyright owner written into the license header of generated sources.
+    #[arg(long, value_name = "TEXT")]
+    pub owner: Option<String>,
+    /// License of the generated project.
+    #[arg(long, value_enum, default_value_t = License::Apache2)]
+    pub license: License,
+    /// Directory to create the project in (created when missing).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
+    /// Checkout of rkb whose `runtime/` crate the project depends on (rkb is not on crates.io yet).
+    /// A relative path is taken relative to the project directory.
+    #[arg(long, value_name = "DIR", env = "RKB_PATH")]
+    pub rkb_path: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum License {
+    /// Apache License 2.0 header on every generated source file.
+    Apache2,
+    /// No license header.
+    None,
+}
+
+#[derive(Debug, Args)]
+pub struct CreateApiArgs {
+    /// API group, without the domain: `cache` serves `cache.<domain>`; `core` for built-in core kinds.
+    #[arg(long, value_name = "GROUP")]
+    pub group: String,
+    /// API version, e.g. v1, v1alpha1, v2beta3.
+    #[arg(long, value_name = "VERSION")]
+    pub version: String,
+    /// Kind, an UpperCamelCase Rust type name, e.g. Memcached.
+    #[arg(long, value_name = "KIND")]
+    pub kind: String,
+    /// Resource name in URLs and RBAC rules [default: the lowercased kind, pluralised].
+    #[arg(long, value_name = "PLURAL")]
+    pub plural: Option<String>,
+    /// Scaffold the resource type (the default).
+    #[arg(long, overrides_with = "no_resource")]
+    pub resource: bool,
+    /// Don't scaffold a type: control an existing one (a built-in kind or one of this project's).
+    #[arg(long, overrides_with = "resource")]
+    pub no_resource: bool,
+    /// Scaffold a controller (the default).
+    #[arg(long, overrides_with = "no_controller")]
+    pub controller: bool,
+    /// Don't scaffold a controller.
+    #[arg(long, overrides_with = "controller")]
+    pub no_controller: bool,
+    /// Objects live in namespaces (the default).
+    #[arg(long, overrides_with = "cluster_scoped")]
+    pub namespaced: bool,
+    /// Objects are cluster-scoped.
+    #[arg(long, overrides_with = "namespaced")]
+    pub cluster_scoped: bool,
+    /// Regenerate the files rkb owns for this API even when they exist (user edits in them are lost).
+    #[arg(long)]
+    pub force: bool,
+    /// The project directory.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
+}
+
+impl CreateApiArgs {
+    pub fn wants_resource(&self) -> bool {
+        !self.no_resource
+    }
+    pub fn wants_controller(&self) -> bool {
+        !self.no_controller
+    }
+    pub fn wants_namespaced(&self) -> bool {
+        !self.cluster_scoped
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn command_model_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn paired_flags_take_the_last_one() {
+        let cli = Cli::parse_from([
+            "rkb", "create", "api", "--group", "core", "--version", "v1", "--kind", "Pod",
+            "--resource", "--no-resource", "--cluster-scoped", "--namespaced",
+        ]);
+        let Command::Create(CreateCommand::Api(args)) = cli.command else {
+            panic!("parsed as create api")
+        };
+        assert!(!args.wants_resource());
+        assert!(args.wants_namespaced());
+        assert!(args.wants_controller());
+    }
+}

@@ -1,0 +1,404 @@
+//! `rkb create api`: a custom resource type and/or a reconciler, registered at the
+//! `+rkb:scaffold:` markers of the project so repeated runs edit files predictably.
+
+use std::io::Write;
+
+use anyhow::bail;
+use serde::Serialize;
+
+use crate::cli::CreateApiArgs;
+use crate::names;
+use crate::project::{self, Project};
+use crate::scaffold::{Changes, Templates, builtin_kinds};
+
+/// Everything the templates need to know about one API.
+#[derive(Debug, Serialize)]
+struct Api {
+    group: String,
+    version: String,
+    kind: String,
+    plural: String,
+    /// Full API group (`cache.example.com`); empty for the core group.
+    api_group: String,
+    /// `cache.example.com/v1alpha1`, or `v1` for the core group.
+    api_version: String,
+    namespaced: bool,
+    kind_snake: String,
+    group_module: String,
+    version_module: String,
+    /// Rust path of the type the controller reconciles.
+    type_path: String,
+    /// The type is a built-in Kubernetes kind (no CRD).
+    builtin: bool,
+    /// Another version of this kind already exists and stays the storage version.
+    storage_version: Option<String>,
+}
+
+pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let mut project = Project::load(&args.dir)?;
+    let (resource, controller) = (args.wants_resource(), args.wants_controller());
+    if !resource && !controller {
+        bail!(
+            "nothing to scaffold: --no-resource and --no-controller together leave no files to write.\n  \
+             Drop one of them, e.g.:  rkb create api --group {} --version {} --kind {} --no-resource",
+            args.group,
+            args.version,
+            args.kind
+        );
+    }
+    let api = resolve(args, &project)?;
+    if !names::is_kube_version(&api.version) {
+        writeln!(
+            out,
+            "warning: version {:?} is not of the form v1, v1alpha1 or v2beta3, so Kubernetes will sort it \
+             after every such version when choosing the preferred version",
+            api.version
+        )?;
+    }
+    check_conflicts(args, &project, &api)?;
+
+    let templates = Templates::load()?;
+    let mut context = tera::Context::new();
+    context.insert("api", &api);
+    context.insert("project_name", &project.project_name);
+    context.insert("crate_name", &names::crate_name(&project.project_name));
+    context.insert("domain", &project.domain);
+    let mut changes = Changes::new(&args.dir);
+    context.insert(
+        "header",
+        &crate::scaffold::source_header(&changes.read("hack/boilerplate.rs.txt")?.unwrap_or_default()),
+    );
+    let render = |template: &str| templates.render(template, &context);
+    let path = |template: &str| templates.render_str(template, &context);
+
+    if resource {
+        changes.insert_sorted_at_marker("src/api/mod.rs", "groups", &render("api/insert/api_mod.rs.tera")?)?;
+        let group_mod = path("src/api/{{ api.group_module }}/mod.rs")?;
+        changes.ensure(&group_mod, || render("api/group_mod.rs.tera"))?;
+        changes.insert_sorted_at_marker(&group_mod, "versions", &render("api/insert/group_mod.rs.tera")?)?;
+        let version_mod = path("src/api/{{ api.group_module }}/{{ api.version_module }}/mod.rs")?;
+        changes.ensure(&version_mod, || render("api/version_mod.rs.tera"))?;
+        changes.insert_sorted_at_marker(&version_mod, "kinds", &render("api/insert/version_mod.rs.tera")?)?;
+        changes.insert_sorted_at_marker(&version_mod, "exports", &render("api/insert/version_exports.rs.tera")?)?;
+        changes.create(
+            &path("src/api/{{ api.group_module }}/{{ api.version_module }}/{{ api.kind_snake }}.rs")?,
+            render("api/types.rs.tera")?,
+            args.force,
+        )?;
+        changes.insert_at_marker("src/lib.rs", "crds", &render("api/insert/lib_crds.rs.tera")?)?;
+
+        let sample = path("config/samples/{{ api.group }}_{{ api.version }}_{{ api.kind | lower }}.yaml")?;
+        changes.create(&sample, render("api/config/sample.yaml.tera")?, args.force)?;
+        changes.insert_at_marker(
+            "config/samples/kustomization.yaml",
+            "samples",
+            &render("api/insert/samples_kustomization.yaml.tera")?,
+        )?;
+        changes.insert_at_marker(
+            "config/crd/kustomization.yaml",
+            "crds",
+            &render("api/insert/crd_kustomization.yaml.tera")?,
+        )?;
+        changes.insert_at_marker(
+            "config/default/kustomization.yaml",
+            "crd",
+            "- ../crd",
+        )?;
+        for role in ["admin", "editor", "viewer"] {
+            context_role(&templates, &mut changes, &context, role, args.force)?;
+        }
+    }
+    if controller {
+        changes.create(
+            &path("src/controller/{{ api.kind_snake }}.rs")?,
+            render("api/controller.rs.tera")?,
+            args.force,
+        )?;
+        changes.insert_sorted_at_marker(
+            "src/controller/mod.rs",
+            "modules",
+            &render("api/insert/controller_mod.rs.tera")?,
+        )?;
+        changes.insert_at_marker(
+            "src/controller/mod.rs",
+            "controllers",
+            &render("api/insert/controller_run.rs.tera")?,
+        )?;
+        changes.insert_at_marker("src/lib.rs", "rbac", &render("api/insert/lib_rbac.rs.tera")?)?;
+    }
+
+    project.upsert(project::Resource {
+        api: resource.then(|| project::Api {
+            crd_version: "v1".into(),
+            namespaced: api.namespaced,
+        }),
+        controller,
+        core: api.builtin,
+        domain: if api.builtin { String::new() } else { project.domain.clone() },
+        group: api.group.clone(),
+        kind: api.kind.clone(),
+        path: api.type_path.clone(),
+        plural: api.plural.clone(),
+        version: api.version.clone(),
+    });
+    changes.create(project::FILE_NAME, project.to_yaml(), true)?;
+    super::commit(changes, out)?;
+    if resource {
+        writeln!(
+            out,
+            "\nNext: define the fields of {kind}Spec and {kind}Status in src/api/{}/{}/{}.rs, then run `make manifests`.",
+            api.group_module,
+            api.version_module,
+            api.kind_snake,
+            kind = api.kind
+        )?;
+    }
+    if controller {
+        writeln!(
+            out,
+            "{}Implement the reconcile loop in src/controller/{}.rs; `make test` runs its tests.",
+            if resource { "" } else { "\nNext: " },
+            api.kind_snake
+        )?;
+    }
+    Ok(())
+}
+
+fn context_role(
+    templates: &Templates,
+    changes: &mut Changes,
+    context: &tera::Context,
+    role: &str,
+    force: bool,
+) -> anyhow::Result<()> {
+    let mut context = context.clone();
+    context.insert("role", role);
+    // No wildcards even for admins: a verb added to Kubernetes later is never granted silently.
+    let verbs: &[&str] = match role {
+        "admin" => &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
+        "editor" => &["create", "delete", "get", "list", "patch", "update", "watch"],
+        _ => &["get", "list", "watch"],
+    };
+    context.insert("verbs", verbs);
+    let path = templates.render_str("config/rbac/{{ api.kind_snake }}_{{ role }}_role.yaml", &context)?;
+    changes.create(&path, templates.render("api/config/kind_role.yaml.tera", &context)?, force)?;
+    changes.insert_at_marker(
+        "config/rbac/kustomization.yaml",
+        "roles",
+        &templates.render("api/insert/rbac_kustomization.yaml.tera", &context)?,
+    )
+}
+
+/// Validates the flags and works out the names of the API.
+fn resolve(args: &CreateApiArgs, project: &Project) -> anyhow::Result<Api> {
+    names::check_kind(&args.kind)?;
+    names::check_version(&args.version)?;
+    let kind_snake = names::snake(&args.kind);
+    let version_module = names::module_name(&args.version);
+
+    if !args.wants_resource() {
+        // A controller for a type that exists already: this project's, or a built-in kind.
+        if let Some(own) = project
+            .find(&args.group, &args.version, &args.kind)
+            .filter(|r| r.api.is_some())
+        {
+            let namespaced = own.api.as_ref().is_some_and(|a| a.namespaced);
+            return Ok(Api {
+                api_group: names::api_group(&own.group, &own.domain),
+                api_version: format!("{}/{}", names::api_group(&own.group, &own.domain), own.version),
+                group_module: names::module_name(&own.group),
+                type_path: own.path.clone(),
+                plural: own.plural.clone(),
+                group: own.group.clone(),
+                version: own.version.clone(),
+                kind: own.kind.clone(),
+                kind_snake,
+                version_module,
+                namespaced,
+                builtin: false,
+                storage_version: None,
+            });
+        }
+        if builtin_kinds::CREATE_ONLY_KINDS
+            .iter()
+            .any(|k| (k.group == args.group || (args.group.is_empty() && k.group == "core")) && k.version == args.version && k.kind == args.kind)
+        {
+            bail!(
+                "{}/{} {} is a create-only kind (a review or binding request): it cannot be listed or watched, \
+                 so no controller can reconcile it",
+                args.group,
+                args.version,
+                args.kind
+            );
+        }
+        let Some(builtin) = builtin_kinds::find(&args.group, &args.version, &args.kind) else {
+            bail!(
+                "--no-resource needs an existing type, and {}/{} {} is neither an API of this project nor a \
+                 built-in Kubernetes kind known to k8s-openapi {}.\n  \
+                 Built-in kinds of that group and version: {}\n  \
+                 example:  rkb create api --group core --version v1 --kind Pod --no-resource",
+                args.group,
+                args.version,
+                args.kind,
+                crate::K8S_OPENAPI_VERSION,
+                suggestions(&args.group, &args.version)
+            );
+        };
+        let api_group = if builtin.group == "core" { String::new() } else { builtin.group.to_owned() };
+        return Ok(Api {
+            api_version: if api_group.is_empty() {
+                builtin.version.to_owned()
+            } else {
+                format!("{api_group}/{}", builtin.version)
+            },
+            api_group,
+            group: builtin.group.to_owned(),
+            version: builtin.version.to_owned(),
+            kind: builtin.kind.to_owned(),
+            plural: builtin.plural.to_owned(),
+            namespaced: builtin.namespaced,
+            group_module: names::module_name(builtin.group),
+            type_path: builtin.rust_path.to_owned(),
+            kind_snake,
+            version_module,
+            builtin: true,
+            storage_version: None,
+        });
+    }
+
+    names::check_group(&args.group, &project.domain)?;
+    let plural = match &args.plural {
+        Some(plural) => plural.clone(),
+        None => names::plural(&args.kind),
+    };
+    names::check_plural(&plural)?;
+    let group_module = names::module_name(&args.group);
+    for (flag, value, module) in [
+        ("--group", &args.group, &group_module),
+        ("--version", &args.version, &version_module),
+    ] {
+        if let Some(problem) = names::module_name_problem(module) {
+            bail!("invalid {flag} {value:?}: {problem}; choose another name");
+        }
+    }
+    let api_group = names::api_group(&args.group, &project.domain);
+    let storage_version = project
+        .resources
+        .iter()
+        .find(|r| r.group == args.group && r.kind == args.kind && r.version != args.version && r.api.is_some())
+        .map(|r| r.version.clone());
+    Ok(Api {
+        api_version: format!("{api_group}/{}", args.version),
+        type_path: format!("crate::api::{group_module}::{version_module}::{}", args.kind),
+        api_group,
+        group: args.group.clone(),
+        version: args.version.clone(),
+        kind: args.kind.clone(),
+        plural,
+        namespaced: args.wants_namespaced(),
+        kind_snake,
+        group_module,
+        version_module,
+        builtin: false,
+        storage_version,
+    })
+}
+
+/// Refuses duplicates and name clashes before anything is planned.
+fn check_conflicts(args: &CreateApiArgs, project: &Project, api: &Api) -> anyhow::Result<()> {
+    let existing = project.find(&api.group, &api.version, &api.kind);
+    if let Some(existing) = existing
+        && !args.force
+    {
+        let what = match (args.wants_resource() && existing.api.is_some(), args.wants_controller() && existing.controller) {
+            (true, _) => Some("the API"),
+            (false, true) => Some("a controller for"),
+            (false, false) => None,
+        };
+        if let Some(what) = what {
+            bail!(
+                "{what} {}/{} {} already exists in PROJECT; run with --force to regenerate the files rkb owns \
+                 for it (its types, controller, sample and roles: edits in them are lost)",
+                api.group,
+                api.version,
+                api.kind
+            );
+        }
+    }
+    if args.wants_controller() {
+        let clash = project.resources.iter().find(|r| {
+            r.controller
+                && names::snake(&r.kind) == api.kind_snake
+                && !(r.group == api.group && r.version == api.version && r.kind == api.kind)
+        });
+        if let Some(other) = clash {
+            bail!(
+                "a controller for {kind} exists already (src/controller/{}.rs, for {}/{}); one kind gets one \
+                 controller module.\n  \
+                 To add only the types of another version:  rkb create api --group {} --version {} --kind {kind} --no-controller",
+                api.kind_snake,
+                other.group,
+                other.version,
+                api.group,
+                api.version,
+                kind = api.kind
+            );
+        }
+    }
+    if args.wants_resource() {
+        let module_clash = project.resources.iter().find(|r| {
+            r.api.is_some() && names::module_name(&r.group) == api.group_module && r.group != api.group
+        });
+        if let Some(other) = module_clash {
+            bail!(
+                "groups {:?} and {:?} would share the Rust module `{}`; choose another --group",
+                other.group,
+                api.group,
+                api.group_module
+            );
+        }
+        let type_clash = project.resources.iter().find(|r| {
+            r.group == api.group && r.version == api.version && r.api.is_some() && {
+                let (a, b) = (&r.kind, &api.kind);
+                ["Spec", "Status", "Reconciler"]
+                    .iter()
+                    .any(|s| *a == format!("{b}{s}") || *b == format!("{a}{s}"))
+            }
+        });
+        if let Some(other) = type_clash {
+            bail!(
+                "kinds {} and {} clash in module {}::{}: one is a generated type of the other \
+                 ({0}Spec, {0}Status); choose another --kind",
+                other.kind,
+                api.kind,
+                api.group_module,
+                api.version_module
+            );
+        }
+    }
+    Ok(())
+}
+
+fn suggestions(group: &str, version: &str) -> String {
+    let group = if group.is_empty() { "core" } else { group };
+    let kinds: Vec<&str> = builtin_kinds::BUILTIN_KINDS
+        .iter()
+        .filter(|k| k.group == group && k.version == version)
+        .map(|k| k.kind)
+        .collect();
+    if kinds.is_empty() {
+        let mut versions: Vec<String> = builtin_kinds::BUILTIN_KINDS
+            .iter()
+            .filter(|k| k.group == group)
+            .map(|k| k.version.to_owned())
+            .collect();
+        versions.dedup();
+        if versions.is_empty() {
+            "none (unknown group; the legacy group is spelled `core`)".into()
+        } else {
+            format!("none; that group has versions {}", versions.join(", "))
+        }
+    } else {
+        kinds.join(", ")
+    }
+}

@@ -1,0 +1,158 @@
+//! `rkb init`: a new operator project that builds and passes its tests as generated.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, bail};
+
+use crate::cli::{InitArgs, License};
+use crate::names;
+use crate::project::{self, Project};
+use crate::scaffold::{Changes, Templates};
+
+/// Files of a new project: template under `templates/` -> path in the project.
+const FILES: &[(&str, &str)] = &[
+    ("init/PROJECT.tera", "PROJECT"),
+    ("init/Cargo.toml.tera", "Cargo.toml"),
+    ("init/README.md.tera", "README.md"),
+    ("init/Makefile.tera", "Makefile"),
+    ("init/Dockerfile.tera", "Dockerfile"),
+    ("init/dockerignore.tera", ".dockerignore"),
+    ("init/gitignore.tera", ".gitignore"),
+    ("init/boilerplate.rs.txt.tera", "hack/boilerplate.rs.txt"),
+    ("init/src/main.rs.tera", "src/main.rs"),
+    ("init/src/lib.rs.tera", "src/lib.rs"),
+    ("init/src/api/mod.rs.tera", "src/api/mod.rs"),
+    ("init/src/controller/mod.rs.tera", "src/controller/mod.rs"),
+    ("init/src/bin/manifests.rs.tera", "src/bin/manifests.rs"),
+    ("init/config/default/kustomization.yaml.tera", "config/default/kustomization.yaml"),
+    ("init/config/manager/kustomization.yaml.tera", "config/manager/kustomization.yaml"),
+    ("init/config/manager/manager.yaml.tera", "config/manager/manager.yaml"),
+    ("init/config/rbac/kustomization.yaml.tera", "config/rbac/kustomization.yaml"),
+    ("init/config/rbac/service_account.yaml.tera", "config/rbac/service_account.yaml"),
+    ("init/config/rbac/role.yaml.tera", "config/rbac/role.yaml"),
+    ("init/config/rbac/role_binding.yaml.tera", "config/rbac/role_binding.yaml"),
+    ("init/config/crd/kustomization.yaml.tera", "config/crd/kustomization.yaml"),
+    ("init/config/samples/kustomization.yaml.tera", "config/samples/kustomization.yaml"),
+];
+
+/// What `init` refuses to scaffold over: signs of an existing project.
+const PROJECT_MARKERS: &[&str] = &[project::FILE_NAME, "Cargo.toml", "Makefile", "src"];
+
+pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    names::check_domain(&args.domain)?;
+    let project_name = match &args.project_name {
+        Some(name) => name.clone(),
+        None => default_project_name(&args.dir)?,
+    };
+    names::check_project_name(&project_name)?;
+    let found: Vec<&str> = PROJECT_MARKERS
+        .iter()
+        .copied()
+        .filter(|f| args.dir.join(f).exists())
+        .collect();
+    if !found.is_empty() {
+        bail!(
+            "{} already holds a project ({} found); `rkb init` only scaffolds into a directory without \
+             PROJECT, Cargo.toml, Makefile or src/.\n  \
+             To add an API to an existing rkb project, run:  rkb create api --group <group> --version <version> --kind <Kind>\n  \
+             To start afresh, use another directory:          rkb init --domain {} --dir <new-dir>",
+            args.dir.display(),
+            found.join(", "),
+            args.domain
+        );
+    }
+    let rkb_path = rkb_path(args)?;
+
+    let templates = Templates::load()?;
+    let project = Project::new(&args.domain, &project_name);
+    let mut context = tera::Context::new();
+    context.insert("project_yaml", &project.to_yaml());
+    context.insert("project_name", &project_name);
+    context.insert("crate_name", &names::crate_name(&project_name));
+    context.insert("domain", &args.domain);
+    context.insert("owner", &args.owner);
+    context.insert("apache2", &(args.license == License::Apache2));
+    context.insert("rkb_path", &rkb_path);
+    context.insert("rkb_version", env!("CARGO_PKG_VERSION"));
+    context.insert("kube_version", crate::KUBE_VERSION);
+    context.insert("k8s_openapi_version", crate::K8S_OPENAPI_VERSION);
+    context.insert("k8s_api_feature", crate::K8S_API_FEATURE);
+    let header = templates.render("init/boilerplate.rs.txt.tera", &context)?;
+    context.insert("header", &crate::scaffold::source_header(&header));
+
+    let mut changes = Changes::new(&args.dir);
+    let mut kept = Vec::new();
+    for (template, path) in FILES {
+        // Unrelated files already there (a README, a .gitignore) are the user's: keep them.
+        if changes.exists(path)? {
+            kept.push(*path);
+            continue;
+        }
+        changes.create(path, templates.render(template, &context)?, false)?;
+    }
+    super::commit(changes, out)?;
+    for path in kept {
+        writeln!(out, "{:>8} {path} (exists; left as it was)", "keep")?;
+    }
+    writeln!(
+        out,
+        "\nNext: add an API with\n  rkb create api --group <group> --version v1alpha1 --kind <Kind>{}",
+        if args.dir == Path::new(".") {
+            String::new()
+        } else {
+            format!(" --dir {}", args.dir.display())
+        }
+    )?;
+    Ok(())
+}
+
+fn default_project_name(dir: &Path) -> anyhow::Result<String> {
+    let absolute = std::path::absolute(dir)
+        .with_context(|| format!("cannot resolve the directory {}", dir.display()))?;
+    let name = absolute
+        .components()
+        .next_back()
+        .and_then(|c| c.as_os_str().to_str())
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    names::check_project_name(&name).map_err(|mut e| {
+        e.problem = format!(
+            "the directory name {name:?} cannot be the project name ({}); pass --project-name",
+            e.problem
+        );
+        e.value = name.clone();
+        e
+    })?;
+    Ok(name)
+}
+
+/// Where generated projects find rkb's crates: `--rkb-path`/`RKB_PATH`, else the checkout
+/// this rkb was built from. A relative path is kept relative (it is resolved from the project).
+fn rkb_path(args: &InitArgs) -> anyhow::Result<String> {
+    let default_checkout = || {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .expect("cli/ has a parent")
+            .to_path_buf()
+    };
+    let chosen: PathBuf = args.rkb_path.clone().unwrap_or_else(default_checkout);
+    let resolved = if chosen.is_absolute() {
+        chosen.clone()
+    } else {
+        args.dir.join(&chosen)
+    };
+    if !resolved.join("runtime/Cargo.toml").is_file() {
+        bail!(
+            "rkb's crates were not found at {}: generated projects depend on rkb-runtime from a checkout \
+             of rkb (it is not on crates.io yet), and {} has no runtime/Cargo.toml.\n  \
+             Pass the checkout:  rkb init --rkb-path /path/to/rkb ...  (or set RKB_PATH)",
+            chosen.display(),
+            resolved.display()
+        );
+    }
+    chosen
+        .to_str()
+        .map(|s| s.trim_end_matches('/').to_owned())
+        .context("the rkb path must be valid UTF-8 (it is written into Cargo.toml)")
+}

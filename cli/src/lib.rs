@@ -1,0 +1,36 @@
+//! rkb: scaffold and maintain Kubernetes operators on kube-rs, the kubebuilder way.
+//!
+//! The binary is a thin shell over this library so the scaffolder can be tested
+//! (and benchmarked) without spawning processes.
+//!
+//! Layout: [`cli`] holds the clap model, [`commands`] one module per subcommand,
+//! [`project`] the `PROJECT` file, [`names`] validation and naming rules, and
+//! [`scaffold`] template rendering plus the all-or-nothing file writer.
+
+pub mod cli;
+pub mod commands;
+pub mod names;
+pub mod project;
+pub mod scaffold;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+/// Versions of the crates that generated projects are built on.
+pub const KUBE_VERSION: &str = "4.2";
+pub const K8S_OPENAPI_VERSION: &str = "0.28";
+/// Kubernetes API level selected in k8s-openapi (its `v1_33` feature).
+pub const K8S_API_FEATURE: &str = "v1_33";
+
+/// Runs rkb with the process arguments; errors are printed, not panicked.
+pub fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    match commands::run(cli, &mut std::io::stdout()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! Golden projects: `testdata/project-*` must be exactly what rkb generates today.
+//!
+//! On drift this fails with a unified diff per file. To accept a change on purpose,
+//! run `testdata/regenerate.sh`, which re-scaffolds them (RKB_BLESS=1) and re-runs
+//! `make manifests` in each.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use similar::TextDiff;
+
+struct Golden {
+    name: &'static str,
+    /// rkb invocations after `init`, in order; `--dir` is added by the test.
+    init: &'static [&'static str],
+    create: &'static [&'static [&'static str]],
+}
+
+/// Kubebuilder's tutorial projects, as the source documents build them.
+const GOLDENS: &[Golden] = &[
+    Golden {
+        name: "project-memcached",
+        init: &["--domain", "example.com", "--project-name", "memcached-operator"],
+        create: &[&["--group", "cache", "--version", "v1alpha1", "--kind", "Memcached"]],
+    },
+    Golden {
+        name: "project-bluegreen",
+        init: &["--domain", "demo.kakao.com", "--project-name", "bluegreen"],
+        create: &[&["--group", "app", "--version", "v1", "--kind", "BlueGreen"]],
+    },
+];
+
+/// Files `make manifests` owns: compared by each project's own `manifests_are_up_to_date`
+/// test instead, since only compiling the project can produce them.
+fn owned_by_make_manifests(path: &Path) -> bool {
+    path.starts_with("config/crd/bases") || path == Path::new("config/rbac/role.yaml")
+}
+
+/// Build artifacts that live beside the golden sources.
+fn ignored(path: &Path) -> bool {
+    path == Path::new("Cargo.lock") || path.starts_with("dist")
+}
+
+/// Scaffolds `golden` into `into`, which sits two levels below a directory that has
+/// `runtime/Cargo.toml`, so `--rkb-path ../..` resolves as it does in testdata/.
+fn generate(golden: &Golden, into: &Path) {
+    let dir = into.to_str().unwrap();
+    let mut init = vec!["init", "--dir", dir, "--rkb-path", "../.."];
+    init.extend(golden.init);
+    common::rkb(&init).unwrap_or_else(|e| panic!("{}: rkb init failed: {e}", golden.name));
+    for create in golden.create {
+        let mut args = vec!["create", "api", "--dir", dir];
+        args.extend(*create);
+        common::rkb(&args).unwrap_or_else(|e| panic!("{}: rkb create api failed: {e}", golden.name));
+    }
+}
+
+#[test]
+fn golden_projects_match_the_generator() {
+    let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata");
+    let bless = std::env::var_os("RKB_BLESS").is_some();
+    let mut report = String::new();
+    for golden in GOLDENS {
+        // Generate two levels below a stand-in for the repository, as in testdata/.
+        let tmp = tempfile::tempdir().unwrap();
+        let fake_repo = tmp.path().join("repo");
+        let out = fake_repo.join("testdata").join(golden.name);
+        fs::create_dir_all(fake_repo.join("runtime")).unwrap();
+        fs::write(fake_repo.join("runtime/Cargo.toml"), "").unwrap();
+        generate(golden, &out);
+
+        let expected_dir = testdata.join(golden.name);
+        let generated = common::files(&out);
+        let expected = common::files(&expected_dir);
+        if bless {
+            for path in expected.keys() {
+                if !generated.contains_key(path) && !owned_by_make_manifests(path) && !ignored(path) {
+                    fs::remove_file(expected_dir.join(path)).unwrap();
+                }
+            }
+            for (path, content) in &generated {
+                if owned_by_make_manifests(path) && expected.contains_key(path) {
+                    continue;
+                }
+                let target = expected_dir.join(path);
+                fs::create_dir_all(target.parent().unwrap()).unwrap();
+                fs::write(target, content).unwrap();
+            }
+            continue;
+        }
+        let mut paths: Vec<&PathBuf> = generated.keys().chain(expected.keys()).collect();
+        paths.sort();
+        paths.dedup();
+        for path in paths {
+            if ignored(path) {
+                continue;
+            }
+            let shown = Path::new(golden.name).join(path);
+            match (generated.get(path), expected.get(path)) {
+                (Some(_), None) => report.push_str(&format!("rkb now generates {}, which testdata lacks\n", shown.display())),
+                (None, Some(_)) if owned_by_make_manifests(path) => {}
+                (None, Some(_)) => report.push_str(&format!("testdata has {}, which rkb no longer generates\n", shown.display())),
+                (Some(_), Some(_)) if owned_by_make_manifests(path) => {}
+                (Some(new), Some(old)) if new != old => {
+                    let (old, new) = (String::from_utf8_lossy(old), String::from_utf8_lossy(new));
+                    let diff = TextDiff::from_lines(old.as_ref(), new.as_ref());
+                    report.push_str(
+                        &diff
+                            .unified_diff()
+                            .context_radius(3)
+                            .header(&format!("testdata/{}", shown.display()), "generated")
+                            .to_string(),
+                    );
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(
+        report.is_empty(),
+        "the generator's output drifted from testdata/ (run testdata/regenerate.sh if intended):\n{report}"
+    );
+}
