@@ -1,0 +1,544 @@
+//! Parsing and checking of `#[rbac(...)]` attributes.
+//!
+//! Parsing is deliberately lenient (any value shape is accepted by the
+//! grammar) so that checking can report every mistake with its own span
+//! instead of stopping at the first unexpected token.
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::ToTokens;
+use syn::ext::IdentExt;
+use syn::parse::{Parse, ParseStream};
+use syn::punctuated::Punctuated;
+use syn::{Attribute, Ident, LitStr, Token, bracketed, token};
+
+use crate::ctxt::Ctxt;
+use crate::suggest;
+
+/// One checked `#[rbac(...)]` attribute; mirrors `rkb_runtime::rbac::Rule`.
+pub(crate) struct Rule {
+    pub groups: Vec<String>,
+    pub resources: Vec<String>,
+    pub resource_names: Vec<String>,
+    pub verbs: Vec<String>,
+    pub urls: Vec<String>,
+    pub namespace: Option<String>,
+}
+
+/// Kubernetes' built-in authorization verbs.
+const VERBS: &[&str] = &[
+    "get",
+    "list",
+    "watch",
+    "create",
+    "update",
+    "patch",
+    "delete",
+    "deletecollection",
+    "impersonate",
+    "bind",
+    "escalate",
+    "use",
+];
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Key {
+    Groups,
+    Resources,
+    ResourceNames,
+    Verbs,
+    Namespace,
+    Urls,
+}
+
+const KEYS: &[(&str, Key)] = &[
+    ("groups", Key::Groups),
+    ("resources", Key::Resources),
+    ("resource_names", Key::ResourceNames),
+    ("verbs", Key::Verbs),
+    ("namespace", Key::Namespace),
+    ("urls", Key::Urls),
+];
+
+/// Spellings people bring from RBAC YAML or controller-gen markers.
+const KEY_ALIASES: &[(&str, &str)] = &[
+    ("apiGroups", "groups"),
+    ("api_groups", "groups"),
+    ("nonResourceURLs", "urls"),
+    ("non_resource_urls", "urls"),
+];
+
+impl Key {
+    fn name(self) -> &'static str {
+        KEYS.iter().find(|(_, k)| *k == self).map_or("", |(n, _)| n)
+    }
+}
+
+struct Entry {
+    key: Ident,
+    value: Value,
+}
+
+enum Value {
+    List {
+        bracket: token::Bracket,
+        items: Punctuated<Item, Token![,]>,
+    },
+    Str(LitStr),
+    /// Anything else, kept only to point an error at it.
+    Other(TokenStream),
+}
+
+enum Item {
+    Str(LitStr),
+    Ident(Ident),
+    Star(Token![*]),
+    Other(TokenTree),
+}
+
+impl Parse for Entry {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        // `parse_any` so that a keyword used as key reaches the "unknown key" check.
+        let key = Ident::parse_any(input)?;
+        input.parse::<Token![=]>()?;
+        Ok(Entry {
+            key,
+            value: input.parse()?,
+        })
+    }
+}
+
+impl Parse for Value {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        if input.peek(token::Bracket) {
+            let content;
+            let bracket = bracketed!(content in input);
+            let items = content.parse_terminated(Item::parse, Token![,])?;
+            Ok(Value::List { bracket, items })
+        } else if input.peek(LitStr) {
+            input.parse().map(Value::Str)
+        } else {
+            let mut rest = TokenStream::new();
+            while !input.is_empty() && !input.peek(Token![,]) {
+                rest.extend([input.parse::<TokenTree>()?]);
+            }
+            if rest.is_empty() {
+                return Err(input.error("expected a value after `=`"));
+            }
+            Ok(Value::Other(rest))
+        }
+    }
+}
+
+impl Parse for Item {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        if input.peek(LitStr) {
+            input.parse().map(Item::Str)
+        } else if input.peek(Token![*]) {
+            input.parse().map(Item::Star)
+        } else if input.peek(Ident::peek_any) {
+            // `parse_any` accepts the keyword verb `use` as well as `r#use`.
+            Ident::parse_any(input).map(Item::Ident)
+        } else {
+            input.parse().map(Item::Other)
+        }
+    }
+}
+
+/// Checks every `#[rbac(...)]` attribute of the derive input; errors go to `cx`.
+pub(crate) fn rules(cx: &mut Ctxt, attrs: &[Attribute]) -> Vec<Rule> {
+    let mut rules = Vec::new();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("rbac")) {
+        let list = match attr.meta.require_list() {
+            Ok(list) => list,
+            Err(_) => {
+                cx.error_spanned(
+                    attr,
+                    "expected a rule in parentheses, e.g. \
+                     #[rbac(groups = [\"apps\"], resources = [\"deployments\"], verbs = [get])]",
+                );
+                continue;
+            }
+        };
+        match list.parse_args_with(Punctuated::<Entry, Token![,]>::parse_terminated) {
+            Ok(entries) => {
+                if let Some(rule) = check_rule(cx, attr, entries) {
+                    rules.push(rule);
+                }
+            }
+            Err(err) => cx.push(err),
+        }
+    }
+    rules
+}
+
+/// The valid values of one attribute.
+#[derive(Default)]
+struct Seen {
+    groups: Option<Vec<String>>,
+    resources: Option<Vec<String>>,
+    resource_names: Option<Vec<String>>,
+    verbs: Option<Vec<String>>,
+    namespace: Option<String>,
+    urls: Option<Vec<String>>,
+}
+
+fn check_rule(
+    cx: &mut Ctxt,
+    attr: &Attribute,
+    entries: Punctuated<Entry, Token![,]>,
+) -> Option<Rule> {
+    if entries.is_empty() {
+        cx.error_spanned(
+            attr,
+            "empty #[rbac()]: write a rule, e.g. \
+             #[rbac(groups = [\"apps\"], resources = [\"deployments\"], verbs = [get])]",
+        );
+        return None;
+    }
+    let mut seen = Seen::default();
+    // Every known key written, valid value or not, with its span.
+    let mut keys: Vec<(Key, Ident)> = Vec::new();
+    let mut ok = true;
+    let mut unknown = false;
+    for Entry { key: ident, value } in entries {
+        let name = ident.unraw().to_string();
+        let Some(key) = KEYS.iter().find(|(n, _)| *n == name).map(|(_, k)| *k) else {
+            cx.error_at(ident.span(), unknown_key(&name));
+            ok = false;
+            unknown = true;
+            continue;
+        };
+        if keys.iter().any(|(k, _)| *k == key) {
+            cx.error_at(
+                ident.span(),
+                format!(
+                    "duplicate key `{name}` in this #[rbac(...)]; \
+                     put all values in one `{name} = [...]`"
+                ),
+            );
+            ok = false;
+            continue;
+        }
+        keys.push((key, ident));
+        let checked = match key {
+            Key::Namespace => namespace(cx, &value).map(|ns| seen.namespace = Some(ns)),
+            Key::Verbs => list(cx, key, &value).map(|v| seen.verbs = Some(v)),
+            Key::Groups => list(cx, key, &value).map(|v| seen.groups = Some(v)),
+            Key::Resources => list(cx, key, &value).map(|v| seen.resources = Some(v)),
+            Key::ResourceNames => list(cx, key, &value).map(|v| seen.resource_names = Some(v)),
+            Key::Urls => list(cx, key, &value).map(|v| seen.urls = Some(v)),
+        };
+        ok &= checked.is_some();
+    }
+    // Shape checks look at which keys were written, even if their values had
+    // errors, so that one build reports everything; after a misspelt key they
+    // would only echo that mistake ("`resources` need `groups`").
+    if !unknown {
+        ok &= check_shape(cx, attr, &keys);
+    }
+    if !ok {
+        return None;
+    }
+    Some(Rule {
+        groups: seen.groups.unwrap_or_default(),
+        resources: seen.resources.unwrap_or_default(),
+        resource_names: seen.resource_names.unwrap_or_default(),
+        verbs: seen.verbs.unwrap_or_default(),
+        urls: seen.urls.unwrap_or_default(),
+        namespace: seen.namespace,
+    })
+}
+
+/// Mirrors the API server's PolicyRule validation, so a bad rule fails at
+/// compile time rather than when the role is applied.
+fn check_shape(cx: &mut Ctxt, attr: &Attribute, keys: &[(Key, Ident)]) -> bool {
+    let get = |key: Key| keys.iter().find(|(k, _)| *k == key).map(|(_, i)| i);
+    let mut errors = Vec::new();
+    let at = |ident: &Ident, msg: &str| syn::Error::new(ident.span(), msg);
+    if get(Key::Verbs).is_none() {
+        errors.push(syn::Error::new_spanned(
+            attr,
+            "missing `verbs`: say what the reconciler may do, e.g. `verbs = [get, list, watch]`",
+        ));
+    }
+    let groups = get(Key::Groups);
+    let resources = get(Key::Resources);
+    if get(Key::Urls).is_some() {
+        for key in [Key::Groups, Key::Resources, Key::ResourceNames] {
+            if let Some(ident) = get(key) {
+                errors.push(at(
+                    ident,
+                    &format!(
+                        "`{}` cannot be combined with `urls`: non-resource URLs belong to no \
+                         API resource; declare them in a separate #[rbac(urls = [...], verbs = [...])]",
+                        key.name()
+                    ),
+                ));
+            }
+        }
+        if let Some(ident) = get(Key::Namespace) {
+            errors.push(at(
+                ident,
+                "`namespace` cannot be combined with `urls`: non-resource URLs are \
+                 cluster-scoped and can only be granted by the ClusterRole",
+            ));
+        }
+    } else if let (Some(ident), None) = (resources, groups) {
+        errors.push(at(
+            ident,
+            "`resources` need `groups`: add `groups = [\"core\"]` for core resources such as \
+             pods, or the resource's API group, e.g. `groups = [\"apps\"]` for deployments",
+        ));
+    } else if let (Some(ident), None) = (groups, resources) {
+        errors.push(at(
+            ident,
+            "`groups` need `resources`: name the resources of these groups that the \
+             reconciler uses, e.g. `resources = [\"deployments\"]`",
+        ));
+    } else if groups.is_none() {
+        match get(Key::ResourceNames) {
+            Some(ident) => errors.push(at(
+                ident,
+                "`resource_names` need `groups` and `resources`: say which kind of object \
+                 the names refer to",
+            )),
+            None => errors.push(syn::Error::new_spanned(
+                attr,
+                "the rule grants nothing: add `groups = [...], resources = [...]` for API \
+                 resources, or `urls = [...]` for non-resource URLs",
+            )),
+        }
+    }
+    let ok = errors.is_empty();
+    errors.into_iter().for_each(|e| cx.push(e));
+    ok
+}
+
+fn unknown_key(name: &str) -> String {
+    let names: Vec<&str> = KEYS.iter().map(|(n, _)| *n).collect();
+    let hint = KEY_ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == name)
+        .map(|(_, key)| *key)
+        .or_else(|| suggest::closest(name, &names));
+    match hint {
+        Some(key) => format!("unknown key `{name}` in #[rbac(...)]; did you mean `{key}`?"),
+        None => format!(
+            "unknown key `{name}` in #[rbac(...)]; expected one of: {}",
+            names.join(", ")
+        ),
+    }
+}
+
+/// Checks a list-valued key and returns its values ("core" already mapped to "").
+fn list(cx: &mut Ctxt, key: Key, value: &Value) -> Option<Vec<String>> {
+    let name = key.name();
+    let (bracket, items) = match value {
+        Value::List { bracket, items } => (bracket, items),
+        Value::Str(lit) => {
+            cx.error_spanned(
+                lit,
+                format!(
+                    "`{name}` takes a list: write `{name} = [{}]`",
+                    lit.to_token_stream()
+                ),
+            );
+            return None;
+        }
+        Value::Other(tokens) => {
+            cx.error_spanned(
+                tokens,
+                format!("`{name}` takes a list, e.g. {}", example(key)),
+            );
+            return None;
+        }
+    };
+    if items.is_empty() {
+        cx.error_at(
+            bracket.span.join(),
+            format!(
+                "`{name}` is empty; list at least one value, e.g. {}",
+                example(key)
+            ),
+        );
+        return None;
+    }
+    let mut values = Vec::new();
+    let mut ok = true;
+    for item in items {
+        match check_item(key, item) {
+            Ok(v) => values.push(v),
+            Err(err) => {
+                cx.push(err);
+                ok = false;
+            }
+        }
+    }
+    ok.then_some(values)
+}
+
+fn check_item(key: Key, item: &Item) -> syn::Result<String> {
+    let name = key.name();
+    let (value, span) = match item {
+        Item::Star(star) => return Err(wildcard(key, "*", star.span)),
+        Item::Ident(ident) if key == Key::Verbs => (ident.unraw().to_string(), ident.span()),
+        Item::Ident(ident) => {
+            return Err(syn::Error::new(
+                ident.span(),
+                format!(
+                    "`{name}` takes string literals: write `\"{}\"`",
+                    ident.unraw()
+                ),
+            ));
+        }
+        Item::Str(lit) => (lit.value(), lit.span()),
+        Item::Other(tt) => {
+            return Err(syn::Error::new_spanned(
+                tt,
+                format!("expected a value in `{name}`, e.g. {}", example(key)),
+            ));
+        }
+    };
+    let err = |msg: String| Err(syn::Error::new(span, msg));
+    match key {
+        Key::Groups if value == "*" => Err(wildcard(key, &value, span)),
+        Key::Groups if value == "core" || value.is_empty() => Ok(String::new()),
+        Key::Groups if !is_dns_subdomain(&value) => err(format!(
+            "invalid API group `{value}`: groups are lowercase DNS names such as \"apps\" or \
+             \"cache.example.com\"; use \"core\" for the core group"
+        )),
+        Key::Resources if value.contains('*') => Err(wildcard(key, &value, span)),
+        Key::Resources if !is_resource(&value) => err(format!(
+            "invalid resource `{value}`: resources are lowercase plural names as listed by \
+             `kubectl api-resources`, optionally with a subresource, e.g. \"deployments\" or \
+             \"deployments/status\""
+        )),
+        Key::Verbs if value == "*" => Err(wildcard(key, &value, span)),
+        Key::Verbs if !VERBS.contains(&value.as_str()) => {
+            err(match suggest::closest(&value, VERBS) {
+                Some(verb) => format!("unknown verb `{value}`; did you mean `{verb}`?"),
+                None => format!(
+                    "unknown verb `{value}`; expected one of: {}",
+                    VERBS.join(", ")
+                ),
+            })
+        }
+        Key::Urls if !value.starts_with('/') => err(format!(
+            "invalid non-resource URL `{value}`: it must be a path starting with `/`, e.g. \"/metrics\""
+        )),
+        Key::ResourceNames if value.is_empty() => err("a resource name cannot be empty".to_owned()),
+        _ => Ok(value),
+    }
+}
+
+fn wildcard(key: Key, value: &str, span: Span) -> syn::Error {
+    let what = match key {
+        Key::Groups => "every API group".to_owned(),
+        Key::Resources if value == "*" => "every resource".to_owned(),
+        Key::Resources => format!("every resource matching `{value}`"),
+        _ => "every verb, including escalate and impersonate".to_owned(),
+    };
+    syn::Error::new(
+        span,
+        format!(
+            "wildcard in `{}` would grant {what}; list exactly what the reconciler needs \
+             (least privilege), e.g. {}",
+            key.name(),
+            example(key)
+        ),
+    )
+}
+
+fn example(key: Key) -> &'static str {
+    match key {
+        Key::Groups => "`groups = [\"apps\"]`",
+        Key::Resources => "`resources = [\"deployments\"]`",
+        Key::ResourceNames => "`resource_names = [\"my-config\"]`",
+        Key::Verbs => "`verbs = [get, list, watch]`",
+        Key::Namespace => "`namespace = \"system\"`",
+        Key::Urls => "`urls = [\"/metrics\"]`",
+    }
+}
+
+fn namespace(cx: &mut Ctxt, value: &Value) -> Option<String> {
+    let lit = match value {
+        Value::Str(lit) => lit,
+        Value::List { bracket, .. } => {
+            cx.error_at(
+                bracket.span.join(),
+                "`namespace` takes one string, e.g. `namespace = \"system\"`; \
+                 use one #[rbac(...)] per namespace",
+            );
+            return None;
+        }
+        Value::Other(tokens) => {
+            cx.error_spanned(
+                tokens,
+                "`namespace` takes a string, e.g. `namespace = \"system\"`",
+            );
+            return None;
+        }
+    };
+    let ns = lit.value();
+    if is_dns_label(&ns) {
+        Some(ns)
+    } else {
+        cx.error_spanned(
+            lit,
+            format!(
+                "invalid namespace `{ns}`: it must be a DNS-1123 label (at most 63 lowercase \
+                 letters, digits and '-', starting and ending with a letter or digit)"
+            ),
+        );
+        None
+    }
+}
+
+fn is_dns_label(s: &str) -> bool {
+    let alnum = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    !s.is_empty()
+        && s.len() <= 63
+        && s.chars().all(|c| alnum(c) || c == '-')
+        && s.starts_with(alnum)
+        && s.ends_with(alnum)
+}
+
+fn is_dns_subdomain(s: &str) -> bool {
+    s.len() <= 253 && s.split('.').all(is_dns_label)
+}
+
+fn is_resource(s: &str) -> bool {
+    let mut parts = s.split('/');
+    let valid = |p: &str| {
+        !p.is_empty()
+            && p.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
+    };
+    // `resource` or `resource/subresource`, nothing deeper.
+    parts.next().is_some_and(valid) && parts.next().is_none_or(valid) && parts.next().is_none()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dns_label() {
+        assert!(is_dns_label("system"));
+        assert!(is_dns_label("my-ns-1"));
+        assert!(!is_dns_label(""));
+        assert!(!is_dns_label("-a"));
+        assert!(!is_dns_label("a-"));
+        assert!(!is_dns_label("My_NS"));
+        assert!(!is_dns_label(&"a".repeat(64)));
+    }
+
+    #[test]
+    fn resource_names() {
+        assert!(is_resource("pods"));
+        assert!(is_resource("deployments/status"));
+        assert!(!is_resource("Pods"));
+        assert!(!is_resource("a/b/c"));
+        assert!(!is_resource("pods/"));
+    }
+}

@@ -1,0 +1,67 @@
+//! Code generation for `#[derive(Rbac)]`.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::DeriveInput;
+
+use crate::attr::{self, Rule};
+use crate::ctxt::Ctxt;
+
+pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
+    let mut cx = Ctxt::default();
+    let rules = attr::rules(&mut cx, &input.attrs);
+    if !input.attrs.iter().any(|a| a.path().is_ident("rbac")) {
+        cx.error_at(
+            input.ident.span(),
+            format!(
+                "#[derive(Rbac)] on `{}` declares no permissions; add one #[rbac(...)] attribute \
+                 per rule, e.g. #[rbac(groups = [\"apps\"], resources = [\"deployments\"], \
+                 verbs = [get, list, watch])]",
+                input.ident
+            ),
+        );
+    }
+    cx.check()?;
+
+    let ident = &input.ident;
+    let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+    let rules = rules.iter().map(rule);
+    // `const _` keeps any helper names out of the user's namespace (as serde does).
+    Ok(quote! {
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals, clippy::all)]
+        const _: () = {
+            #[automatically_derived]
+            impl #impl_generics ::rkb_runtime::rbac::Rbac for #ident #ty_generics #where_clause {
+                fn rbac_rules() -> ::std::vec::Vec<::rkb_runtime::rbac::Rule> {
+                    ::std::vec![#(#rules),*]
+                }
+            }
+        };
+    })
+}
+
+fn rule(rule: &Rule) -> TokenStream {
+    let strings = |values: &[String]| {
+        quote! { ::std::vec![#(::std::string::String::from(#values)),*] }
+    };
+    let api_groups = strings(&rule.groups);
+    let resources = strings(&rule.resources);
+    let resource_names = strings(&rule.resource_names);
+    let verbs = strings(&rule.verbs);
+    let non_resource_urls = strings(&rule.urls);
+    let namespace = match &rule.namespace {
+        Some(ns) => quote! { ::std::option::Option::Some(::std::string::String::from(#ns)) },
+        None => quote! { ::std::option::Option::None },
+    };
+    quote! {
+        ::rkb_runtime::rbac::Rule {
+            api_groups: #api_groups,
+            resources: #resources,
+            resource_names: #resource_names,
+            verbs: #verbs,
+            non_resource_urls: #non_resource_urls,
+            namespace: #namespace,
+        }
+    }
+}

@@ -1,0 +1,523 @@
+//! The files `make manifests` owns: CRDs under `config/crd/bases/` and the
+//! manager's roles in `config/rbac/role.yaml`, rendered from Rust types.
+//!
+//! A project's `src/bin/manifests.rs` is a few lines:
+//!
+//! ```ignore
+//! fn main() -> std::process::ExitCode {
+//!     rkb_runtime::Manifests::new(
+//!         vec![rkb_runtime::crd::<Memcached>()],
+//!         vec![rkb_runtime::rbac_rules::<MemcachedReconciler>()],
+//!     )
+//!     .main()
+//! }
+//! ```
+//!
+//! Every `*.yaml` file in `config/crd/bases/` belongs to `make manifests`: one
+//! that no CRD renders to any more is removed by [`Manifests::write`] and
+//! reported by [`Manifests::check`].
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use serde::Serialize;
+
+use crate::rbac::{self, Rule};
+
+/// Where CRDs go, relative to the project root (controller-gen's layout).
+pub const CRD_DIR: &str = "config/crd/bases";
+/// Where the manager's roles go, relative to the project root.
+pub const ROLE_FILE: &str = "config/rbac/role.yaml";
+/// The role name controller-gen uses in kubebuilder projects.
+pub const DEFAULT_ROLE_NAME: &str = "manager-role";
+
+/// Why manifests could not be rendered, written or checked.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A CRD has no `metadata.name`, group, plural or versions.
+    #[error("invalid CRD {crd}: {reason}")]
+    InvalidCrd {
+        /// The CRD's name, or a placeholder when it has none.
+        crd: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The versions of a CRD name no storage version.
+    #[error(
+        "CRD {crd} has no storage version among its versions ({}): mark exactly one with \
+         #[kube(storage = true)] (the default) on its Rust type",
+        .versions.join(", ")
+    )]
+    NoStorageVersion {
+        /// The CRD's `metadata.name`.
+        crd: String,
+        /// Every version of the CRD.
+        versions: Vec<String>,
+    },
+    /// More than one version of a CRD is marked as the storage version.
+    #[error(
+        "CRD {crd} has more than one storage version ({}): keep storage on exactly one and \
+         add #[kube(storage = false)] to the Rust types of the others",
+        .storage.join(", ")
+    )]
+    MultipleStorageVersions {
+        /// The CRD's `metadata.name`.
+        crd: String,
+        /// The versions marked `storage: true`.
+        storage: Vec<String>,
+    },
+    /// Two of the CRDs given for one name carry the same version.
+    #[error("CRD {crd} lists version {version} more than once: pass each version's type once")]
+    DuplicateVersion {
+        /// The CRD's `metadata.name`.
+        crd: String,
+        /// The repeated version.
+        version: String,
+    },
+    /// kube refused to merge the versions of a CRD (e.g. their groups or kinds differ).
+    #[error("cannot merge the versions of CRD {crd}: {source}")]
+    Merge {
+        /// The CRD's `metadata.name`.
+        crd: String,
+        /// kube's reason.
+        source: kube::core::crd::MergeError,
+    },
+    /// Two differently named CRDs would be written to the same file.
+    #[error("CRDs {first} and {second} would both be written to {}", .path.display())]
+    FileClash {
+        /// One CRD.
+        first: String,
+        /// The other CRD.
+        second: String,
+        /// Their common file.
+        path: PathBuf,
+    },
+    /// A hand-written rule that the API server would reject.
+    #[error("invalid RBAC rule {rule:?}: {reason}")]
+    InvalidRule {
+        /// The rule as given.
+        rule: Box<Rule>,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The role name is not a valid object name.
+    #[error("invalid role name {0:?}: it must be a DNS-1123 subdomain, e.g. \"manager-role\"")]
+    InvalidRoleName(String),
+    /// An object could not be rendered as YAML.
+    #[error("cannot render {what} as YAML: {source}")]
+    Yaml {
+        /// The object.
+        what: String,
+        /// The serializer's reason.
+        source: serde_yaml_ng::Error,
+    },
+    /// A file could not be read, written or removed.
+    #[error("cannot {action} {}: {source}", .path.display())]
+    Io {
+        /// `read`, `write`, `remove`, ...
+        action: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The OS's reason.
+        source: io::Error,
+    },
+    /// `check` found files that differ from what would be rendered.
+    #[error("manifests are out of date: {}; run `make manifests`", .files.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "))]
+    OutOfDate {
+        /// Each file that differs, and how.
+        files: Vec<Drift>,
+    },
+    /// Bad command-line arguments for [`Manifests::main`].
+    #[error("{0}\n{USAGE}")]
+    Usage(String),
+}
+
+/// How a file on disk differs from the rendered manifests.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Drift {
+    /// The file should exist but does not.
+    Missing(PathBuf),
+    /// The file's content differs.
+    Changed(PathBuf),
+    /// The file belongs to no CRD any more.
+    Stale(PathBuf),
+}
+
+impl fmt::Display for Drift {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Drift::Missing(p) => write!(f, "{} (missing)", p.display()),
+            Drift::Changed(p) => write!(f, "{} (changed)", p.display()),
+            Drift::Stale(p) => write!(f, "{} (stale)", p.display()),
+        }
+    }
+}
+
+/// What [`Manifests::write`] did; paths relative to the project root.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Files created or rewritten.
+    pub written: Vec<PathBuf>,
+    /// Files that already had the right content (left untouched).
+    pub unchanged: Vec<PathBuf>,
+    /// Stale CRD files removed.
+    pub removed: Vec<PathBuf>,
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list = |paths: &[PathBuf]| {
+            paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        if self.written.is_empty() && self.removed.is_empty() {
+            return write!(f, "manifests: {} files up to date", self.unchanged.len());
+        }
+        write!(f, "manifests:")?;
+        if !self.written.is_empty() {
+            write!(f, " wrote {}", list(&self.written))?;
+        }
+        if !self.removed.is_empty() {
+            let sep = if self.written.is_empty() { "" } else { ";" };
+            write!(f, "{sep} removed {}", list(&self.removed))?;
+        }
+        write!(f, " ({} unchanged)", self.unchanged.len())
+    }
+}
+
+const USAGE: &str = "usage: manifests [--check] [--dir <project root>]
+  (no flag)  write config/crd/bases/*.yaml and config/rbac/role.yaml
+  --check    fail if they are not up to date, writing nothing
+  --dir      the project root (default: .)";
+
+/// The CRDs and RBAC rules of an operator, and the files they render to.
+#[derive(Clone, Debug)]
+pub struct Manifests {
+    crds: Vec<CustomResourceDefinition>,
+    rules: Vec<Rule>,
+    role_name: String,
+}
+
+impl Manifests {
+    /// `crds`: one per version of each kind (versions of one kind are merged);
+    /// `rbac`: the rules of each reconciler, e.g. `rkb_runtime::rbac_rules::<R>()`.
+    pub fn new(crds: Vec<CustomResourceDefinition>, rbac: Vec<Vec<Rule>>) -> Self {
+        Manifests {
+            crds,
+            rules: rbac.into_iter().flatten().collect(),
+            role_name: DEFAULT_ROLE_NAME.to_owned(),
+        }
+    }
+
+    /// Names the generated `ClusterRole` and `Role`s (default `manager-role`).
+    pub fn role_name(mut self, name: &str) -> Self {
+        name.clone_into(&mut self.role_name);
+        self
+    }
+
+    /// Every file `make manifests` owns, path relative to the project root -> exact bytes.
+    pub fn render(&self) -> Result<BTreeMap<PathBuf, String>, Error> {
+        let mut files = BTreeMap::new();
+        let mut owners: BTreeMap<PathBuf, String> = BTreeMap::new();
+        for crd in merge_versions(self.crds.clone())? {
+            let name = crd.metadata.name.clone().unwrap_or_default();
+            let path = Path::new(CRD_DIR)
+                .join(format!("{}_{}.yaml", crd.spec.group, crd.spec.names.plural));
+            if let Some(first) = owners.insert(path.clone(), name.clone()) {
+                return Err(Error::FileClash {
+                    first,
+                    second: name,
+                    path,
+                });
+            }
+            files.insert(path, yaml_document(&name, &crd)?);
+        }
+        files.insert(PathBuf::from(ROLE_FILE), self.render_roles()?);
+        Ok(files)
+    }
+
+    fn render_roles(&self) -> Result<String, Error> {
+        if !rbac::is_dns_subdomain(&self.role_name) {
+            return Err(Error::InvalidRoleName(self.role_name.clone()));
+        }
+        for rule in &self.rules {
+            rule.validate().map_err(|reason| Error::InvalidRule {
+                rule: Box::new(rule.clone()),
+                reason,
+            })?;
+        }
+        let (cluster_role, roles) = rbac::roles(&self.rules, &self.role_name);
+        let mut out = yaml_document("ClusterRole", &cluster_role)?;
+        for role in &roles {
+            out.push_str(&yaml_document("Role", role)?);
+        }
+        Ok(out)
+    }
+
+    /// Writes changed files only (so mtimes of unchanged files stay), and
+    /// removes stale `config/crd/bases/*.yaml` files that no CRD renders to.
+    /// Nothing is written if rendering fails.
+    pub fn write(&self, project_root: &Path) -> Result<Report, Error> {
+        let files = self.render()?;
+        let mut report = Report::default();
+        for (rel, content) in &files {
+            let path = project_root.join(rel);
+            if read_if_exists(&path)?.as_deref() == Some(content.as_str()) {
+                report.unchanged.push(rel.clone());
+                continue;
+            }
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).map_err(io_err("create", dir))?;
+            }
+            std::fs::write(&path, content).map_err(io_err("write", &path))?;
+            report.written.push(rel.clone());
+        }
+        for rel in stale_crd_files(project_root, &files)? {
+            let path = project_root.join(&rel);
+            std::fs::remove_file(&path).map_err(io_err("remove", &path))?;
+            report.removed.push(rel);
+        }
+        Ok(report)
+    }
+
+    /// Fails with [`Error::OutOfDate`] when any rendered file differs from
+    /// disk or a stale CRD file is left; writes nothing.
+    pub fn check(&self, project_root: &Path) -> Result<(), Error> {
+        self.check_files(project_root).map(drop)
+    }
+
+    /// [`Manifests::check`], returning how many files are up to date.
+    fn check_files(&self, project_root: &Path) -> Result<usize, Error> {
+        let files = self.render()?;
+        let mut drift = Vec::new();
+        for (rel, content) in &files {
+            match read_if_exists(&project_root.join(rel))? {
+                None => drift.push(Drift::Missing(rel.clone())),
+                Some(disk) if disk != *content => drift.push(Drift::Changed(rel.clone())),
+                Some(_) => {}
+            }
+        }
+        drift.extend(
+            stale_crd_files(project_root, &files)?
+                .into_iter()
+                .map(Drift::Stale),
+        );
+        if drift.is_empty() {
+            Ok(files.len())
+        } else {
+            Err(Error::OutOfDate { files: drift })
+        }
+    }
+
+    /// Entry point for the project's `src/bin/manifests.rs`: parses
+    /// `[--check] [--dir <project root>]` (default `.`), writes or checks,
+    /// prints a one-line summary, and fails on any error.
+    pub fn main(self) -> ExitCode {
+        match self.run(std::env::args().skip(1)) {
+            Ok(summary) => {
+                println!("{summary}");
+                ExitCode::SUCCESS
+            }
+            Err(err) => {
+                eprintln!("error: {err}");
+                ExitCode::FAILURE
+            }
+        }
+    }
+
+    /// [`Manifests::main`] without the process: returns the summary line.
+    pub fn run(&self, args: impl IntoIterator<Item = String>) -> Result<String, Error> {
+        let mut check = false;
+        let mut dir = PathBuf::from(".");
+        let mut args = args.into_iter();
+        while let Some(arg) = args.next() {
+            match arg.as_str() {
+                "--check" => check = true,
+                "--dir" => {
+                    let value = args
+                        .next()
+                        .ok_or_else(|| Error::Usage("--dir needs a value".into()))?;
+                    dir = PathBuf::from(value);
+                }
+                "-h" | "--help" => return Ok(USAGE.to_owned()),
+                _ => match arg.strip_prefix("--dir=") {
+                    Some(value) => dir = PathBuf::from(value),
+                    None => return Err(Error::Usage(format!("unexpected argument {arg:?}"))),
+                },
+            }
+        }
+        if check {
+            let count = self.check_files(&dir)?;
+            Ok(format!("manifests: {count} files up to date"))
+        } else {
+            self.write(&dir).map(|report| report.to_string())
+        }
+    }
+}
+
+/// Merges the CRDs that share a `metadata.name` (one per version of a kind)
+/// into one CRD each, with versions sorted by name like controller-gen.
+fn merge_versions(
+    crds: Vec<CustomResourceDefinition>,
+) -> Result<Vec<CustomResourceDefinition>, Error> {
+    let mut by_name: BTreeMap<String, Vec<CustomResourceDefinition>> = BTreeMap::new();
+    for crd in crds {
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        let invalid = |reason: &str| Error::InvalidCrd {
+            crd: if name.is_empty() {
+                format!("of kind {:?}", crd.spec.names.kind)
+            } else {
+                name.clone()
+            },
+            reason: reason.to_owned(),
+        };
+        if name.is_empty() {
+            return Err(invalid("metadata.name is empty"));
+        }
+        if crd.spec.group.is_empty() || crd.spec.names.plural.is_empty() {
+            return Err(invalid("spec.group and spec.names.plural must be set"));
+        }
+        if crd.spec.versions.is_empty() {
+            return Err(invalid("it has no versions"));
+        }
+        // merge_crds takes single-version CRDs; split any multi-version one.
+        for version in &crd.spec.versions {
+            let mut single = crd.clone();
+            single.spec.versions = vec![version.clone()];
+            by_name.entry(name.clone()).or_default().push(single);
+        }
+    }
+
+    let mut merged = Vec::new();
+    for (name, mut parts) in by_name {
+        parts.sort_by(|a, b| a.spec.versions[0].name.cmp(&b.spec.versions[0].name));
+        let versions: Vec<String> = parts
+            .iter()
+            .map(|c| c.spec.versions[0].name.clone())
+            .collect();
+        if let Some(dup) = versions.windows(2).find(|w| w[0] == w[1]) {
+            return Err(Error::DuplicateVersion {
+                crd: name,
+                version: dup[0].clone(),
+            });
+        }
+        let storage: Vec<String> = parts
+            .iter()
+            .filter(|c| c.spec.versions[0].storage)
+            .map(|c| c.spec.versions[0].name.clone())
+            .collect();
+        let stored = match storage.as_slice() {
+            [one] => one.clone(),
+            [] => {
+                return Err(Error::NoStorageVersion {
+                    crd: name,
+                    versions,
+                });
+            }
+            _ => return Err(Error::MultipleStorageVersions { crd: name, storage }),
+        };
+        let mut crd = if parts.len() == 1 {
+            parts.remove(0)
+        } else {
+            kube::core::crd::merge_crds(parts, &stored).map_err(|source| Error::Merge {
+                crd: name.clone(),
+                source,
+            })?
+        };
+        // merge_crds puts the storage version first; the file should not
+        // depend on which version that is.
+        crd.spec.versions.sort_by(|a, b| a.name.cmp(&b.name));
+        merged.push(crd);
+    }
+    Ok(merged)
+}
+
+/// One YAML document introduced by `---`, as controller-gen writes them.
+fn yaml_document<T: Serialize>(what: &str, doc: &T) -> Result<String, Error> {
+    let yaml = serde_yaml_ng::to_string(doc).map_err(|source| Error::Yaml {
+        what: what.to_owned(),
+        source,
+    })?;
+    Ok(format!("---\n{yaml}"))
+}
+
+fn read_if_exists(path: &Path) -> Result<Option<String>, Error> {
+    match std::fs::read(path) {
+        // Non-UTF-8 content can never equal a rendered file.
+        Ok(bytes) => Ok(Some(String::from_utf8(bytes).unwrap_or_default())),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(io_err("read", path)(err)),
+    }
+}
+
+/// `*.yaml` files in the CRD directory that `files` does not contain, sorted.
+fn stale_crd_files(root: &Path, files: &BTreeMap<PathBuf, String>) -> Result<Vec<PathBuf>, Error> {
+    let dir = root.join(CRD_DIR);
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(err) => return Err(io_err("list", &dir)(err)),
+    };
+    let mut stale = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(io_err("list", &dir))?;
+        let rel = Path::new(CRD_DIR).join(entry.file_name());
+        let is_yaml = rel.extension().is_some_and(|e| e == "yaml");
+        let is_file = entry.file_type().is_ok_and(|t| t.is_file());
+        if is_yaml && is_file && !files.contains_key(&rel) {
+            stale.push(rel);
+        }
+    }
+    stale.sort();
+    Ok(stale)
+}
+
+fn io_err(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> Error {
+    let path = path.to_owned();
+    move |source| Error::Io {
+        action,
+        path,
+        source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn report_summary() {
+        let p = |s: &str| PathBuf::from(s);
+        let mut report = Report {
+            unchanged: vec![p("a"), p("b")],
+            ..Report::default()
+        };
+        assert_eq!(report.to_string(), "manifests: 2 files up to date");
+        report.written = vec![p("c")];
+        assert_eq!(report.to_string(), "manifests: wrote c (2 unchanged)");
+        report.removed = vec![p("d")];
+        assert_eq!(
+            report.to_string(),
+            "manifests: wrote c; removed d (2 unchanged)"
+        );
+    }
+
+    #[test]
+    fn args() {
+        let m = Manifests::new(vec![], vec![]);
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(m.run(args(&["--help"])).unwrap().starts_with("usage:"));
+        let err = m.run(args(&["--bogus"])).unwrap_err().to_string();
+        assert!(err.contains("unexpected argument \"--bogus\""), "{err}");
+        let err = m.run(args(&["--dir"])).unwrap_err().to_string();
+        assert!(err.contains("--dir needs a value"), "{err}");
+    }
+}
