@@ -56,7 +56,9 @@ pub enum Command {
     #[command(subcommand)]
     Create(CreateCommand),
     /// Print a shell completion script, e.g. `rkb completion bash > /etc/bash_completion.d/rkb`.
-    #[command(after_help = "Examples:\n  rkb completion bash > ~/.local/share/bash-completion/completions/rkb\n  rkb completion zsh > \"${fpath[1]}/_rkb\"")]
+    #[command(
+        after_help = "Examples:\n  rkb completion bash > ~/.local/share/bash-completion/completions/rkb\n  rkb completion zsh > \"${fpath[1]}/_rkb\""
+    )]
     Completion {
         /// The shell to generate completions for.
         shell: clap_complete::Shell,
@@ -170,8 +172,19 @@ mod tests {
     #[test]
     fn paired_flags_take_the_last_one() {
         let cli = Cli::parse_from([
-            "rkb", "create", "api", "--group", "core", "--version", "v1", "--kind", "Pod",
-            "--resource", "--no-resource", "--cluster-scoped", "--namespaced",
+            "rkb",
+            "create",
+            "api",
+            "--group",
+            "core",
+            "--version",
+            "v1",
+            "--kind",
+            "Pod",
+            "--resource",
+            "--no-resource",
+            "--cluster-scoped",
+            "--namespaced",
         ]);
         let Command::Create(CreateCommand::Api(args)) = cli.command else {
             panic!("parsed as create api")

@@ -131,8 +131,12 @@ pub fn check_group(group: &str, domain: &str) -> Check {
         Some("it is empty".to_string())
     } else {
         dns1123_subdomain_problem(group).or_else(|| {
-            dns1123_subdomain_problem(&api_group(group, domain))
-                .map(|p| format!("the API group {:?} is invalid: {p}", api_group(group, domain)))
+            dns1123_subdomain_problem(&api_group(group, domain)).map(|p| {
+                format!(
+                    "the API group {:?} is invalid: {p}",
+                    api_group(group, domain)
+                )
+            })
         })
     };
     match problem {
@@ -183,7 +187,15 @@ pub fn is_kube_version(version: &str) -> bool {
 }
 
 pub fn check_kind(kind: &str) -> Check {
-    let fail = |problem: String| Err(invalid("--kind", kind, problem, KIND_RULE, "--kind Memcached"));
+    let fail = |problem: String| {
+        Err(invalid(
+            "--kind",
+            kind,
+            problem,
+            KIND_RULE,
+            "--kind Memcached",
+        ))
+    };
     if kind.is_empty() {
         return fail("it is empty".into());
     }
@@ -191,10 +203,15 @@ pub fn check_kind(kind: &str) -> Check {
         return fail("it must start with an uppercase letter".into());
     }
     if let Some(c) = kind.chars().find(|c| !c.is_ascii_alphanumeric()) {
-        return fail(format!("it contains {c:?}, which cannot be part of a Rust type name"));
+        return fail(format!(
+            "it contains {c:?}, which cannot be part of a Rust type name"
+        ));
     }
     if kind.len() > 63 {
-        return fail(format!("it is {} characters long, more than 63", kind.len()));
+        return fail(format!(
+            "it is {} characters long, more than 63",
+            kind.len()
+        ));
     }
     if RESERVED_TYPE_NAMES.contains(&kind) {
         return fail(format!(
@@ -237,10 +254,13 @@ pub fn check_project_name(name: &str) -> Check {
         return fail(problem);
     }
     if !name.starts_with(|c: char| c.is_ascii_lowercase()) {
-        return fail("it must start with a letter (Cargo package names cannot start with a digit)".into());
+        return fail(
+            "it must start with a letter (Cargo package names cannot start with a digit)".into(),
+        );
     }
     let crate_name = crate_name(name);
-    if is_keyword(&crate_name) || ["std", "core", "alloc", "proc_macro", "test"].contains(&crate_name.as_str())
+    if is_keyword(&crate_name)
+        || ["std", "core", "alloc", "proc_macro", "test"].contains(&crate_name.as_str())
     {
         return fail(format!("`{crate_name}` is reserved by Rust"));
     }
@@ -249,9 +269,34 @@ pub fn check_project_name(name: &str) -> Check {
 
 /// Type names the scaffold imports or that shadow Rust's prelude.
 const RESERVED_TYPE_NAMES: &[&str] = &[
-    "Action", "Api", "Arc", "Box", "Client", "Clone", "Condition", "Context", "Controller",
-    "CustomResource", "Debug", "Default", "Deserialize", "Duration", "Err", "Error", "JsonSchema",
-    "None", "Ok", "Option", "PartialEq", "Rbac", "Result", "Self", "Serialize", "Some", "String", "Vec",
+    "Action",
+    "Api",
+    "Arc",
+    "Box",
+    "Client",
+    "Clone",
+    "Condition",
+    "Context",
+    "Controller",
+    "CustomResource",
+    "Debug",
+    "Default",
+    "Deserialize",
+    "Duration",
+    "Err",
+    "Error",
+    "JsonSchema",
+    "None",
+    "Ok",
+    "Option",
+    "PartialEq",
+    "Rbac",
+    "Result",
+    "Self",
+    "Serialize",
+    "Some",
+    "String",
+    "Vec",
 ];
 
 fn is_keyword(word: &str) -> bool {
@@ -309,10 +354,16 @@ pub fn plural(kind: &str) -> String {
     }
     let consonant_y = lower.len() > 1
         && lower.ends_with('y')
-        && !matches!(lower.as_bytes()[lower.len() - 2], b'a' | b'e' | b'i' | b'o' | b'u');
+        && !matches!(
+            lower.as_bytes()[lower.len() - 2],
+            b'a' | b'e' | b'i' | b'o' | b'u'
+        );
     if consonant_y {
         format!("{}ies", &lower[..lower.len() - 1])
-    } else if ["s", "x", "z", "ch", "sh"].iter().any(|end| lower.ends_with(end)) {
+    } else if ["s", "x", "z", "ch", "sh"]
+        .iter()
+        .any(|end| lower.ends_with(end))
+    {
         format!("{lower}es")
     } else {
         format!("{lower}s")
@@ -353,7 +404,13 @@ mod tests {
         }
         assert!(check_group("cache", &"a".repeat(250)).is_err());
         assert_eq!(check_domain("demo.kakao.com"), Ok(()));
-        for bad in ["Example.com", "example_com", "", "example..com", ".example.com"] {
+        for bad in [
+            "Example.com",
+            "example_com",
+            "",
+            "example..com",
+            ".example.com",
+        ] {
             assert!(check_domain(bad).is_err(), "{bad}");
         }
     }
@@ -369,7 +426,9 @@ mod tests {
         for kube in ["v1", "v1alpha1", "v2beta3", "v10"] {
             assert!(is_kube_version(kube), "{kube}");
         }
-        for other in ["foo", "v0", "v1alpha", "v1gamma1", "v1alpha0", "v1beta01", "v"] {
+        for other in [
+            "foo", "v0", "v1alpha", "v1gamma1", "v1alpha0", "v1beta01", "v",
+        ] {
             assert!(!is_kube_version(other), "{other}");
         }
     }
@@ -405,7 +464,11 @@ mod tests {
     #[test]
     fn errors_say_what_is_accepted_with_an_example() {
         let message = check_kind("memcached").unwrap_err().to_string();
-        assert!(message.starts_with("invalid --kind \"memcached\": it must start with an uppercase letter"));
+        assert!(
+            message.starts_with(
+                "invalid --kind \"memcached\": it must start with an uppercase letter"
+            )
+        );
         assert!(message.contains("accepted: an UpperCamelCase Rust type name"));
         assert!(message.contains("example:  --kind Memcached"));
     }

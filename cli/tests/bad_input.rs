@@ -26,8 +26,25 @@ fn project() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     for args in [
-        vec!["init", "--domain", "example.com", "--project-name", "demo", "--rkb-path", repo.to_str().unwrap()],
-        vec!["create", "api", "--group", "cache", "--version", "v1alpha1", "--kind", "Memcached"],
+        vec![
+            "init",
+            "--domain",
+            "example.com",
+            "--project-name",
+            "demo",
+            "--rkb-path",
+            repo.to_str().unwrap(),
+        ],
+        vec![
+            "create",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+        ],
     ] {
         let (ok, text) = rkb_in(dir.path(), &args);
         assert!(ok, "{args:?}: {text}");
@@ -37,25 +54,157 @@ fn project() -> tempfile::TempDir {
 
 /// (arguments, fragments the message must contain)
 const CREATE_API_CASES: &[(&[&str], &[&str])] = &[
-    (&["--group", "cache", "--version", "v1", "--kind", "memcached"], &["invalid --kind \"memcached\"", "uppercase", "example:  --kind Memcached"]),
-    (&["--group", "cache", "--version", "v1", "--kind", "Wid-get"], &["invalid --kind \"Wid-get\"", "'-'"]),
-    (&["--group", "cache", "--version", "v1", "--kind", ""], &["invalid --kind \"\"", "empty"]),
-    (&["--group", "cache", "--version", "v1", "--kind", "Option"], &["already uses the name Option"]),
-    (&["--group", "cache", "--version", "v1", "--kind", "Type"], &["keyword"]),
-    (&["--group", "Cache", "--version", "v1", "--kind", "Foo"], &["invalid --group \"Cache\"", "uppercase", "example:  --group cache"]),
-    (&["--group", "cache_x", "--version", "v1", "--kind", "Foo"], &["invalid --group \"cache_x\"", "'_'"]),
-    (&["--group", "cache", "--version", "1", "--kind", "Foo"], &["invalid --version \"1\"", "start with a lowercase letter", "example:  --version v1alpha1"]),
-    (&["--group", "cache", "--version", "V1", "--kind", "Foo"], &["invalid --version \"V1\"", "uppercase"]),
-    (&["--group", "cache", "--version", "v1", "--kind", "Foo", "--plural", "Foos"], &["invalid --plural \"Foos\""]),
-    (&["--group", "cache", "--version", "v1alpha1", "--kind", "Memcached"], &["already exists in PROJECT", "--force"]),
-    (&["--group", "cache", "--version", "v1beta1", "--kind", "Memcached"], &["a controller for Memcached exists already", "--no-controller"]),
-    (&["--group", "core", "--version", "v1", "--kind", "Pods", "--no-resource"], &["neither an API of this project nor a built-in", "Pod,"]),
-    (&["--group", "apps", "--version", "v2", "--kind", "Deployment", "--no-resource"], &["that group has versions v1"]),
-    (&["--group", "authentication.k8s.io", "--version", "v1", "--kind", "TokenReview", "--no-resource"], &["create-only kind"]),
-    (&["--group", "cache", "--version", "v1", "--kind", "Foo", "--no-resource", "--no-controller"], &["nothing to scaffold"]),
-    (&["--group", "cache", "--version", "v1alpha1", "--kind", "MemcachedStatus"], &["clash"]),
+    (
+        &["--group", "cache", "--version", "v1", "--kind", "memcached"],
+        &[
+            "invalid --kind \"memcached\"",
+            "uppercase",
+            "example:  --kind Memcached",
+        ],
+    ),
+    (
+        &["--group", "cache", "--version", "v1", "--kind", "Wid-get"],
+        &["invalid --kind \"Wid-get\"", "'-'"],
+    ),
+    (
+        &["--group", "cache", "--version", "v1", "--kind", ""],
+        &["invalid --kind \"\"", "empty"],
+    ),
+    (
+        &["--group", "cache", "--version", "v1", "--kind", "Option"],
+        &["already uses the name Option"],
+    ),
+    (
+        &["--group", "cache", "--version", "v1", "--kind", "Type"],
+        &["keyword"],
+    ),
+    (
+        &["--group", "Cache", "--version", "v1", "--kind", "Foo"],
+        &[
+            "invalid --group \"Cache\"",
+            "uppercase",
+            "example:  --group cache",
+        ],
+    ),
+    (
+        &["--group", "cache_x", "--version", "v1", "--kind", "Foo"],
+        &["invalid --group \"cache_x\"", "'_'"],
+    ),
+    (
+        &["--group", "cache", "--version", "1", "--kind", "Foo"],
+        &[
+            "invalid --version \"1\"",
+            "start with a lowercase letter",
+            "example:  --version v1alpha1",
+        ],
+    ),
+    (
+        &["--group", "cache", "--version", "V1", "--kind", "Foo"],
+        &["invalid --version \"V1\"", "uppercase"],
+    ),
+    (
+        &[
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Foo",
+            "--plural",
+            "Foos",
+        ],
+        &["invalid --plural \"Foos\""],
+    ),
+    (
+        &[
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+        ],
+        &["already exists in PROJECT", "--force"],
+    ),
+    (
+        &[
+            "--group",
+            "cache",
+            "--version",
+            "v1beta1",
+            "--kind",
+            "Memcached",
+        ],
+        &[
+            "a controller for Memcached exists already",
+            "--no-controller",
+        ],
+    ),
+    (
+        &[
+            "--group",
+            "core",
+            "--version",
+            "v1",
+            "--kind",
+            "Pods",
+            "--no-resource",
+        ],
+        &["neither an API of this project nor a built-in", "Pod,"],
+    ),
+    (
+        &[
+            "--group",
+            "apps",
+            "--version",
+            "v2",
+            "--kind",
+            "Deployment",
+            "--no-resource",
+        ],
+        &["that group has versions v1"],
+    ),
+    (
+        &[
+            "--group",
+            "authentication.k8s.io",
+            "--version",
+            "v1",
+            "--kind",
+            "TokenReview",
+            "--no-resource",
+        ],
+        &["create-only kind"],
+    ),
+    (
+        &[
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Foo",
+            "--no-resource",
+            "--no-controller",
+        ],
+        &["nothing to scaffold"],
+    ),
+    (
+        &[
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "MemcachedStatus",
+        ],
+        &["clash"],
+    ),
     (&["--version", "v1", "--kind", "Foo"], &["--group <GROUP>"]),
-    (&["--group", "--version", "v1", "--kind", "Foo"], &["a value is required for '--group <GROUP>'"]),
+    (
+        &["--group", "--version", "v1", "--kind", "Foo"],
+        &["a value is required for '--group <GROUP>'"],
+    ),
 ];
 
 #[test]
@@ -68,9 +217,15 @@ fn create_api_rejects_bad_input_without_touching_files() {
         let (ok, text) = rkb_in(project.path(), &full);
         assert!(!ok, "{args:?} should fail:\n{text}");
         for fragment in *fragments {
-            assert!(text.contains(fragment), "{args:?}: expected {fragment:?} in:\n{text}");
+            assert!(
+                text.contains(fragment),
+                "{args:?}: expected {fragment:?} in:\n{text}"
+            );
         }
-        assert!(common::files(project.path()) == before, "{args:?} changed files");
+        assert!(
+            common::files(project.path()) == before,
+            "{args:?} changed files"
+        );
     }
 }
 
@@ -78,39 +233,103 @@ fn create_api_rejects_bad_input_without_touching_files() {
 fn a_missing_marker_fails_the_whole_command() {
     let project = project();
     let lib = project.path().join("src/lib.rs");
-    let edited = std::fs::read_to_string(&lib).unwrap().replace("// +rkb:scaffold:rbac", "");
+    let edited = std::fs::read_to_string(&lib)
+        .unwrap()
+        .replace("// +rkb:scaffold:rbac", "");
     std::fs::write(&lib, edited).unwrap();
     let before = common::files(project.path());
-    let (ok, text) = rkb_in(project.path(), &["create", "api", "--group", "web", "--version", "v1", "--kind", "Site"]);
+    let (ok, text) = rkb_in(
+        project.path(),
+        &[
+            "create",
+            "api",
+            "--group",
+            "web",
+            "--version",
+            "v1",
+            "--kind",
+            "Site",
+        ],
+    );
     assert!(!ok);
-    assert!(text.contains("`+rkb:scaffold:rbac` marker line is gone"), "{text}");
-    assert!(common::files(project.path()) == before, "files changed although the command failed");
+    assert!(
+        text.contains("`+rkb:scaffold:rbac` marker line is gone"),
+        "{text}"
+    );
+    assert!(
+        common::files(project.path()) == before,
+        "files changed although the command failed"
+    );
 }
 
 #[test]
 fn init_refuses_existing_projects_and_keeps_unrelated_files() {
     let dir = tempfile::tempdir().unwrap();
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_str().unwrap().to_owned();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned();
     for marker in ["Cargo.toml", "Makefile", "PROJECT"] {
         std::fs::write(dir.path().join(marker), "mine").unwrap();
         let before = common::files(dir.path());
-        let (ok, text) = rkb_in(dir.path(), &["init", "--domain", "example.com", "--project-name", "x", "--rkb-path", &repo]);
+        let (ok, text) = rkb_in(
+            dir.path(),
+            &[
+                "init",
+                "--domain",
+                "example.com",
+                "--project-name",
+                "x",
+                "--rkb-path",
+                &repo,
+            ],
+        );
         assert!(!ok);
-        assert!(text.contains(&format!("already holds a project ({marker} found)")), "{text}");
+        assert!(
+            text.contains(&format!("already holds a project ({marker} found)")),
+            "{text}"
+        );
         assert!(text.contains("rkb create api"), "{text}");
         assert!(common::files(dir.path()) == before);
         std::fs::remove_file(dir.path().join(marker)).unwrap();
     }
     std::fs::create_dir(dir.path().join("src")).unwrap();
-    let (ok, _) = rkb_in(dir.path(), &["init", "--domain", "example.com", "--project-name", "x", "--rkb-path", &repo]);
+    let (ok, _) = rkb_in(
+        dir.path(),
+        &[
+            "init",
+            "--domain",
+            "example.com",
+            "--project-name",
+            "x",
+            "--rkb-path",
+            &repo,
+        ],
+    );
     assert!(!ok, "src/ marks an existing project");
     std::fs::remove_dir(dir.path().join("src")).unwrap();
 
     std::fs::write(dir.path().join("README.md"), "my notes").unwrap();
-    let (ok, text) = rkb_in(dir.path(), &["init", "--domain", "example.com", "--project-name", "x", "--rkb-path", &repo]);
+    let (ok, text) = rkb_in(
+        dir.path(),
+        &[
+            "init",
+            "--domain",
+            "example.com",
+            "--project-name",
+            "x",
+            "--rkb-path",
+            &repo,
+        ],
+    );
     assert!(ok, "{text}");
     assert!(text.contains("keep README.md"), "{text}");
-    assert_eq!(std::fs::read_to_string(dir.path().join("README.md")).unwrap(), "my notes");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("README.md")).unwrap(),
+        "my notes"
+    );
 }
 
 #[test]
@@ -118,34 +337,91 @@ fn init_rejects_bad_input_without_touching_files() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.txt"), "mine").unwrap();
     let cases: &[(&[&str], &str)] = &[
-        (&["init", "--domain", "Example.com"], "invalid --domain \"Example.com\""),
+        (
+            &["init", "--domain", "Example.com"],
+            "invalid --domain \"Example.com\"",
+        ),
         (&["init", "--domain", "example..com"], "empty label"),
-        (&["init", "--domain", "example.com", "--project-name", "My_Op"], "invalid --project-name"),
-        (&["init", "--domain", "example.com", "--project-name", "1op"], "start with a letter"),
-        (&["init", "--domain", "example.com", "--project-name", "op", "--rkb-path", "/nonexistent"], "rkb's crates were not found"),
-        (&["init", "--domain", "example.com", "--project-name", "op", "--license", "mit"], "possible values: apache2, none"),
+        (
+            &["init", "--domain", "example.com", "--project-name", "My_Op"],
+            "invalid --project-name",
+        ),
+        (
+            &["init", "--domain", "example.com", "--project-name", "1op"],
+            "start with a letter",
+        ),
+        (
+            &[
+                "init",
+                "--domain",
+                "example.com",
+                "--project-name",
+                "op",
+                "--rkb-path",
+                "/nonexistent",
+            ],
+            "rkb's crates were not found",
+        ),
+        (
+            &[
+                "init",
+                "--domain",
+                "example.com",
+                "--project-name",
+                "op",
+                "--license",
+                "mit",
+            ],
+            "possible values: apache2, none",
+        ),
         (&["init"], "--domain <DOMAIN>"),
-        (&["create", "api", "--group", "a", "--version", "v1", "--kind", "A"], "rkb init --domain example.com"),
+        (
+            &[
+                "create",
+                "api",
+                "--group",
+                "a",
+                "--version",
+                "v1",
+                "--kind",
+                "A",
+            ],
+            "rkb init --domain example.com",
+        ),
         (&["creat"], "unrecognized subcommand"),
     ];
     let before = common::files(dir.path());
     for (args, fragment) in cases {
         let (ok, text) = rkb_in(dir.path(), args);
         assert!(!ok, "{args:?} should fail");
-        assert!(text.contains(fragment), "{args:?}: expected {fragment:?} in:\n{text}");
-        assert!(common::files(dir.path()) == before, "{args:?} changed files");
+        assert!(
+            text.contains(fragment),
+            "{args:?}: expected {fragment:?} in:\n{text}"
+        );
+        assert!(
+            common::files(dir.path()) == before,
+            "{args:?} changed files"
+        );
     }
 }
 
 #[test]
 fn help_shows_examples_and_version_names_the_stack() {
     let dir = tempfile::tempdir().unwrap();
-    for args in [&["--help"][..], &["init", "--help"], &["create", "api", "--help"], &["completion", "--help"]] {
+    for args in [
+        &["--help"][..],
+        &["init", "--help"],
+        &["create", "api", "--help"],
+        &["completion", "--help"],
+    ] {
         let (ok, text) = rkb_in(dir.path(), args);
         assert!(ok && text.contains("Example"), "{args:?}:\n{text}");
     }
     let (ok, text) = rkb_in(dir.path(), &["version"]);
-    assert!(ok && text.contains("kube 4.2") && text.contains("k8s-openapi 0.28"), "{text}");
+    assert!(
+        ok && text.contains("kube 4.2") && text.contains("k8s-openapi 0.28"),
+        "{text}"
+    );
     let (ok, text) = rkb_in(dir.path(), &["completion", "bash"]);
     assert!(ok && text.contains("_rkb()"), "{text}");
 }

@@ -22,8 +22,20 @@ struct Golden {
 const GOLDENS: &[Golden] = &[
     Golden {
         name: "project-memcached",
-        init: &["--domain", "example.com", "--project-name", "memcached-operator"],
-        create: &[&["--group", "cache", "--version", "v1alpha1", "--kind", "Memcached"]],
+        init: &[
+            "--domain",
+            "example.com",
+            "--project-name",
+            "memcached-operator",
+        ],
+        create: &[&[
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+        ]],
     },
     Golden {
         name: "project-bluegreen",
@@ -53,7 +65,8 @@ fn generate(golden: &Golden, into: &Path) {
     for create in golden.create {
         let mut args = vec!["create", "api", "--dir", dir];
         args.extend(*create);
-        common::rkb(&args).unwrap_or_else(|e| panic!("{}: rkb create api failed: {e}", golden.name));
+        common::rkb(&args)
+            .unwrap_or_else(|e| panic!("{}: rkb create api failed: {e}", golden.name));
     }
 }
 
@@ -76,7 +89,8 @@ fn golden_projects_match_the_generator() {
         let expected = common::files(&expected_dir);
         if bless {
             for path in expected.keys() {
-                if !generated.contains_key(path) && !owned_by_make_manifests(path) && !ignored(path) {
+                if !generated.contains_key(path) && !owned_by_make_manifests(path) && !ignored(path)
+                {
                     fs::remove_file(expected_dir.join(path)).unwrap();
                 }
             }
@@ -99,9 +113,15 @@ fn golden_projects_match_the_generator() {
             }
             let shown = Path::new(golden.name).join(path);
             match (generated.get(path), expected.get(path)) {
-                (Some(_), None) => report.push_str(&format!("rkb now generates {}, which testdata lacks\n", shown.display())),
+                (Some(_), None) => report.push_str(&format!(
+                    "rkb now generates {}, which testdata lacks\n",
+                    shown.display()
+                )),
                 (None, Some(_)) if owned_by_make_manifests(path) => {}
-                (None, Some(_)) => report.push_str(&format!("testdata has {}, which rkb no longer generates\n", shown.display())),
+                (None, Some(_)) => report.push_str(&format!(
+                    "testdata has {}, which rkb no longer generates\n",
+                    shown.display()
+                )),
                 (Some(_), Some(_)) if owned_by_make_manifests(path) => {}
                 (Some(new), Some(old)) if new != old => {
                     let (old, new) = (String::from_utf8_lossy(old), String::from_utf8_lossy(new));

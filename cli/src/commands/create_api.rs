@@ -66,28 +66,53 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
     let mut changes = Changes::new(&args.dir);
     context.insert(
         "header",
-        &crate::scaffold::source_header(&changes.read("hack/boilerplate.rs.txt")?.unwrap_or_default()),
+        &crate::scaffold::source_header(
+            &changes.read("hack/boilerplate.rs.txt")?.unwrap_or_default(),
+        ),
     );
     let render = |template: &str| templates.render(template, &context);
+    // New sources whose line wrapping depends on the names: formatted before commit.
+    let mut sources_to_format = Vec::new();
     let path = |template: &str| templates.render_str(template, &context);
 
     if resource {
-        changes.insert_sorted_at_marker("src/api/mod.rs", "groups", &render("api/insert/api_mod.rs.tera")?)?;
+        changes.insert_sorted_at_marker(
+            "src/api/mod.rs",
+            "groups",
+            &render("api/insert/api_mod.rs.tera")?,
+        )?;
         let group_mod = path("src/api/{{ api.group_module }}/mod.rs")?;
         changes.ensure(&group_mod, || render("api/group_mod.rs.tera"))?;
-        changes.insert_sorted_at_marker(&group_mod, "versions", &render("api/insert/group_mod.rs.tera")?)?;
+        changes.insert_sorted_at_marker(
+            &group_mod,
+            "versions",
+            &render("api/insert/group_mod.rs.tera")?,
+        )?;
         let version_mod = path("src/api/{{ api.group_module }}/{{ api.version_module }}/mod.rs")?;
         changes.ensure(&version_mod, || render("api/version_mod.rs.tera"))?;
-        changes.insert_sorted_at_marker(&version_mod, "kinds", &render("api/insert/version_mod.rs.tera")?)?;
-        changes.insert_sorted_at_marker(&version_mod, "exports", &render("api/insert/version_exports.rs.tera")?)?;
-        changes.create(
-            &path("src/api/{{ api.group_module }}/{{ api.version_module }}/{{ api.kind_snake }}.rs")?,
-            render("api/types.rs.tera")?,
-            args.force,
+        changes.insert_sorted_at_marker(
+            &version_mod,
+            "kinds",
+            &render("api/insert/version_mod.rs.tera")?,
         )?;
-        changes.insert_at_marker("src/lib.rs", "crds", &render("api/insert/lib_crds.rs.tera")?)?;
+        changes.insert_sorted_at_marker(
+            &version_mod,
+            "exports",
+            &render("api/insert/version_exports.rs.tera")?,
+        )?;
+        let types = path(
+            "src/api/{{ api.group_module }}/{{ api.version_module }}/{{ api.kind_snake }}.rs",
+        )?;
+        changes.create(&types, render("api/types.rs.tera")?, args.force)?;
+        sources_to_format.push(types);
+        changes.insert_at_marker(
+            "src/lib.rs",
+            "crds",
+            &render("api/insert/lib_crds.rs.tera")?,
+        )?;
 
-        let sample = path("config/samples/{{ api.group }}_{{ api.version }}_{{ api.kind | lower }}.yaml")?;
+        let sample =
+            path("config/samples/{{ api.group }}_{{ api.version }}_{{ api.kind | lower }}.yaml")?;
         changes.create(&sample, render("api/config/sample.yaml.tera")?, args.force)?;
         changes.insert_at_marker(
             "config/samples/kustomization.yaml",
@@ -99,21 +124,15 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
             "crds",
             &render("api/insert/crd_kustomization.yaml.tera")?,
         )?;
-        changes.insert_at_marker(
-            "config/default/kustomization.yaml",
-            "crd",
-            "- ../crd",
-        )?;
+        changes.insert_at_marker("config/default/kustomization.yaml", "crd", "- ../crd")?;
         for role in ["admin", "editor", "viewer"] {
             context_role(&templates, &mut changes, &context, role, args.force)?;
         }
     }
     if controller {
-        changes.create(
-            &path("src/controller/{{ api.kind_snake }}.rs")?,
-            render("api/controller.rs.tera")?,
-            args.force,
-        )?;
+        let reconciler = path("src/controller/{{ api.kind_snake }}.rs")?;
+        changes.create(&reconciler, render("api/controller.rs.tera")?, args.force)?;
+        sources_to_format.push(reconciler);
         changes.insert_sorted_at_marker(
             "src/controller/mod.rs",
             "modules",
@@ -124,7 +143,11 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
             "controllers",
             &render("api/insert/controller_run.rs.tera")?,
         )?;
-        changes.insert_at_marker("src/lib.rs", "rbac", &render("api/insert/lib_rbac.rs.tera")?)?;
+        changes.insert_at_marker(
+            "src/lib.rs",
+            "rbac",
+            &render("api/insert/lib_rbac.rs.tera")?,
+        )?;
     }
 
     project.upsert(project::Resource {
@@ -134,7 +157,11 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
         }),
         controller,
         core: api.builtin,
-        domain: if api.builtin { String::new() } else { project.domain.clone() },
+        domain: if api.builtin {
+            String::new()
+        } else {
+            project.domain.clone()
+        },
         group: api.group.clone(),
         kind: api.kind.clone(),
         path: api.type_path.clone(),
@@ -142,7 +169,18 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
         version: api.version.clone(),
     });
     changes.create(project::FILE_NAME, project.to_yaml(), true)?;
+    let mut sources = Vec::new();
+    for path in &sources_to_format {
+        sources.push(changes.read(path)?.expect("planned above"));
+    }
+    let (formatted, warning) = crate::scaffold::rustfmt(sources)?;
+    for (path, source) in sources_to_format.iter().zip(formatted) {
+        changes.create(path, source, true)?;
+    }
     super::commit(changes, out)?;
+    if let Some(warning) = warning {
+        writeln!(out, "warning: {warning}")?;
+    }
     if resource {
         writeln!(
             out,
@@ -175,13 +213,31 @@ fn context_role(
     context.insert("role", role);
     // No wildcards even for admins: a verb added to Kubernetes later is never granted silently.
     let verbs: &[&str] = match role {
-        "admin" => &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
-        "editor" => &["create", "delete", "get", "list", "patch", "update", "watch"],
+        "admin" => &[
+            "create",
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "update",
+            "watch",
+        ],
+        "editor" => &[
+            "create", "delete", "get", "list", "patch", "update", "watch",
+        ],
         _ => &["get", "list", "watch"],
     };
     context.insert("verbs", verbs);
-    let path = templates.render_str("config/rbac/{{ api.kind_snake }}_{{ role }}_role.yaml", &context)?;
-    changes.create(&path, templates.render("api/config/kind_role.yaml.tera", &context)?, force)?;
+    let path = templates.render_str(
+        "config/rbac/{{ api.kind_snake }}_{{ role }}_role.yaml",
+        &context,
+    )?;
+    changes.create(
+        &path,
+        templates.render("api/config/kind_role.yaml.tera", &context)?,
+        force,
+    )?;
     changes.insert_at_marker(
         "config/rbac/kustomization.yaml",
         "roles",
@@ -205,7 +261,11 @@ fn resolve(args: &CreateApiArgs, project: &Project) -> anyhow::Result<Api> {
             let namespaced = own.api.as_ref().is_some_and(|a| a.namespaced);
             return Ok(Api {
                 api_group: names::api_group(&own.group, &own.domain),
-                api_version: format!("{}/{}", names::api_group(&own.group, &own.domain), own.version),
+                api_version: format!(
+                    "{}/{}",
+                    names::api_group(&own.group, &own.domain),
+                    own.version
+                ),
                 group_module: names::module_name(&own.group),
                 type_path: own.path.clone(),
                 plural: own.plural.clone(),
@@ -219,10 +279,11 @@ fn resolve(args: &CreateApiArgs, project: &Project) -> anyhow::Result<Api> {
                 storage_version: None,
             });
         }
-        if builtin_kinds::CREATE_ONLY_KINDS
-            .iter()
-            .any(|k| (k.group == args.group || (args.group.is_empty() && k.group == "core")) && k.version == args.version && k.kind == args.kind)
-        {
+        if builtin_kinds::CREATE_ONLY_KINDS.iter().any(|k| {
+            (k.group == args.group || (args.group.is_empty() && k.group == "core"))
+                && k.version == args.version
+                && k.kind == args.kind
+        }) {
             bail!(
                 "{}/{} {} is a create-only kind (a review or binding request): it cannot be listed or watched, \
                  so no controller can reconcile it",
@@ -244,7 +305,11 @@ fn resolve(args: &CreateApiArgs, project: &Project) -> anyhow::Result<Api> {
                 suggestions(&args.group, &args.version)
             );
         };
-        let api_group = if builtin.group == "core" { String::new() } else { builtin.group.to_owned() };
+        let api_group = if builtin.group == "core" {
+            String::new()
+        } else {
+            builtin.group.to_owned()
+        };
         return Ok(Api {
             api_version: if api_group.is_empty() {
                 builtin.version.to_owned()
@@ -285,11 +350,19 @@ fn resolve(args: &CreateApiArgs, project: &Project) -> anyhow::Result<Api> {
     let storage_version = project
         .resources
         .iter()
-        .find(|r| r.group == args.group && r.kind == args.kind && r.version != args.version && r.api.is_some())
+        .find(|r| {
+            r.group == args.group
+                && r.kind == args.kind
+                && r.version != args.version
+                && r.api.is_some()
+        })
         .map(|r| r.version.clone());
     Ok(Api {
         api_version: format!("{api_group}/{}", args.version),
-        type_path: format!("crate::api::{group_module}::{version_module}::{}", args.kind),
+        type_path: format!(
+            "crate::api::{group_module}::{version_module}::{}",
+            args.kind
+        ),
         api_group,
         group: args.group.clone(),
         version: args.version.clone(),
@@ -310,7 +383,10 @@ fn check_conflicts(args: &CreateApiArgs, project: &Project, api: &Api) -> anyhow
     if let Some(existing) = existing
         && !args.force
     {
-        let what = match (args.wants_resource() && existing.api.is_some(), args.wants_controller() && existing.controller) {
+        let what = match (
+            args.wants_resource() && existing.api.is_some(),
+            args.wants_controller() && existing.controller,
+        ) {
             (true, _) => Some("the API"),
             (false, true) => Some("a controller for"),
             (false, false) => None,
@@ -347,7 +423,9 @@ fn check_conflicts(args: &CreateApiArgs, project: &Project, api: &Api) -> anyhow
     }
     if args.wants_resource() {
         let module_clash = project.resources.iter().find(|r| {
-            r.api.is_some() && names::module_name(&r.group) == api.group_module && r.group != api.group
+            r.api.is_some()
+                && names::module_name(&r.group) == api.group_module
+                && r.group != api.group
         });
         if let Some(other) = module_clash {
             bail!(

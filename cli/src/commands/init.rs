@@ -25,15 +25,39 @@ const FILES: &[(&str, &str)] = &[
     ("init/src/api/mod.rs.tera", "src/api/mod.rs"),
     ("init/src/controller/mod.rs.tera", "src/controller/mod.rs"),
     ("init/src/bin/manifests.rs.tera", "src/bin/manifests.rs"),
-    ("init/config/default/kustomization.yaml.tera", "config/default/kustomization.yaml"),
-    ("init/config/manager/kustomization.yaml.tera", "config/manager/kustomization.yaml"),
-    ("init/config/manager/manager.yaml.tera", "config/manager/manager.yaml"),
-    ("init/config/rbac/kustomization.yaml.tera", "config/rbac/kustomization.yaml"),
-    ("init/config/rbac/service_account.yaml.tera", "config/rbac/service_account.yaml"),
+    (
+        "init/config/default/kustomization.yaml.tera",
+        "config/default/kustomization.yaml",
+    ),
+    (
+        "init/config/manager/kustomization.yaml.tera",
+        "config/manager/kustomization.yaml",
+    ),
+    (
+        "init/config/manager/manager.yaml.tera",
+        "config/manager/manager.yaml",
+    ),
+    (
+        "init/config/rbac/kustomization.yaml.tera",
+        "config/rbac/kustomization.yaml",
+    ),
+    (
+        "init/config/rbac/service_account.yaml.tera",
+        "config/rbac/service_account.yaml",
+    ),
     ("init/config/rbac/role.yaml.tera", "config/rbac/role.yaml"),
-    ("init/config/rbac/role_binding.yaml.tera", "config/rbac/role_binding.yaml"),
-    ("init/config/crd/kustomization.yaml.tera", "config/crd/kustomization.yaml"),
-    ("init/config/samples/kustomization.yaml.tera", "config/samples/kustomization.yaml"),
+    (
+        "init/config/rbac/role_binding.yaml.tera",
+        "config/rbac/role_binding.yaml",
+    ),
+    (
+        "init/config/crd/kustomization.yaml.tera",
+        "config/crd/kustomization.yaml",
+    ),
+    (
+        "init/config/samples/kustomization.yaml.tera",
+        "config/samples/kustomization.yaml",
+    ),
 ];
 
 /// What `init` refuses to scaffold over: signs of an existing project.
@@ -137,11 +161,8 @@ fn rkb_path(args: &InitArgs) -> anyhow::Result<String> {
             .to_path_buf()
     };
     let chosen: PathBuf = args.rkb_path.clone().unwrap_or_else(default_checkout);
-    let resolved = if chosen.is_absolute() {
-        chosen.clone()
-    } else {
-        args.dir.join(&chosen)
-    };
+    // Lexically: the project directory may not exist yet, so the OS cannot resolve `..` in it.
+    let resolved = lexical_normalize(&std::path::absolute(args.dir.join(&chosen))?);
     if !resolved.join("runtime/Cargo.toml").is_file() {
         bail!(
             "rkb's crates were not found at {}: generated projects depend on rkb-runtime from a checkout \
@@ -155,4 +176,20 @@ fn rkb_path(args: &InitArgs) -> anyhow::Result<String> {
         .to_str()
         .map(|s| s.trim_end_matches('/').to_owned())
         .context("the rkb path must be valid UTF-8 (it is written into Cargo.toml)")
+}
+
+/// `/a/b/../c` -> `/a/c` without touching the file system.
+fn lexical_normalize(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }

@@ -30,7 +30,9 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
                 env!("CARGO_PKG_VERSION"),
                 crate::KUBE_VERSION,
                 crate::K8S_OPENAPI_VERSION,
-                crate::K8S_API_FEATURE.trim_start_matches('v').replace('_', ".")
+                crate::K8S_API_FEATURE
+                    .trim_start_matches('v')
+                    .replace('_', ".")
             )?;
             Ok(())
         }

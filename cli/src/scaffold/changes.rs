@@ -62,8 +62,7 @@ impl Changes {
             Some(planned) => planned.content = content,
             None => {
                 let original = read_optional(&self.root.join(rel))?;
-                self.files
-                    .insert(rel.into(), Planned { original, content });
+                self.files.insert(rel.into(), Planned { original, content });
             }
         }
         Ok(())
@@ -82,7 +81,11 @@ impl Changes {
     }
 
     /// Plans a file only if it does not exist yet (a module file shared by several APIs).
-    pub fn ensure(&mut self, rel: &str, content: impl FnOnce() -> anyhow::Result<String>) -> anyhow::Result<()> {
+    pub fn ensure(
+        &mut self,
+        rel: &str,
+        content: impl FnOnce() -> anyhow::Result<String>,
+    ) -> anyhow::Result<()> {
         if self.exists(rel)? {
             return Ok(());
         }
@@ -91,7 +94,12 @@ impl Changes {
 
     /// Inserts `snippet` on the lines before the `+rkb:scaffold:<marker>` line, indented like
     /// the marker. Idempotent: a snippet already in the file is not inserted again.
-    pub fn insert_at_marker(&mut self, rel: &str, marker: &str, snippet: &str) -> anyhow::Result<()> {
+    pub fn insert_at_marker(
+        &mut self,
+        rel: &str,
+        marker: &str,
+        snippet: &str,
+    ) -> anyhow::Result<()> {
         let content = self.read(rel)?.with_context(|| {
             format!("{rel} is missing; rkb inserts code there at the `+rkb:scaffold:{marker}` marker. Restore the file from a fresh `rkb init` or add the code by hand")
         })?;
@@ -106,9 +114,16 @@ impl Changes {
     /// Inserts the one-line `snippet` into the block of lines right above the marker,
     /// keeping the block in rustfmt's order (its `reorder_modules`/imports rules), so a
     /// project stays `cargo fmt`-clean whatever order APIs are created in.
-    pub fn insert_sorted_at_marker(&mut self, rel: &str, marker: &str, snippet: &str) -> anyhow::Result<()> {
+    pub fn insert_sorted_at_marker(
+        &mut self,
+        rel: &str,
+        marker: &str,
+        snippet: &str,
+    ) -> anyhow::Result<()> {
         let content = self.read(rel)?.with_context(|| {
-            format!("{rel} is missing; rkb inserts code there at the `+rkb:scaffold:{marker}` marker")
+            format!(
+                "{rel} is missing; rkb inserts code there at the `+rkb:scaffold:{marker}` marker"
+            )
         })?;
         let updated = insert_sorted(&content, marker, snippet.trim())
             .with_context(|| format!("cannot update {rel}"))?;
@@ -211,7 +226,10 @@ impl Transaction {
 }
 
 fn staging_path(target: &Path) -> PathBuf {
-    let name = target.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let name = target
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("file");
     target.with_file_name(format!(".{name}.rkb-{}.tmp", std::process::id()))
 }
 
@@ -219,7 +237,14 @@ fn read_optional(path: &Path) -> anyhow::Result<Option<String>> {
     match fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
         // Under a regular file nothing exists; creating it fails later, at commit.
-        Err(e) if matches!(e.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => Ok(None),
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+            ) =>
+        {
+            Ok(None)
+        }
         Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
     }
 }
@@ -243,7 +268,10 @@ fn insert_sorted(content: &str, marker: &str, line: &str) -> anyhow::Result<Stri
     let lines: Vec<&str> = content.lines().collect();
     let at = marker_line(&lines, marker)?;
     let mut start = at;
-    while start > 0 && !lines[start - 1].trim().is_empty() && !lines[start - 1].trim_start().starts_with("//") {
+    while start > 0
+        && !lines[start - 1].trim().is_empty()
+        && !lines[start - 1].trim_start().starts_with("//")
+    {
         start -= 1;
     }
     if lines[start..at].iter().any(|l| l.trim() == line) {
@@ -308,7 +336,11 @@ fn insert_at_marker(content: &str, marker: &str, snippet: &str) -> anyhow::Resul
     // Already there (a re-run, or `--force`): leave the file alone.
     let existing: Vec<&str> = content.lines().map(str::trim).collect();
     let wanted: Vec<&str> = snippet_lines.iter().map(|l| l.trim()).collect();
-    if !wanted.is_empty() && existing.windows(wanted.len()).any(|w| w == wanted.as_slice()) {
+    if !wanted.is_empty()
+        && existing
+            .windows(wanted.len())
+            .any(|w| w == wanted.as_slice())
+    {
         return Ok(content.to_owned());
     }
     let mut inserted = String::new();
@@ -321,7 +353,11 @@ fn insert_at_marker(content: &str, marker: &str, snippet: &str) -> anyhow::Resul
             inserted.push('\n');
         }
     }
-    Ok(format!("{}{inserted}{}", &content[..start], &content[start..]))
+    Ok(format!(
+        "{}{inserted}{}",
+        &content[..start],
+        &content[start..]
+    ))
 }
 
 #[cfg(test)]
@@ -356,16 +392,27 @@ mod tests {
     #[test]
     fn missing_marker_is_an_actionable_error() {
         let err = insert_at_marker("nothing here\n", "items", "x").unwrap_err();
-        assert!(err.to_string().contains("`+rkb:scaffold:items` marker line is gone"));
+        assert!(
+            err.to_string()
+                .contains("`+rkb:scaffold:items` marker line is gone")
+        );
     }
 
     #[test]
     fn commit_creates_updates_and_reports() {
         let dir = tempfile::tempdir().unwrap();
-        fs::write(dir.path().join("list.yaml"), "resources:\n# +rkb:scaffold:res\n").unwrap();
+        fs::write(
+            dir.path().join("list.yaml"),
+            "resources:\n# +rkb:scaffold:res\n",
+        )
+        .unwrap();
         let mut changes = Changes::new(dir.path());
-        changes.create("a/b/new.txt", "new\n".into(), false).unwrap();
-        changes.insert_at_marker("list.yaml", "res", "- x.yaml").unwrap();
+        changes
+            .create("a/b/new.txt", "new\n".into(), false)
+            .unwrap();
+        changes
+            .insert_at_marker("list.yaml", "res", "- x.yaml")
+            .unwrap();
         let written = changes.commit().unwrap();
         assert_eq!(
             written,
@@ -385,7 +432,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("mine.rs"), "user code").unwrap();
         let mut changes = Changes::new(dir.path());
-        let err = changes.create("mine.rs", "generated".into(), false).unwrap_err();
+        let err = changes
+            .create("mine.rs", "generated".into(), false)
+            .unwrap_err();
         assert!(err.to_string().contains("--force"));
         changes.create("mine.rs", "generated".into(), true).unwrap();
     }
@@ -398,8 +447,12 @@ mod tests {
         fs::write(dir.path().join("zz-blocker"), "not a directory").unwrap();
         let mut changes = Changes::new(dir.path());
         changes.create("keep.txt", "changed".into(), true).unwrap();
-        changes.create("new/dir/file.txt", "x".into(), false).unwrap();
-        changes.create("zz-blocker/file.txt", "x".into(), false).unwrap();
+        changes
+            .create("new/dir/file.txt", "x".into(), false)
+            .unwrap();
+        changes
+            .create("zz-blocker/file.txt", "x".into(), false)
+            .unwrap();
         let before = snapshot(dir.path());
         let err = changes.commit().unwrap_err();
         assert!(format!("{err:#}").contains("no files were changed"));

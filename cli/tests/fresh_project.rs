@@ -1,0 +1,99 @@
+//! A project generated outside the rkb repository builds and passes its own tests
+//! right after `init` and after each `create api`, and stays rustfmt- and clippy-clean.
+//!
+//! This compiles a whole operator from scratch (minutes), so it is `#[ignore]`d in
+//! quick runs; `.ci/run` runs it with `--ignored`.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+fn run(dir: &Path, program: &str, args: &[&str]) {
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/fresh-project");
+    let status = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", target)
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
+    assert!(
+        status.success(),
+        "`{program} {}` failed in {}",
+        args.join(" "),
+        dir.display()
+    );
+}
+
+#[test]
+#[ignore = "builds an operator from scratch; run by .ci/run"]
+fn generated_project_builds_and_passes_its_tests_after_each_step() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().join("fresh-operator");
+    let d = dir.to_str().unwrap();
+    // No --rkb-path: the default (the checkout rkb was built from) must work anywhere.
+    common::rkb(&[
+        "init",
+        "--domain",
+        "example.org",
+        "--dir",
+        d,
+        "--owner",
+        "The Fresh Authors",
+    ])
+    .unwrap();
+    run(&dir, "cargo", &["test", "--quiet"]);
+
+    for api in [
+        &[
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+        ][..],
+        &[
+            "--group",
+            "infra",
+            "--version",
+            "v1",
+            "--kind",
+            "Foo",
+            "--cluster-scoped",
+        ],
+        &[
+            "--group",
+            "cache",
+            "--version",
+            "v1beta1",
+            "--kind",
+            "Memcached",
+            "--no-controller",
+        ],
+        &[
+            "--group",
+            "core",
+            "--version",
+            "v1",
+            "--kind",
+            "Pod",
+            "--no-resource",
+        ],
+    ] {
+        let mut args = vec!["create", "api", "--dir", d];
+        args.extend(api);
+        common::rkb(&args).unwrap_or_else(|e| panic!("{api:?}: {e}"));
+        run(&dir, "make", &["--quiet", "test"]);
+    }
+    run(&dir, "cargo", &["fmt", "--check"]);
+    run(
+        &dir,
+        "cargo",
+        &["clippy", "--quiet", "--all-targets", "--", "-D", "warnings"],
+    );
+    let crds = std::fs::read_dir(dir.join("config/crd/bases"))
+        .unwrap()
+        .count();
+    assert_eq!(crds, 2, "Memcached (two versions, merged) and Foo");
+}
