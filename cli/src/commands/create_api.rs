@@ -233,11 +233,13 @@ fn context_role(
         "config/rbac/{{ api.kind_snake }}_{{ role }}_role.yaml",
         &context,
     )?;
-    changes.create(
-        &path,
-        templates.render("api/config/kind_role.yaml.tera", &context)?,
-        force,
-    )?;
+    let role = templates.render("api/config/kind_role.yaml.tera", &context)?;
+    // Roles belong to the kind, not a version: a second version keeps the existing ones.
+    if force {
+        changes.create(&path, role, true)?;
+    } else {
+        changes.ensure(&path, || Ok(role))?;
+    }
     changes.insert_at_marker(
         "config/rbac/kustomization.yaml",
         "roles",
