@@ -207,25 +207,31 @@ const CREATE_API_CASES: &[(&[&str], &[&str])] = &[
     ),
 ];
 
+/// Runs rkb in `dir`, expecting a failure that names every fragment and leaves the
+/// directory byte-for-byte unchanged.
+fn assert_rejected(dir: &Path, args: &[&str], fragments: &[&str]) {
+    let before = common::files(dir);
+    let (ok, text) = rkb_in(dir, args);
+    assert!(!ok, "{args:?} should fail:\n{text}");
+    for fragment in fragments {
+        assert!(
+            text.contains(fragment),
+            "{args:?}: expected {fragment:?} in:\n{text}"
+        );
+    }
+    assert!(
+        common::files(dir) == before,
+        "{args:?} changed files although it failed"
+    );
+}
+
 #[test]
 fn create_api_rejects_bad_input_without_touching_files() {
     let project = project();
-    let before = common::files(project.path());
     for (args, fragments) in CREATE_API_CASES {
         let mut full = vec!["create", "api"];
         full.extend(*args);
-        let (ok, text) = rkb_in(project.path(), &full);
-        assert!(!ok, "{args:?} should fail:\n{text}");
-        for fragment in *fragments {
-            assert!(
-                text.contains(fragment),
-                "{args:?}: expected {fragment:?} in:\n{text}"
-            );
-        }
-        assert!(
-            common::files(project.path()) == before,
-            "{args:?} changed files"
-        );
+        assert_rejected(project.path(), &full, fragments);
     }
 }
 
@@ -237,93 +243,48 @@ fn a_missing_marker_fails_the_whole_command() {
         .unwrap()
         .replace("// +rkb:scaffold:rbac", "");
     std::fs::write(&lib, edited).unwrap();
-    let before = common::files(project.path());
-    let (ok, text) = rkb_in(
+    let site = [
+        "create",
+        "api",
+        "--group",
+        "web",
+        "--version",
+        "v1",
+        "--kind",
+        "Site",
+    ];
+    assert_rejected(
         project.path(),
-        &[
-            "create",
-            "api",
-            "--group",
-            "web",
-            "--version",
-            "v1",
-            "--kind",
-            "Site",
-        ],
-    );
-    assert!(!ok);
-    assert!(
-        text.contains("`+rkb:scaffold:rbac` marker line is gone"),
-        "{text}"
-    );
-    assert!(
-        common::files(project.path()) == before,
-        "files changed although the command failed"
+        &site,
+        &["`+rkb:scaffold:rbac` marker line is gone"],
     );
 }
 
 #[test]
 fn init_refuses_existing_projects_and_keeps_unrelated_files() {
     let dir = tempfile::tempdir().unwrap();
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .to_owned();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let init = [
+        "init",
+        "--domain",
+        "example.com",
+        "--project-name",
+        "x",
+        "--rkb-path",
+        repo.to_str().unwrap(),
+    ];
     for marker in ["Cargo.toml", "Makefile", "PROJECT"] {
         std::fs::write(dir.path().join(marker), "mine").unwrap();
-        let before = common::files(dir.path());
-        let (ok, text) = rkb_in(
-            dir.path(),
-            &[
-                "init",
-                "--domain",
-                "example.com",
-                "--project-name",
-                "x",
-                "--rkb-path",
-                &repo,
-            ],
-        );
-        assert!(!ok);
-        assert!(
-            text.contains(&format!("already holds a project ({marker} found)")),
-            "{text}"
-        );
-        assert!(text.contains("rkb create api"), "{text}");
-        assert!(common::files(dir.path()) == before);
+        let found = format!("already holds a project ({marker} found)");
+        assert_rejected(dir.path(), &init, &[&found, "rkb create api"]);
         std::fs::remove_file(dir.path().join(marker)).unwrap();
     }
     std::fs::create_dir(dir.path().join("src")).unwrap();
-    let (ok, _) = rkb_in(
-        dir.path(),
-        &[
-            "init",
-            "--domain",
-            "example.com",
-            "--project-name",
-            "x",
-            "--rkb-path",
-            &repo,
-        ],
-    );
-    assert!(!ok, "src/ marks an existing project");
+    assert_rejected(dir.path(), &init, &["(src found)"]);
     std::fs::remove_dir(dir.path().join("src")).unwrap();
 
     std::fs::write(dir.path().join("README.md"), "my notes").unwrap();
-    let (ok, text) = rkb_in(
-        dir.path(),
-        &[
-            "init",
-            "--domain",
-            "example.com",
-            "--project-name",
-            "x",
-            "--rkb-path",
-            &repo,
-        ],
-    );
+    let (ok, text) = rkb_in(dir.path(), &init);
     assert!(ok, "{text}");
     assert!(text.contains("keep README.md"), "{text}");
     assert_eq!(
@@ -390,18 +351,8 @@ fn init_rejects_bad_input_without_touching_files() {
         ),
         (&["creat"], "unrecognized subcommand"),
     ];
-    let before = common::files(dir.path());
     for (args, fragment) in cases {
-        let (ok, text) = rkb_in(dir.path(), args);
-        assert!(!ok, "{args:?} should fail");
-        assert!(
-            text.contains(fragment),
-            "{args:?}: expected {fragment:?} in:\n{text}"
-        );
-        assert!(
-            common::files(dir.path()) == before,
-            "{args:?} changed files"
-        );
+        assert_rejected(dir.path(), args, &[fragment]);
     }
 }
 
