@@ -4,9 +4,12 @@
 //! each macro next to the trait it implements; the generated code names
 //! `::rkb_runtime` paths.
 
+mod api;
 mod attr;
 mod ctxt;
+mod meta;
 mod rbac;
+mod schema_attr;
 mod suggest;
 
 use proc_macro::TokenStream;
@@ -32,4 +35,60 @@ pub fn derive_rbac(input: TokenStream) -> TokenStream {
     rbac::expand(&input)
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
+}
+
+/// Rewrites `#[rkb(...)]` attributes on a custom resource's spec struct and
+/// its fields into kube's `#[kube(...)]` and schemars attributes, the Rust
+/// counterpart of controller-gen's CRD markers. Place it above the derives:
+///
+/// ```ignore
+/// #[rkb_runtime::api]
+/// #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
+/// #[kube(group = "cache.example.com", version = "v1", kind = "Memcached", namespaced, status = "MemcachedStatus")]
+/// #[rkb(printcolumn(name = "Size", type = integer, json_path = ".spec.size"), short_names = ["mc"])]
+/// pub struct MemcachedSpec {
+///     /// How many replicas to run.
+///     #[rkb(minimum = 1, maximum = 10, default = 1)]
+///     pub size: i32,
+/// }
+/// ```
+///
+/// Spec struct keys: `printcolumn(name, type, json_path, priority, description, format)`,
+/// `short_names`, `categories`, `selectable`, `scale(spec_replicas, status_replicas,
+/// label_selector)`, `storage`, `served`, `deprecated`, plus the type keys below.
+///
+/// Type keys (also under [`macro@schema`]): `validation(rule, message, message_expression,
+/// reason, field_path, optional_old_self)` (repeatable CEL rules), `min_properties`,
+/// `max_properties`, `map_type`, `preserve_unknown_fields`.
+///
+/// Field keys: `minimum`, `maximum`, `exclusive_minimum`, `exclusive_maximum`,
+/// `multiple_of`, `min_length`, `max_length`, `pattern`, `format`, `enum_values`,
+/// `min_items`, `max_items`, `min_properties`, `max_properties`, `default`, `example`,
+/// `nullable`, `list_type = atomic|set|map`, `list_map_keys`, `map_type = atomic|granular`,
+/// `preserve_unknown_fields`, `embedded_resource`, `int_or_string`, `schemaless`,
+/// `validation(...)`, and `items(...)` with value validations for list elements.
+#[proc_macro_attribute]
+pub fn api(args: TokenStream, input: TokenStream) -> TokenStream {
+    api::expand(api::Macro::Api, args.into(), input.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// [`macro@api`] for the types a spec or status contains: rewrites the
+/// `#[rkb(...)]` attributes of a struct or enum and of its fields.
+#[proc_macro_attribute]
+pub fn schema(args: TokenStream, input: TokenStream) -> TokenStream {
+    api::expand(api::Macro::Schema, args.into(), input.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Marks a custom resource whose derive saw `#[rkb_runtime::api]`'s output
+/// (see `api::derive_order_check`); not for direct use.
+#[doc(hidden)]
+#[proc_macro_derive(ApiMarker)]
+pub fn api_marker(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    let ident = &input.ident;
+    quote::quote!(impl ::rkb_runtime::schema_macro::RkbApi for #ident {}).into()
 }

@@ -13,6 +13,19 @@
 //! }
 //! ```
 //!
+//! [`crate::crd()`] returns a `Result`: a type whose CRD is invalid fails
+//! `make manifests` with every problem of every type, not a panic.
+//!
+//! **Size.** A CRD that embeds big Kubernetes types (a `PodSpec` is ~100 KiB of
+//! schema) soon exceeds what `kubectl apply` can store in its
+//! last-applied-configuration annotation (256 KiB). By default a CRD keeps all
+//! its descriptions while its file stays within [`DEFAULT_MAX_CRD_SIZE`]; over
+//! that, descriptions are dropped, and if it is still too big, the deepest
+//! object levels of the schema become schemaless
+//! (`x-kubernetes-preserve-unknown-fields`), deepest first, until it fits. Each
+//! step is reported in the summary. [`Manifests::max_desc_len`] (controller-gen's
+//! `crd:maxDescLen`) and [`Manifests::max_crd_size`] set the policy explicitly.
+//!
 //! Every `*.yaml` file in `config/crd/bases/` belongs to `make manifests`: one
 //! that no CRD renders to any more is removed by [`Manifests::write`] and
 //! reported by [`Manifests::check`].
@@ -25,8 +38,11 @@ use std::process::ExitCode;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde::Serialize;
+use serde_json::Value;
 
+use crate::crd::CrdError;
 use crate::rbac::{self, Rule};
+use crate::schema;
 
 /// Where CRDs go, relative to the project root (controller-gen's layout).
 pub const CRD_DIR: &str = "config/crd/bases";
@@ -34,11 +50,17 @@ pub const CRD_DIR: &str = "config/crd/bases";
 pub const ROLE_FILE: &str = "config/rbac/role.yaml";
 /// The role name controller-gen uses in kubebuilder projects.
 pub const DEFAULT_ROLE_NAME: &str = "manager-role";
+/// The default size budget of one CRD file: the 256 KiB limit of the
+/// `kubectl.kubernetes.io/last-applied-configuration` annotation.
+pub const DEFAULT_MAX_CRD_SIZE: usize = 256 * 1024;
 
 /// Why manifests could not be rendered, written or checked.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// Rust types whose CRDs are invalid (see [`crate::crd()`]).
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+    Schema(Vec<CrdError>),
     /// A CRD has no `metadata.name`, group, plural or versions.
     #[error("invalid CRD {crd}: {reason}")]
     InvalidCrd {
@@ -167,6 +189,8 @@ pub struct Report {
     pub unchanged: Vec<PathBuf>,
     /// Stale CRD files removed.
     pub removed: Vec<PathBuf>,
+    /// What the size policy did to fit CRDs into their budget.
+    pub notes: Vec<String>,
 }
 
 impl fmt::Display for Report {
@@ -179,42 +203,74 @@ impl fmt::Display for Report {
                 .join(", ")
         };
         if self.written.is_empty() && self.removed.is_empty() {
-            return write!(f, "manifests: {} files up to date", self.unchanged.len());
+            write!(f, "manifests: {} files up to date", self.unchanged.len())?;
+        } else {
+            write!(f, "manifests:")?;
+            if !self.written.is_empty() {
+                write!(f, " wrote {}", list(&self.written))?;
+            }
+            if !self.removed.is_empty() {
+                let sep = if self.written.is_empty() { "" } else { ";" };
+                write!(f, "{sep} removed {}", list(&self.removed))?;
+            }
+            write!(f, " ({} unchanged)", self.unchanged.len())?;
         }
-        write!(f, "manifests:")?;
-        if !self.written.is_empty() {
-            write!(f, " wrote {}", list(&self.written))?;
+        for note in &self.notes {
+            write!(f, "\nnote: {note}")?;
         }
-        if !self.removed.is_empty() {
-            let sep = if self.written.is_empty() { "" } else { ";" };
-            write!(f, "{sep} removed {}", list(&self.removed))?;
-        }
-        write!(f, " ({} unchanged)", self.unchanged.len())
+        Ok(())
     }
 }
 
-const USAGE: &str = "usage: manifests [--check] [--dir <project root>]
-  (no flag)  write config/crd/bases/*.yaml and config/rbac/role.yaml
-  --check    fail if they are not up to date, writing nothing
-  --dir      the project root (default: .)";
+const USAGE: &str =
+    "usage: manifests [--check] [--dir <project root>] [--max-desc-len N] [--max-crd-size BYTES]
+  (no flag)       write config/crd/bases/*.yaml and config/rbac/role.yaml
+  --check         fail if they are not up to date, writing nothing
+  --dir           the project root (default: .)
+  --max-desc-len  cut descriptions to N bytes, 0 drops them (default: keep them while the CRD fits)
+  --max-crd-size  size budget of one CRD file in bytes, 0 for none (default: 262144)
+  (set both in manifests() in src/lib.rs to make them stick: `make test` checks without flags)";
 
 /// The CRDs and RBAC rules of an operator, and the files they render to.
 #[derive(Clone, Debug)]
 pub struct Manifests {
-    crds: Vec<CustomResourceDefinition>,
+    crds: Vec<Result<CustomResourceDefinition, CrdError>>,
     rules: Vec<Rule>,
     role_name: String,
+    max_desc_len: Option<usize>,
+    max_crd_size: Option<usize>,
 }
 
 impl Manifests {
-    /// `crds`: one per version of each kind (versions of one kind are merged);
+    /// `crds`: one per version of each kind, e.g. `rkb_runtime::crd::<K>()`
+    /// (versions of one kind are merged; wrap a hand-made CRD in `Ok`);
     /// `rbac`: the rules of each reconciler, e.g. `rkb_runtime::rbac_rules::<R>()`.
-    pub fn new(crds: Vec<CustomResourceDefinition>, rbac: Vec<Vec<Rule>>) -> Self {
+    pub fn new(
+        crds: Vec<Result<CustomResourceDefinition, CrdError>>,
+        rbac: Vec<Vec<Rule>>,
+    ) -> Self {
         Manifests {
             crds,
             rules: rbac.into_iter().flatten().collect(),
             role_name: DEFAULT_ROLE_NAME.to_owned(),
+            max_desc_len: None,
+            max_crd_size: Some(DEFAULT_MAX_CRD_SIZE),
         }
+    }
+
+    /// controller-gen's `crd:maxDescLen`: descriptions longer than `n` bytes
+    /// are cut at a word boundary and end in `...`; `0` drops them. Without
+    /// it, descriptions are kept unless a CRD exceeds its size budget.
+    pub fn max_desc_len(mut self, n: usize) -> Self {
+        self.max_desc_len = Some(n);
+        self
+    }
+
+    /// The size budget of one CRD file in bytes (default
+    /// [`DEFAULT_MAX_CRD_SIZE`]); `None` keeps every CRD whole, however big.
+    pub fn max_crd_size(mut self, bytes: Option<usize>) -> Self {
+        self.max_crd_size = bytes;
+        self
     }
 
     /// Names the generated `ClusterRole` and `Role`s (default `manager-role`).
@@ -225,9 +281,26 @@ impl Manifests {
 
     /// Every file `make manifests` owns, path relative to the project root -> exact bytes.
     pub fn render(&self) -> Result<BTreeMap<PathBuf, String>, Error> {
+        self.render_with_notes().map(|(files, _)| files)
+    }
+
+    /// [`Manifests::render`], with what the size policy did.
+    fn render_with_notes(&self) -> Result<(BTreeMap<PathBuf, String>, Vec<String>), Error> {
+        let mut crds = Vec::new();
+        let mut invalid = Vec::new();
+        for crd in &self.crds {
+            match crd {
+                Ok(crd) => crds.push(crd.clone()),
+                Err(err) => invalid.push(err.clone()),
+            }
+        }
+        if !invalid.is_empty() {
+            return Err(Error::Schema(invalid));
+        }
         let mut files = BTreeMap::new();
+        let mut notes = Vec::new();
         let mut owners: BTreeMap<PathBuf, String> = BTreeMap::new();
-        for crd in merge_versions(self.crds.clone())? {
+        for crd in merge_versions(crds)? {
             let name = crd.metadata.name.clone().unwrap_or_default();
             let path = Path::new(CRD_DIR)
                 .join(format!("{}_{}.yaml", crd.spec.group, crd.spec.names.plural));
@@ -238,10 +311,74 @@ impl Manifests {
                     path,
                 });
             }
-            files.insert(path, yaml_document(&name, &crd)?);
+            let (yaml, note) = self.fit(&name, &crd)?;
+            notes.extend(note);
+            files.insert(path, yaml);
         }
         files.insert(PathBuf::from(ROLE_FILE), self.render_roles()?);
-        Ok(files)
+        Ok((files, notes))
+    }
+
+    /// Renders a CRD within its size budget (see the module docs), and says
+    /// what had to give.
+    fn fit(
+        &self,
+        name: &str,
+        crd: &CustomResourceDefinition,
+    ) -> Result<(String, Option<String>), Error> {
+        let mut value = to_json(name, crd)?;
+        if let Some(n) = self.max_desc_len {
+            for_each_version_schema(&mut value, |s| {
+                schema::limit_descriptions(s, n);
+            });
+        }
+        let yaml = render_json(name, &value)?;
+        let budget = match self.max_crd_size {
+            Some(budget) if yaml.len() > budget => budget,
+            _ => return Ok((yaml, None)),
+        };
+        let full = yaml.len();
+        let mut steps = Vec::new();
+        if self.max_desc_len.is_none() {
+            for_each_version_schema(&mut value, |s| {
+                schema::limit_descriptions(s, 0);
+            });
+            steps.push("dropped its descriptions".to_owned());
+            let yaml = render_json(name, &value)?;
+            if yaml.len() <= budget {
+                let note = fit_note(name, full, &yaml, budget, &steps);
+                return Ok((yaml, Some(note)));
+            }
+        }
+        let mut deepest = 0;
+        for_each_version_schema(&mut value, |s| deepest = deepest.max(schema::depth(s)));
+        let mut last = None;
+        // Keep the spec's and status' own fields (depth 2) whatever happens.
+        for depth in (2..deepest).rev() {
+            let mut capped = value.clone();
+            let mut count = 0;
+            for_each_version_schema(&mut capped, |s| count += schema::cap_depth(s, depth));
+            let yaml = render_json(name, &capped)?;
+            let step = format!(
+                "made {count} object(s) below depth {depth} schemaless (x-kubernetes-preserve-unknown-fields)"
+            );
+            if yaml.len() <= budget {
+                steps.push(step);
+                let note = fit_note(name, full, &yaml, budget, &steps);
+                return Ok((yaml, Some(note)));
+            }
+            last = Some((yaml, step));
+        }
+        let yaml = match last {
+            Some((yaml, step)) => {
+                steps.push(step);
+                yaml
+            }
+            None => render_json(name, &value)?,
+        };
+        let mut note = fit_note(name, full, &yaml, budget, &steps);
+        note.push_str("; still over budget: mark big embedded fields #[rkb(schemaless)]");
+        Ok((yaml, Some(note)))
     }
 
     fn render_roles(&self) -> Result<String, Error> {
@@ -266,8 +403,11 @@ impl Manifests {
     /// removes stale `config/crd/bases/*.yaml` files that no CRD renders to.
     /// Nothing is written if rendering fails.
     pub fn write(&self, project_root: &Path) -> Result<Report, Error> {
-        let files = self.render()?;
-        let mut report = Report::default();
+        let (files, notes) = self.render_with_notes()?;
+        let mut report = Report {
+            notes,
+            ..Report::default()
+        };
         for (rel, content) in &files {
             let path = project_root.join(rel);
             if read_if_exists(&path)?.as_deref() == Some(content.as_str()) {
@@ -337,30 +477,46 @@ impl Manifests {
     pub fn run(&self, args: impl IntoIterator<Item = String>) -> Result<String, Error> {
         let mut check = false;
         let mut dir = PathBuf::from(".");
+        let mut this = self.clone();
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
-            match arg.as_str() {
-                "--check" => check = true,
-                "--dir" => {
-                    let value = args
-                        .next()
-                        .ok_or_else(|| Error::Usage("--dir needs a value".into()))?;
-                    dir = PathBuf::from(value);
+            let (flag, inline) = match arg.split_once('=') {
+                Some((flag, value)) if flag.starts_with("--") => (flag, Some(value.to_owned())),
+                _ => (arg.as_str(), None),
+            };
+            let mut value = |what: &str| {
+                inline
+                    .clone()
+                    .or_else(|| args.next())
+                    .ok_or_else(|| Error::Usage(format!("{flag} needs {what}")))
+            };
+            match flag {
+                "--check" if inline.is_none() => check = true,
+                "--dir" => dir = PathBuf::from(value("a value")?),
+                "--max-desc-len" => this.max_desc_len = Some(number(flag, &value("a number")?)?),
+                "--max-crd-size" => {
+                    let bytes = number(flag, &value("a number of bytes")?)?;
+                    this.max_crd_size = (bytes > 0).then_some(bytes);
                 }
                 "-h" | "--help" => return Ok(USAGE.to_owned()),
-                _ => match arg.strip_prefix("--dir=") {
-                    Some(value) => dir = PathBuf::from(value),
-                    None => return Err(Error::Usage(format!("unexpected argument {arg:?}"))),
-                },
+                _ => return Err(Error::Usage(format!("unexpected argument {arg:?}"))),
             }
         }
         if check {
-            let count = self.check_files(&dir)?;
+            let count = this.check_files(&dir)?;
             Ok(format!("manifests: {count} files up to date"))
         } else {
-            self.write(&dir).map(|report| report.to_string())
+            this.write(&dir).map(|report| report.to_string())
         }
     }
+}
+
+fn number(flag: &str, value: &str) -> Result<usize, Error> {
+    value.parse().map_err(|_| {
+        Error::Usage(format!(
+            "{flag} takes a non-negative integer, not {value:?}"
+        ))
+    })
 }
 
 /// Merges the CRDs that share a `metadata.name` (one per version of a kind)
@@ -438,6 +594,44 @@ fn merge_versions(
         merged.push(crd);
     }
     Ok(merged)
+}
+
+fn fit_note(name: &str, full: usize, yaml: &str, budget: usize, steps: &[String]) -> String {
+    format!(
+        "CRD {name} is {} KiB, over the {} KiB budget: {} ({} KiB); \
+         set max_desc_len/max_crd_size in manifests() to choose otherwise",
+        full / 1024,
+        budget / 1024,
+        steps.join(", then "),
+        yaml.len() / 1024
+    )
+}
+
+fn to_json(name: &str, crd: &CustomResourceDefinition) -> Result<Value, Error> {
+    serde_json::to_value(crd).map_err(|e| Error::InvalidCrd {
+        crd: name.to_owned(),
+        reason: format!("it does not serialize: {e}"),
+    })
+}
+
+/// Back through the typed CRD, so that every rendering orders keys the same way.
+fn render_json(name: &str, value: &Value) -> Result<String, Error> {
+    let crd: CustomResourceDefinition =
+        serde_json::from_value(value.clone()).map_err(|e| Error::InvalidCrd {
+            crd: name.to_owned(),
+            reason: format!("its schema does not round-trip: {e}"),
+        })?;
+    yaml_document(name, &crd)
+}
+
+fn for_each_version_schema(crd: &mut Value, mut f: impl FnMut(&mut Value)) {
+    if let Some(Value::Array(versions)) = crd.pointer_mut("/spec/versions") {
+        for version in versions {
+            if let Some(schema) = version.pointer_mut("/schema/openAPIV3Schema") {
+                f(schema);
+            }
+        }
+    }
 }
 
 /// One YAML document introduced by `---`, as controller-gen writes them.
@@ -519,5 +713,33 @@ mod tests {
         assert!(err.contains("unexpected argument \"--bogus\""), "{err}");
         let err = m.run(args(&["--dir"])).unwrap_err().to_string();
         assert!(err.contains("--dir needs a value"), "{err}");
+        let err = m
+            .run(args(&["--max-desc-len", "x"]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("--max-desc-len takes a non-negative integer, not \"x\""),
+            "{err}"
+        );
+        let err = m.run(args(&["--max-crd-size"])).unwrap_err().to_string();
+        assert!(
+            err.contains("--max-crd-size needs a number of bytes"),
+            "{err}"
+        );
+        let err = m.run(args(&["--check=yes"])).unwrap_err().to_string();
+        assert!(err.contains("unexpected argument \"--check=yes\""), "{err}");
+    }
+
+    #[test]
+    fn notes_follow_the_summary() {
+        let report = Report {
+            written: vec![PathBuf::from("a")],
+            notes: vec!["CRD x is big".into()],
+            ..Report::default()
+        };
+        assert_eq!(
+            report.to_string(),
+            "manifests: wrote a (0 unchanged)\nnote: CRD x is big"
+        );
     }
 }

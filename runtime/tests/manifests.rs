@@ -7,7 +7,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::CustomResource;
 use rkb_runtime::manifests::{Drift, Error};
 use rkb_runtime::rbac::Rule;
-use rkb_runtime::{Manifests, Rbac, crd, rbac_rules};
+use rkb_runtime::{CrdError, Manifests, Rbac, crd, rbac_rules};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -69,7 +69,7 @@ struct MemcachedReconciler;
 #[rbac(groups = ["core"], resources = ["events"], verbs = [create, patch])]
 struct WidgetReconciler;
 
-fn crds() -> Vec<CustomResourceDefinition> {
+fn crds() -> Vec<Result<CustomResourceDefinition, CrdError>> {
     vec![
         crd::<v1::Memcached>(),
         crd::<Widget>(),
@@ -307,7 +307,7 @@ fn output_is_deterministic() {
 fn multi_version_crd_input_is_accepted() {
     // A CRD that already carries several versions is split and re-merged.
     let merged = manifests().render().unwrap()[Path::new(MEMCACHED_FILE)].clone();
-    let again = Manifests::new(vec![parse_crd(&merged)], vec![])
+    let again = Manifests::new(vec![Ok(parse_crd(&merged))], vec![])
         .render()
         .unwrap();
     assert_eq!(again[Path::new(MEMCACHED_FILE)], merged);
@@ -315,9 +315,9 @@ fn multi_version_crd_input_is_accepted() {
 
 #[test]
 fn two_storage_versions_are_an_error() {
-    let mut old = crd::<v1alpha1::Memcached>();
+    let mut old = crd::<v1alpha1::Memcached>().unwrap();
     old.spec.versions[0].storage = true;
-    let err = Manifests::new(vec![crd::<v1::Memcached>(), old], vec![])
+    let err = Manifests::new(vec![crd::<v1::Memcached>(), Ok(old)], vec![])
         .render()
         .unwrap_err();
     assert!(
@@ -333,10 +333,10 @@ fn two_storage_versions_are_an_error() {
 
 #[test]
 fn no_storage_version_is_an_error() {
-    let mut new = crd::<v1::Memcached>();
+    let mut new = crd::<v1::Memcached>().unwrap();
     new.spec.versions[0].storage = false;
     for crds in [
-        vec![new.clone(), crd::<v1alpha1::Memcached>()],
+        vec![Ok(new.clone()), crd::<v1alpha1::Memcached>()],
         vec![crd::<v1alpha1::Memcached>()],
     ] {
         let err = Manifests::new(crds, vec![]).render().unwrap_err();
@@ -363,9 +363,9 @@ fn duplicate_versions_are_an_error() {
 
 #[test]
 fn mismatched_versions_are_an_error() {
-    let mut odd = crd::<v1alpha1::Memcached>();
+    let mut odd = crd::<v1alpha1::Memcached>().unwrap();
     odd.spec.names.kind = "Other".into();
-    let err = Manifests::new(vec![crd::<v1::Memcached>(), odd], vec![])
+    let err = Manifests::new(vec![crd::<v1::Memcached>(), Ok(odd)], vec![])
         .render()
         .unwrap_err();
     assert!(matches!(err, Error::Merge { .. }), "{err}");

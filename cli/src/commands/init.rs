@@ -58,6 +58,51 @@ const FILES: &[(&str, &str)] = &[
         "init/config/samples/kustomization.yaml.tera",
         "config/samples/kustomization.yaml",
     ),
+    ("init/tests/e2e.rs.tera", "tests/e2e.rs"),
+    (
+        "init/config/default/metrics_service.yaml.tera",
+        "config/default/metrics_service.yaml",
+    ),
+    (
+        "init/config/default/manager_metrics_patch.yaml.tera",
+        "config/default/manager_metrics_patch.yaml",
+    ),
+    (
+        "init/config/rbac/leader_election_role.yaml.tera",
+        "config/rbac/leader_election_role.yaml",
+    ),
+    (
+        "init/config/rbac/leader_election_role_binding.yaml.tera",
+        "config/rbac/leader_election_role_binding.yaml",
+    ),
+    (
+        "init/config/rbac/metrics_auth_role.yaml.tera",
+        "config/rbac/metrics_auth_role.yaml",
+    ),
+    (
+        "init/config/rbac/metrics_auth_role_binding.yaml.tera",
+        "config/rbac/metrics_auth_role_binding.yaml",
+    ),
+    (
+        "init/config/rbac/metrics_reader_role.yaml.tera",
+        "config/rbac/metrics_reader_role.yaml",
+    ),
+    (
+        "init/config/network-policy/kustomization.yaml.tera",
+        "config/network-policy/kustomization.yaml",
+    ),
+    (
+        "init/config/network-policy/allow-metrics-traffic.yaml.tera",
+        "config/network-policy/allow-metrics-traffic.yaml",
+    ),
+    (
+        "init/config/prometheus/kustomization.yaml.tera",
+        "config/prometheus/kustomization.yaml",
+    ),
+    (
+        "init/config/prometheus/monitor.yaml.tera",
+        "config/prometheus/monitor.yaml",
+    ),
 ];
 
 /// What `init` refuses to scaffold over: signs of an existing project.

@@ -10,11 +10,14 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-//! The manager of memcached-operator: runs every controller until SIGTERM or SIGINT.
+//! The manager of memcached-operator: runs every controller with leader election, metrics
+//! and health probes until SIGTERM or SIGINT. `--help` lists the flags.
+
+use std::process::ExitCode;
 
 use anyhow::Context as _;
-use clap::{Parser, ValueEnum};
-use tracing_subscriber::EnvFilter;
+use clap::Parser;
+use rkb_runtime::manager::{self, Manager};
 
 use memcached_operator::controller;
 
@@ -22,33 +25,45 @@ use memcached_operator::controller;
 #[derive(Debug, Parser)]
 #[command(version)]
 struct Args {
-    /// Log format: `text` for people, `json` for log pipelines.
-    #[arg(long, value_enum, env = "LOG_FORMAT", default_value_t = LogFormat::Text)]
-    log_format: LogFormat,
-    /// Log filter in `RUST_LOG` syntax, e.g. `info` or `memcached_operator=debug,kube=info`.
-    #[arg(long, env = "RUST_LOG", default_value = "info")]
-    log_level: String,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum LogFormat {
-    Text,
-    Json,
+    #[command(flatten)]
+    manager: manager::Args,
+    // TODO(user): add the operator's own flags here.
 }
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
+async fn main() -> ExitCode {
     let args = Args::parse();
-    let filter = EnvFilter::try_new(&args.log_level)
-        .with_context(|| format!("invalid --log-level {:?}", args.log_level))?;
-    let logs = tracing_subscriber::fmt().with_env_filter(filter);
-    match args.log_format {
-        LogFormat::Text => logs.init(),
-        LogFormat::Json => logs.json().init(),
+    if let Err(error) = args.manager.init_logging() {
+        eprintln!("error: {error:#}");
+        return ExitCode::FAILURE;
     }
+    match run(args).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            // Non-zero, so that Kubernetes restarts the pod (e.g. after losing the lease).
+            tracing::error!(error = format!("{error:#}"), "manager stopped");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: Args) -> anyhow::Result<()> {
     let client = kube::Client::try_default().await.context(
         "cannot configure a Kubernetes client from the in-cluster service account or KUBECONFIG",
     )?;
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "starting manager");
-    controller::run_all(client).await
+    Manager::new("memcached-operator", client, args.manager)
+        .run(controller::controllers())
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Catches clashing or malformed flags, which clap otherwise reports only at start-up.
+    #[test]
+    fn flags_are_well_formed() {
+        super::Args::command().debug_assert();
+    }
 }

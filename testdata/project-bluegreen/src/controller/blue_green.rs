@@ -15,7 +15,6 @@
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use futures::StreamExt;
 use kube::api::ListParams;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
@@ -23,6 +22,7 @@ use kube::runtime::watcher;
 use kube::{Api, Client};
 use rkb_runtime::Rbac;
 use rkb_runtime::backoff::ErrorBackoff;
+use rkb_runtime::manager::Context;
 
 use crate::api::app::v1::BlueGreen;
 
@@ -81,30 +81,22 @@ pub fn error_policy(
     Action::requeue(delay)
 }
 
-/// Runs the BlueGreen controller until the process receives SIGTERM or SIGINT.
-pub async fn run(client: Client) -> anyhow::Result<()> {
+/// Runs the BlueGreen controller; the manager starts it once this replica leads and adds
+/// metrics, readiness, `--concurrency` and graceful shutdown.
+pub async fn run(ctx: Context) -> anyhow::Result<()> {
+    let client = ctx.client();
     let objects = Api::<BlueGreen>::all(client.clone());
     // Fail fast with a hint rather than a watch that retries forever.
     objects
         .list(&ListParams::default().limit(1))
         .await
         .context("cannot list bluegreens.app.demo.kakao.com: is the CRD installed (`make install`) and is the manager allowed to?")?;
-    Controller::new(objects, watcher::Config::default().any_semantic())
-        // Reconcile the BlueGreen when an object it owns changes, e.g.:
-        // .owns(Api::<Deployment>::all(client.clone()), watcher::Config::default())
-        .shutdown_on_signal()
-        .run(
-            reconcile,
-            error_policy,
-            Arc::new(BlueGreenReconciler::new(client)),
-        )
-        .for_each(|result| async move {
-            if let Err(error) = result {
-                tracing::debug!(%error, "controller event");
-            }
-        })
-        .await;
-    Ok(())
+    // To also reconcile a BlueGreen when an object it owns changes, chain e.g.
+    // `.owns(Api::<Deployment>::all(client.clone()), watcher::Config::default())`.
+    let controller = Controller::new(objects, watcher::Config::default().any_semantic());
+    let reconciler = Arc::new(BlueGreenReconciler::new(client));
+    ctx.run(controller, reconcile, error_policy, reconciler)
+        .await
 }
 
 #[cfg(test)]

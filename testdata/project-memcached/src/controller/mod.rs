@@ -12,35 +12,16 @@
 
 //! The controllers of memcached-operator, one module per reconciled kind.
 
-use futures::future::{BoxFuture, try_join_all};
-use kube::Client;
+use rkb_runtime::manager::Runnable;
 
 pub mod memcached;
 // +rkb:scaffold:modules
 
-/// Starts one controller; the future runs until shutdown.
-pub type Start = fn(Client) -> BoxFuture<'static, anyhow::Result<()>>;
-
-/// Every controller of this operator, by name; `rkb create api` adds to this list.
-pub fn controllers() -> Vec<(&'static str, Start)> {
+/// Every controller of this operator, by name (its metrics label and `--controller-concurrency`
+/// key); `rkb create api` adds to this list. The manager starts them once this replica leads.
+pub fn controllers() -> Vec<Runnable> {
     vec![
-        ("memcached", |client| Box::pin(memcached::run(client))),
+        Runnable::new("memcached", memcached::run),
         // +rkb:scaffold:controllers
     ]
-}
-
-/// Runs every controller until the process receives SIGTERM or SIGINT.
-pub async fn run_all(client: Client) -> anyhow::Result<()> {
-    let controllers = controllers();
-    if controllers.is_empty() {
-        tracing::warn!("no controllers yet: add one with `rkb create api`");
-        tokio::signal::ctrl_c().await?;
-        return Ok(());
-    }
-    try_join_all(controllers.into_iter().map(|(name, start)| {
-        tracing::info!(controller = name, "starting controller");
-        start(client.clone())
-    }))
-    .await?;
-    Ok(())
 }

@@ -11,6 +11,10 @@
 // limitations under the License.
 
 //! The BlueGreen API (app.demo.kakao.com/v1): spec, status and the CRD derived from them.
+//!
+//! `#[rkb(...)]` attributes are controller-gen's markers in Rust: validation, defaults,
+//! list types, printer columns (see `rkb_runtime::api`). Doc comments become field
+//! descriptions. Run `make manifests` after editing.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::CustomResource;
@@ -18,6 +22,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The desired state of a BlueGreen.
+#[rkb_runtime::api]
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[kube(
     group = "app.demo.kakao.com",
@@ -29,33 +34,37 @@ use serde::{Deserialize, Serialize};
     derive = "Default",
     derive = "PartialEq"
 )]
+#[rkb(
+    printcolumn(name = "Ready", type = string, json_path = ".status.conditions[?(@.type==\"Ready\")].status"),
+    printcolumn(name = "Age", type = date, json_path = ".metadata.creationTimestamp")
+)]
 #[serde(rename_all = "camelCase")]
 pub struct BlueGreenSpec {
-    // TODO(user): the fields users set to declare what they want. Doc comments become
-    // field descriptions in the CRD: run `make manifests` after editing.
+    // TODO(user): the fields users set to declare what they want.
     /// An example field; replace it with your own.
+    #[rkb(min_length = 1, max_length = 63)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub foo: Option<String>,
 }
 
 /// The observed state of a BlueGreen.
+#[rkb_runtime::schema]
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BlueGreenStatus {
     /// The latest observations of the object's state, one per condition type.
+    #[rkb(list_type = map, list_map_keys = ["type"])]
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
 }
 
 #[cfg(test)]
 mod tests {
-    use kube::CustomResourceExt;
-
     use super::*;
 
     #[test]
     fn crd_describes_the_api() {
-        let crd = BlueGreen::crd();
+        let crd = rkb_runtime::crd::<BlueGreen>().unwrap_or_else(|error| panic!("{error}"));
         assert_eq!(crd.spec.group, "app.demo.kakao.com");
         assert_eq!(crd.spec.names.kind, "BlueGreen");
         assert_eq!(crd.spec.names.plural, "bluegreens");

@@ -1,0 +1,412 @@
+//! Typed clients: the calls a reconciler makes most, with the scope rules of
+//! the kind in the types.
+//!
+//! ```ignore
+//! use rkb_runtime::{Lister, NamespacedApi};
+//!
+//! let memcacheds = Memcached::api(client.clone(), "default"); // namespaced kinds
+//! let all = Memcached::api_all(client.clone());
+//! let nodes = Node::api(client.clone());                     // cluster kinds: no namespace
+//! if let Some(m) = memcacheds.get_or_none("cache").await? {
+//!     let m = memcacheds.add_finalizer(&m, "cache.example.com/finalizer").await?;
+//!     memcacheds.apply_status(&m, &MemcachedStatus { .. }).await?;
+//! }
+//! ```
+//!
+//! [`NamespacedApi`] and [`ClusterApi`] are implemented for every kind, custom
+//! or built in (`Pod::api(client, "ns")`), by the scope kube records for it:
+//! a cluster-scoped kind has no constructor taking a namespace. Writes use
+//! server-side apply with the operator's field manager ([`field_manager`]),
+//! forcing ownership of the fields it sets, as controllers should.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+use std::future::Future;
+use std::hash::Hash;
+use std::ops::Deref;
+use std::sync::{Arc, OnceLock};
+
+use futures::StreamExt;
+use kube::api::{Api, Patch, PatchParams};
+use kube::core::{ClusterResourceScope, NamespaceResourceScope, Selector, SelectorExt};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Client, Resource, ResourceExt};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+static FIELD_MANAGER: OnceLock<String> = OnceLock::new();
+
+/// Sets the field manager of every [`TypedApi`] made afterwards, e.g. at the
+/// start of `main` with `env!("CARGO_PKG_NAME")`. Returns `false`, changing
+/// nothing, when it was already set (or already used).
+pub fn set_field_manager(name: impl Into<String>) -> bool {
+    FIELD_MANAGER.set(name.into()).is_ok()
+}
+
+/// The field manager server-side applies use: the one given to
+/// [`set_field_manager`], else the name of the running executable, which for
+/// an operator built by cargo is its package name (test binaries lose their
+/// `-<hash>` suffix).
+pub fn field_manager() -> &'static str {
+    FIELD_MANAGER.get_or_init(|| {
+        std::env::current_exe()
+            .ok()
+            .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+            .map(|stem| strip_cargo_hash(&stem).to_owned())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "rkb-operator".to_owned())
+    })
+}
+
+fn strip_cargo_hash(stem: &str) -> &str {
+    match stem.rsplit_once('-') {
+        Some((name, hash)) if hash.len() == 16 && hash.chars().all(|c| c.is_ascii_hexdigit()) => {
+            name
+        }
+        _ => stem,
+    }
+}
+
+/// What a kind needs to be read and written through a [`TypedApi`].
+pub trait Object:
+    Resource<DynamicType = ()> + Clone + Debug + DeserializeOwned + Serialize + Send + Sync + 'static
+{
+}
+
+impl<K> Object for K where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + Debug
+        + DeserializeOwned
+        + Serialize
+        + Send
+        + Sync
+        + 'static
+{
+}
+
+/// Constructors for namespaced kinds.
+pub trait NamespacedApi: Object + Resource<Scope = NamespaceResourceScope> {
+    /// The objects of this kind in `namespace`.
+    fn api(client: Client, namespace: &str) -> TypedApi<Self> {
+        TypedApi::new(
+            Api::namespaced(client.clone(), namespace),
+            client,
+            Some(namespace),
+        )
+    }
+
+    /// The objects of this kind in every namespace; writes go to each
+    /// object's own namespace.
+    fn api_all(client: Client) -> TypedApi<Self> {
+        let mut api = TypedApi::new(Api::all(client.clone()), client, None);
+        api.in_namespace = Some(|client, ns| Api::namespaced(client, ns));
+        api
+    }
+}
+
+impl<K: Object + Resource<Scope = NamespaceResourceScope>> NamespacedApi for K {}
+
+/// The constructor for cluster-scoped kinds.
+pub trait ClusterApi: Object + Resource<Scope = ClusterResourceScope> {
+    /// The objects of this kind.
+    fn api(client: Client) -> TypedApi<Self> {
+        TypedApi::new(Api::all(client.clone()), client, None)
+    }
+}
+
+impl<K: Object + Resource<Scope = ClusterResourceScope>> ClusterApi for K {}
+
+/// A [`kube::Api`] with the operator's field manager and the writes
+/// controllers make; derefs to the `Api` for everything else.
+#[derive(Clone)]
+pub struct TypedApi<K> {
+    api: Api<K>,
+    client: Client,
+    namespace: Option<String>,
+    /// Set for namespaced kinds listed across namespaces: writes need the
+    /// object's own namespace, and only the scope-typed constructor has it.
+    in_namespace: Option<fn(Client, &str) -> Api<K>>,
+    field_manager: Cow<'static, str>,
+}
+
+impl<K> Debug for TypedApi<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TypedApi")
+            .field("kind", &std::any::type_name::<K>())
+            .field("namespace", &self.namespace)
+            .field("field_manager", &self.field_manager)
+            .finish()
+    }
+}
+
+impl<K> Deref for TypedApi<K> {
+    type Target = Api<K>;
+
+    fn deref(&self) -> &Api<K> {
+        &self.api
+    }
+}
+
+impl<K: Object> TypedApi<K> {
+    fn new(api: Api<K>, client: Client, namespace: Option<&str>) -> Self {
+        TypedApi {
+            api,
+            client,
+            namespace: namespace.map(str::to_owned),
+            in_namespace: None,
+            field_manager: Cow::Borrowed(field_manager()),
+        }
+    }
+
+    /// Uses another field manager for this client's writes.
+    pub fn with_field_manager(mut self, name: impl Into<Cow<'static, str>>) -> Self {
+        self.field_manager = name.into();
+        self
+    }
+
+    /// The field manager of this client's writes.
+    pub fn field_manager(&self) -> &str {
+        &self.field_manager
+    }
+
+    /// The underlying kube `Api`.
+    pub fn inner(&self) -> &Api<K> {
+        &self.api
+    }
+
+    /// The object, or `None` when it does not exist (rather than a 404 error).
+    pub async fn get_or_none(&self, name: &str) -> kube::Result<Option<K>> {
+        self.api.get_opt(name).await
+    }
+
+    /// Server-side applies `obj` (its spec and metadata; status has its own
+    /// [`TypedApi::apply_status`]), creating it if missing and taking
+    /// ownership of every field it sets. Fields the server fills in
+    /// (resourceVersion, uid, managedFields, ...) are not sent.
+    pub async fn apply(&self, obj: &K) -> kube::Result<K> {
+        let mut body = serde_json::to_value(obj).map_err(kube::Error::SerdeError)?;
+        if let Some(fields) = body.as_object_mut() {
+            fields.remove("status");
+            if let Some(Value::Object(meta)) = fields.get_mut("metadata") {
+                for server_owned in [
+                    "resourceVersion",
+                    "uid",
+                    "managedFields",
+                    "creationTimestamp",
+                    "generation",
+                    "deletionTimestamp",
+                    "deletionGracePeriodSeconds",
+                ] {
+                    meta.remove(server_owned);
+                }
+            }
+        }
+        self.api_for(obj)
+            .patch(&name_of(obj)?, &self.params(), &Patch::Apply(body))
+            .await
+    }
+
+    /// Server-side applies `status` to the status subresource of `obj`.
+    pub async fn apply_status<S: Serialize>(&self, obj: &K, status: &S) -> kube::Result<K> {
+        let mut metadata = json!({ "name": name_of(obj)? });
+        if let Some(ns) = obj.namespace() {
+            metadata["namespace"] = ns.into();
+        }
+        let body = json!({
+            "apiVersion": K::api_version(&()),
+            "kind": K::kind(&()),
+            "metadata": metadata,
+            "status": status,
+        });
+        self.api_for(obj)
+            .patch_status(&name_of(obj)?, &self.params(), &Patch::Apply(body))
+            .await
+    }
+
+    /// Adds `finalizer` to `obj` unless it is there already (then nothing is
+    /// sent). The JSON patch tests the resourceVersion, so a stale `obj`
+    /// fails with a conflict instead of overwriting another writer's change.
+    pub async fn add_finalizer(&self, obj: &K, finalizer: &str) -> kube::Result<K> {
+        if obj.finalizers().iter().any(|f| f == finalizer) {
+            return Ok(obj.clone());
+        }
+        let mut ops = version_test(obj);
+        ops.push(match obj.meta().finalizers {
+            None => json!({ "op": "add", "path": "/metadata/finalizers", "value": [finalizer] }),
+            Some(_) => json!({ "op": "add", "path": "/metadata/finalizers/-", "value": finalizer }),
+        });
+        self.json_patch(obj, ops).await
+    }
+
+    /// Removes `finalizer` from `obj` if present (else nothing is sent),
+    /// tested against the resourceVersion like [`TypedApi::add_finalizer`].
+    pub async fn remove_finalizer(&self, obj: &K, finalizer: &str) -> kube::Result<K> {
+        let Some(index) = obj.finalizers().iter().position(|f| f == finalizer) else {
+            return Ok(obj.clone());
+        };
+        let path = format!("/metadata/finalizers/{index}");
+        let mut ops = version_test(obj);
+        ops.push(json!({ "op": "test", "path": path, "value": finalizer }));
+        ops.push(json!({ "op": "remove", "path": path }));
+        self.json_patch(obj, ops).await
+    }
+
+    async fn json_patch(&self, obj: &K, ops: Vec<Value>) -> kube::Result<K> {
+        let patch = serde_json::from_value(Value::Array(ops)).map_err(kube::Error::SerdeError)?;
+        self.api_for(obj)
+            .patch(
+                &name_of(obj)?,
+                &PatchParams::default(),
+                &Patch::<()>::Json(patch),
+            )
+            .await
+    }
+
+    fn params(&self) -> PatchParams {
+        PatchParams::apply(&self.field_manager).force()
+    }
+
+    /// Writes to an object listed across namespaces go to its own namespace.
+    fn api_for(&self, obj: &K) -> Api<K> {
+        match (self.in_namespace, obj.namespace()) {
+            (Some(in_namespace), Some(ns)) => in_namespace(self.client.clone(), &ns),
+            _ => self.api.clone(),
+        }
+    }
+}
+
+fn name_of<K: Resource>(obj: &K) -> kube::Result<String> {
+    obj.meta().name.clone().ok_or_else(|| {
+        kube::Error::Service(
+            format!(
+                "cannot write a {} without metadata.name",
+                std::any::type_name::<K>()
+            )
+            .into(),
+        )
+    })
+}
+
+fn version_test<K: Resource>(obj: &K) -> Vec<Value> {
+    match &obj.meta().resource_version {
+        Some(rv) => vec![json!({ "op": "test", "path": "/metadata/resourceVersion", "value": rv })],
+        None => Vec::new(),
+    }
+}
+
+/// Reads from a reflector's cache: what a controller looked up through the
+/// API server, without the requests (controller-runtime's cached client).
+#[derive(Clone)]
+pub struct Lister<K: Resource + 'static>
+where
+    K::DynamicType: Hash + Eq + Clone,
+{
+    store: Store<K>,
+}
+
+impl<K: Resource + Clone + 'static> Debug for Lister<K>
+where
+    K::DynamicType: Hash + Eq + Clone,
+{
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lister")
+            .field("kind", &std::any::type_name::<K>())
+            .field("objects", &self.store.len())
+            .finish()
+    }
+}
+
+impl<K> Lister<K>
+where
+    K: Object,
+{
+    /// A lister over a store kept up to date elsewhere, e.g. by
+    /// `Controller::store()` or `reflector::store()`.
+    pub fn new(store: Store<K>) -> Self {
+        Lister { store }
+    }
+
+    /// A lister filled by watching `api`, and the future that keeps it
+    /// filled: spawn it (`tokio::spawn(run)`) and await
+    /// [`Lister::wait_until_ready`] before the first read.
+    pub fn reflect(
+        api: Api<K>,
+        config: watcher::Config,
+    ) -> (Self, impl Future<Output = ()> + Send) {
+        let (store, writer) = reflector::store();
+        let run = reflector::reflector(writer, watcher(api, config))
+            .default_backoff()
+            .for_each(|_| futures::future::ready(()));
+        (Lister { store }, run)
+    }
+
+    /// Waits until the first full list has been cached.
+    pub async fn wait_until_ready(&self) -> Result<(), reflector::store::WriterDropped> {
+        self.store.wait_until_ready().await
+    }
+
+    /// The object `name` in `namespace` (`""` for cluster-scoped kinds).
+    pub fn get(&self, namespace: &str, name: &str) -> Option<Arc<K>> {
+        let key = ObjectRef::new(name);
+        let key = if namespace.is_empty() {
+            key
+        } else {
+            key.within(namespace)
+        };
+        self.store.get(&key)
+    }
+
+    /// The objects in `namespace` (`""`: cluster-scoped objects), by name.
+    pub fn list(&self, namespace: &str) -> Vec<Arc<K>> {
+        let wanted = (!namespace.is_empty()).then_some(namespace);
+        sorted(
+            self.store
+                .state_filter(|o| o.meta().namespace.as_deref() == wanted),
+        )
+    }
+
+    /// Every cached object, by namespace and name.
+    pub fn list_all(&self) -> Vec<Arc<K>> {
+        sorted(self.store.state())
+    }
+
+    /// The objects whose labels match `selector`, e.g.
+    /// `&Selector::from_iter([("app", "web")])`, by namespace and name.
+    pub fn list_matching(&self, selector: &Selector) -> Vec<Arc<K>> {
+        sorted(self.store.state_filter(|o| {
+            let empty = BTreeMap::new();
+            selector.matches(o.meta().labels.as_ref().unwrap_or(&empty))
+        }))
+    }
+
+    /// The underlying store.
+    pub fn store(&self) -> &Store<K> {
+        &self.store
+    }
+}
+
+fn sorted<K: Resource>(mut objects: Vec<Arc<K>>) -> Vec<Arc<K>> {
+    objects.sort_by(|a, b| {
+        (a.meta().namespace.as_deref(), a.meta().name.as_deref())
+            .cmp(&(b.meta().namespace.as_deref(), b.meta().name.as_deref()))
+    });
+    objects
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cargo_hashes_are_stripped_from_test_binaries() {
+        assert_eq!(
+            strip_cargo_hash("my_operator-0123456789abcdef"),
+            "my_operator"
+        );
+        assert_eq!(strip_cargo_hash("memcached-operator"), "memcached-operator");
+    }
+}

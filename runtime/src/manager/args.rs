@@ -1,0 +1,267 @@
+//! The manager's command-line flags, named like controller-runtime's so that manifests and
+//! runbooks written for kubebuilder operators carry over.
+
+use std::fmt;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use clap::{ArgAction, ValueEnum};
+use tracing_subscriber::EnvFilter;
+
+/// Flags of an operator's manager; a generated `main.rs` flattens them into its own parser.
+///
+/// Boolean flags take Go's forms as well: `--leader-elect`, `--leader-elect=true`,
+/// `--metrics-secure=false`.
+#[derive(Clone, Debug, clap::Parser)]
+// Not the default `Args`: the struct a `main.rs` flattens this into usually has that name too.
+#[group(id = "manager")]
+pub struct Args {
+    /// Elect a leader through a Lease, so that only one replica reconciles at a time.
+    #[arg(long, value_name = "BOOL", action = ArgAction::Set, num_args = 0..=1)]
+    #[arg(require_equals = true, default_missing_value = "true")]
+    #[arg(default_value_t = false)]
+    #[arg(help_heading = "Leader election")]
+    pub leader_elect: bool,
+    /// Namespace of the Lease; by default the pod's own (its service account's namespace,
+    /// or the current kubeconfig context's when run outside a cluster).
+    #[arg(long, value_name = "NAMESPACE", env = "POD_NAMESPACE")]
+    #[arg(help_heading = "Leader election")]
+    pub leader_election_namespace: Option<String>,
+    /// Name of the Lease; by default `<project>-leader`. Replicas of one operator must agree on it.
+    #[arg(long, value_name = "NAME")]
+    #[arg(help_heading = "Leader election")]
+    pub leader_election_id: Option<String>,
+    /// How long standbys wait after the leader's last renewal before taking over.
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    #[arg(default_value = "15s")]
+    #[arg(help_heading = "Leader election")]
+    pub leader_election_lease_duration: Duration,
+    /// How long the leader keeps retrying a failed renewal before giving up the lease.
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    #[arg(default_value = "10s")]
+    #[arg(help_heading = "Leader election")]
+    pub leader_election_renew_deadline: Duration,
+    /// How often the leader renews and standbys try to acquire.
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    #[arg(default_value = "2s")]
+    #[arg(help_heading = "Leader election")]
+    pub leader_election_retry_period: Duration,
+
+    /// Where to serve /metrics, e.g. `:8443` or `127.0.0.1:8080`; `0` turns metrics off.
+    #[arg(long, value_name = "ADDR", default_value = "0")]
+    #[arg(help_heading = "Metrics")]
+    pub metrics_bind_address: BindAddress,
+    /// Serve metrics over HTTPS and allow only scrapers whose token passes a TokenReview and
+    /// a SubjectAccessReview for `get` on the non-resource URL /metrics.
+    #[arg(long, value_name = "BOOL", action = ArgAction::Set, num_args = 0..=1)]
+    #[arg(require_equals = true, default_missing_value = "true")]
+    #[arg(default_value_t = true)]
+    #[arg(help_heading = "Metrics")]
+    pub metrics_secure: bool,
+    /// Directory holding the metrics server's certificate and key (e.g. a mounted cert-manager
+    /// Secret; reloaded when they change). Without it a self-signed certificate is generated.
+    #[arg(long, value_name = "DIR")]
+    #[arg(help_heading = "Metrics")]
+    pub metrics_cert_path: Option<PathBuf>,
+    /// File name of the certificate in --metrics-cert-path.
+    #[arg(long, value_name = "FILE", default_value = "tls.crt")]
+    #[arg(help_heading = "Metrics")]
+    pub metrics_cert_name: String,
+    /// File name of the private key in --metrics-cert-path.
+    #[arg(long, value_name = "FILE", default_value = "tls.key")]
+    #[arg(help_heading = "Metrics")]
+    pub metrics_cert_key: String,
+
+    /// Where to serve /healthz (liveness) and /readyz (readiness); `0` turns them off.
+    #[arg(long, value_name = "ADDR", default_value = ":8081")]
+    #[arg(help_heading = "Probes")]
+    pub health_probe_bind_address: BindAddress,
+
+    /// Reconciles each controller runs at once (never two for the same object).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    #[arg(default_value_t = 1)]
+    #[arg(help_heading = "Controllers")]
+    pub concurrency: u16,
+    /// Concurrency of one controller, overriding --concurrency; repeatable.
+    #[arg(long, value_name = "CONTROLLER=N", value_parser = parse_controller_concurrency)]
+    #[arg(help_heading = "Controllers")]
+    pub controller_concurrency: Vec<(String, u16)>,
+    /// How long to wait for in-flight reconciles after SIGTERM before exiting anyway.
+    #[arg(long, value_name = "DURATION", value_parser = humantime::parse_duration)]
+    #[arg(default_value = "30s")]
+    #[arg(help_heading = "Controllers")]
+    pub graceful_shutdown_timeout: Duration,
+
+    /// Log format: `text` for people, `json` for log pipelines.
+    #[arg(long, value_enum, env = "LOG_FORMAT", default_value_t = LogFormat::Text)]
+    #[arg(help_heading = "Logging")]
+    pub log_format: LogFormat,
+    /// Log filter in `RUST_LOG` syntax, e.g. `info` or `my_operator=debug,kube=info`.
+    #[arg(long, value_name = "FILTER", env = "RUST_LOG", default_value = "info")]
+    #[arg(help_heading = "Logging")]
+    pub log_level: String,
+}
+
+impl Default for Args {
+    /// The defaults of every flag, as if none were given.
+    fn default() -> Self {
+        clap::Parser::parse_from(["manager"])
+    }
+}
+
+impl Args {
+    /// The concurrency of the controller `name`.
+    pub fn concurrency_of(&self, name: &str) -> u16 {
+        self.controller_concurrency
+            .iter()
+            .rev()
+            .find(|(controller, _)| controller == name)
+            .map_or(self.concurrency, |&(_, n)| n)
+    }
+
+    /// Installs the global `tracing` subscriber these flags describe; call it first in `main`.
+    pub fn init_logging(&self) -> anyhow::Result<()> {
+        let filter = EnvFilter::try_new(&self.log_level)
+            .with_context(|| format!("invalid --log-level {:?}", self.log_level))?;
+        let logs = tracing_subscriber::fmt().with_env_filter(filter);
+        let installed = match self.log_format {
+            LogFormat::Text => logs.try_init(),
+            // One flat object per line: log pipelines index `message` and the fields directly.
+            LogFormat::Json => logs.json().flatten_event(true).try_init(),
+        };
+        installed.map_err(|error| anyhow::anyhow!("cannot install the logger: {error}"))
+    }
+}
+
+/// `--log-format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// A listen address in controller-runtime's syntax: `host:port`, `:port` (every IPv4
+/// interface), or `0` (off).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BindAddress(pub Option<SocketAddr>);
+
+impl FromStr for BindAddress {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s == "0" {
+            return Ok(Self(None));
+        }
+        let parsed = match s.strip_prefix(':') {
+            Some(port) => port
+                .parse::<u16>()
+                .map(|port| SocketAddr::from((Ipv4Addr::UNSPECIFIED, port)))
+                .ok(),
+            None => s.parse().ok(),
+        };
+        parsed.map(|addr| Self(Some(addr))).ok_or_else(|| {
+            format!("{s:?} is not a listen address: use `:8443`, `127.0.0.1:8443`, `[::]:8443` or `0` (off)")
+        })
+    }
+}
+
+impl fmt::Display for BindAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(addr) => addr.fmt(f),
+            None => f.write_str("0"),
+        }
+    }
+}
+
+fn parse_controller_concurrency(s: &str) -> Result<(String, u16), String> {
+    let usage = || format!("{s:?} is not CONTROLLER=N with N >= 1, e.g. memcached=4");
+    let (name, n) = s.split_once('=').ok_or_else(usage)?;
+    match n.parse::<u16>() {
+        Ok(n) if n > 0 && !name.is_empty() => Ok((name.to_owned(), n)),
+        _ => Err(usage()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[test]
+    fn defaults_match_controller_runtime() {
+        let args = Args::default();
+        assert!(!args.leader_elect);
+        assert!(args.metrics_secure);
+        assert_eq!(args.metrics_bind_address, BindAddress(None));
+        assert_eq!(
+            args.health_probe_bind_address,
+            BindAddress(Some("0.0.0.0:8081".parse().unwrap()))
+        );
+        assert_eq!(args.leader_election_lease_duration, Duration::from_secs(15));
+        assert_eq!(args.leader_election_renew_deadline, Duration::from_secs(10));
+        assert_eq!(args.leader_election_retry_period, Duration::from_secs(2));
+        assert_eq!(args.concurrency, 1);
+    }
+
+    #[test]
+    fn flattening_into_a_main_args_struct_is_a_valid_command() {
+        /// As in a generated main.rs.
+        #[derive(Parser)]
+        struct Args {
+            #[command(flatten)]
+            manager: super::Args,
+        }
+        <Args as clap::CommandFactory>::command().debug_assert();
+        let help = <Args as clap::CommandFactory>::command()
+            .render_long_help()
+            .to_string();
+        assert!(help.contains("--leader-elect"), "{help}");
+        assert!(
+            Args::parse_from(["op", "--leader-elect"])
+                .manager
+                .leader_elect
+        );
+    }
+
+    #[test]
+    fn go_style_flags_parse() {
+        let args = Args::try_parse_from([
+            "manager",
+            "--leader-elect",
+            "--metrics-secure=false",
+            "--metrics-bind-address=:8443",
+            "--health-probe-bind-address",
+            "127.0.0.1:9000",
+            "--leader-election-lease-duration=30s",
+            "--concurrency=2",
+            "--controller-concurrency=memcached=8",
+        ])
+        .unwrap();
+        assert!(args.leader_elect);
+        assert!(!args.metrics_secure);
+        assert_eq!(args.metrics_bind_address.to_string(), "0.0.0.0:8443");
+        assert_eq!(args.health_probe_bind_address.to_string(), "127.0.0.1:9000");
+        assert_eq!(args.leader_election_lease_duration, Duration::from_secs(30));
+        assert_eq!(args.concurrency_of("memcached"), 8);
+        assert_eq!(args.concurrency_of("other"), 2);
+    }
+
+    #[test]
+    fn bad_values_are_rejected_with_a_hint() {
+        for bad in [
+            ["manager", "--metrics-bind-address=8443"],
+            ["manager", "--concurrency=0"],
+            ["manager", "--controller-concurrency=memcached"],
+            ["manager", "--leader-election-retry-period=soon"],
+        ] {
+            assert!(Args::try_parse_from(bad).is_err(), "{bad:?} was accepted");
+        }
+        let error = "x".parse::<BindAddress>().unwrap_err();
+        assert!(error.contains(":8443"), "{error}");
+    }
+}

@@ -1,0 +1,182 @@
+//! What one controller gets from the manager, and how its kube-runtime `Controller` is run.
+
+use std::fmt::Debug;
+use std::future::Future;
+use std::hash::Hash;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use futures::{FutureExt, StreamExt, TryFuture, TryFutureExt};
+use kube::runtime::controller::{self, Action, Controller};
+use kube::{Client, Resource};
+use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use super::health::Check;
+use super::metrics::{ControllerMetrics, Metrics};
+
+const SYNC_POLL: Duration = Duration::from_millis(100);
+
+/// A named task the manager starts once this replica leads: usually a controller, whose
+/// function receives a [`Context`] and finishes with [`Context::run`].
+pub struct Runnable {
+    pub(crate) name: String,
+    pub(crate) start: Box<dyn FnOnce(Context) -> BoxFuture<'static, anyhow::Result<()>> + Send>,
+}
+
+impl Runnable {
+    /// `start` runs until the manager shuts down; an error stops the whole manager.
+    pub fn new<F, Fut>(name: impl Into<String>, start: F) -> Self
+    where
+        F: FnOnce(Context) -> Fut + Send + 'static,
+        Fut: Future<Output = anyhow::Result<()>> + Send + 'static,
+    {
+        Self {
+            name: name.into(),
+            start: Box::new(move |ctx| Box::pin(start(ctx))),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Debug for Runnable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runnable")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the manager gives one controller: a client, its settings, and the hooks that
+/// [`Context::run`] wires into kube-runtime's `Controller`.
+#[derive(Clone)]
+pub struct Context {
+    pub(crate) name: String,
+    pub(crate) client: Client,
+    pub(crate) concurrency: u16,
+    pub(crate) shutdown: CancellationToken,
+    pub(crate) metrics: Metrics,
+    pub(crate) ready: Check,
+}
+
+impl Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("name", &self.name)
+            .field("concurrency", &self.concurrency)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Context {
+    /// The controller's name: its metrics label and log field.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// A client for the cluster (cheap to clone).
+    pub fn client(&self) -> Client {
+        self.client.clone()
+    }
+
+    /// How many objects this controller may reconcile at once (`--concurrency`).
+    pub fn concurrency(&self) -> u16 {
+        self.concurrency
+    }
+
+    /// Cancelled when the manager shuts down; runnables other than controllers stop on it.
+    pub fn shutdown(&self) -> &CancellationToken {
+        &self.shutdown
+    }
+
+    /// The operator's metrics registry, to add metrics of its own.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// Marks this runnable ready; [`Context::run`] does it once the controller's cache is
+    /// synced, so only runnables that are not controllers need it.
+    pub fn set_ready(&self) {
+        self.ready.pass();
+    }
+
+    /// Runs `controller` until the manager shuts down, with the manager's concurrency,
+    /// readiness, metrics and graceful shutdown: on SIGTERM it stops taking new work and
+    /// returns once in-flight reconciles have finished.
+    ///
+    /// It replaces the controller's `Config` (concurrency comes from the flags).
+    pub async fn run<K, ReconcilerFut, E, Ctx>(
+        self,
+        controller: Controller<K>,
+        mut reconcile: impl FnMut(Arc<K>, Arc<Ctx>) -> ReconcilerFut + Send + 'static,
+        error_policy: impl Fn(Arc<K>, &E, Arc<Ctx>) -> Action + Send + Sync + 'static,
+        context: Arc<Ctx>,
+    ) -> anyhow::Result<()>
+    where
+        K: Clone + Resource + DeserializeOwned + Debug + Send + Sync + 'static,
+        K::DynamicType: Debug + Eq + Hash + Clone + Unpin + Send + Sync,
+        ReconcilerFut: TryFuture<Ok = Action, Error = E> + Send + 'static,
+        E: std::error::Error + Send + Sync + 'static,
+        Ctx: Send + Sync + 'static,
+    {
+        let metrics = self.metrics.controller(&self.name, self.concurrency);
+        let store = controller.store();
+        let ready = self.ready.clone();
+        let synced = tokio::spawn(async move {
+            // kube-runtime 4.2's `wait_until_ready` remembers a single waker and the
+            // controller itself waits on the same store, so a second waiter can miss the
+            // wake-up: ask again every 100 ms instead of waiting once.
+            loop {
+                match tokio::time::timeout(SYNC_POLL, store.wait_until_ready()).await {
+                    Ok(Ok(())) => break ready.pass(),
+                    Ok(Err(_)) => break, // the controller stopped before its first list
+                    Err(_) => {}
+                }
+            }
+        });
+        let shutdown = self.shutdown.clone();
+        let span = tracing::info_span!("controller", controller = %self.name);
+        controller
+            .with_config(controller::Config::default().concurrency(self.concurrency))
+            .graceful_shutdown_on(async move { shutdown.cancelled().await })
+            .run(
+                move |object, ctx| instrument(&metrics, reconcile(object, ctx)),
+                error_policy,
+                context,
+            )
+            .for_each(|result| async move {
+                match result {
+                    Ok(_) | Err(controller::Error::ReconcilerFailed(..)) => {} // error_policy logs it
+                    Err(controller::Error::QueueError(error)) => {
+                        // Typically RBAC or a missing CRD; the watcher retries with backoff.
+                        tracing::warn!(%error, "watch failed");
+                    }
+                    Err(error) => tracing::debug!(%error, "controller event"),
+                }
+            })
+            .instrument(span)
+            .await;
+        synced.abort();
+        Ok(())
+    }
+}
+
+/// Wraps one reconcile with the controller-runtime metrics.
+fn instrument<F>(
+    metrics: &ControllerMetrics,
+    reconcile: F,
+) -> impl Future<Output = Result<Action, F::Error>> + Send + 'static + use<F>
+where
+    F: TryFuture<Ok = Action> + Send + 'static,
+{
+    let reconcile_metrics = metrics.start();
+    TryFutureExt::into_future(reconcile).map(move |result| {
+        reconcile_metrics.finish(&result);
+        result
+    })
+}

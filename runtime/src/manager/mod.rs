@@ -1,0 +1,377 @@
+//! The manager of an operator, like controller-runtime's: it runs the controllers with
+//! Lease-based leader election, Prometheus metrics behind Kubernetes authn/authz, health
+//! probes, structured logs and graceful shutdown, all configured by [`Args`] flags.
+//!
+//! A generated `main.rs` boils down to
+//!
+//! ```no_run
+//! # mod controller { pub fn controllers() -> Vec<rkb_runtime::manager::Runnable> { vec![] } }
+//! use clap::Parser;
+//! use rkb_runtime::manager::{Args, Manager};
+//!
+//! # async fn start() -> anyhow::Result<()> {
+//! let args = Args::parse();
+//! args.init_logging()?;
+//! let client = kube::Client::try_default().await?;
+//! Manager::new("memcached-operator", client, args)
+//!     .run(controller::controllers())
+//!     .await
+//! # }
+//! ```
+//!
+//! and each controller hands its kube-runtime `Controller` to [`Context::run`]:
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//!
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kube::Api;
+//! use kube::runtime::controller::{Action, Controller};
+//! use kube::runtime::watcher;
+//! use rkb_runtime::manager::{Context, Runnable};
+//!
+//! #[derive(Debug, thiserror::Error)]
+//! #[error("reconcile failed")]
+//! struct Error;
+//!
+//! async fn reconcile(object: Arc<ConfigMap>, ctx: Arc<()>) -> Result<Action, Error> {
+//!     Ok(Action::await_change())
+//! }
+//!
+//! fn error_policy(object: Arc<ConfigMap>, error: &Error, ctx: Arc<()>) -> Action {
+//!     Action::requeue(Duration::from_secs(5))
+//! }
+//!
+//! async fn run(ctx: Context) -> anyhow::Result<()> {
+//!     let objects = Api::<ConfigMap>::all(ctx.client());
+//!     let controller = Controller::new(objects, watcher::Config::default());
+//!     ctx.run(controller, reconcile, error_policy, Arc::new(())).await
+//! }
+//!
+//! let controllers = vec![Runnable::new("configmap", run)];
+//! ```
+//!
+//! # Lifecycle
+//!
+//! 1. The probe and metrics servers start; `/readyz` passes (nothing to sync yet).
+//! 2. With `--leader-elect`, the manager waits for the Lease; standbys stay here and take
+//!    over when the leader releases it or stops renewing it.
+//! 3. Every [`Runnable`] starts; `/readyz` fails until each controller's cache is synced.
+//! 4. On SIGTERM or SIGINT, controllers stop taking new work and finish in-flight reconciles
+//!    (within `--graceful-shutdown-timeout`), the Lease is released so a standby takes over
+//!    at once, and [`Manager::run`] returns `Ok`. A second signal stops at once.
+//! 5. If the Lease is lost (renewals failed past the renew deadline, or another replica
+//!    took it), reconciling stops at once and `run` returns an error, so the process exits
+//!    non-zero and restarts as a standby — what controller-runtime does.
+
+mod args;
+mod auth;
+mod controller;
+mod health;
+mod leader;
+mod metrics;
+mod server;
+mod tls;
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use kube::Client;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+pub use args::{Args, BindAddress, LogFormat};
+pub use controller::{Context, Runnable};
+pub use health::{Check, Readiness};
+pub use metrics::Metrics;
+
+/// Runs an operator's controllers; see the [module docs](self).
+pub struct Manager {
+    name: String,
+    client: Client,
+    args: Args,
+    metrics: Metrics,
+    readiness: Readiness,
+    shutdown: CancellationToken,
+    /// A second signal: stop without waiting.
+    abort: CancellationToken,
+}
+
+impl std::fmt::Debug for Manager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Manager")
+            .field("name", &self.name)
+            .field("args", &self.args)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Manager {
+    /// A manager for the operator `name` (the default Lease is `<name>-leader`).
+    pub fn new(name: impl Into<String>, client: Client, args: Args) -> Self {
+        Self {
+            name: name.into(),
+            client,
+            args,
+            metrics: Metrics::new(),
+            readiness: Readiness::default(),
+            shutdown: CancellationToken::new(),
+            abort: CancellationToken::new(),
+        }
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// The metrics registry `/metrics` serves; register the operator's own metrics here.
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// The readiness checks `/readyz` reports.
+    pub fn readiness(&self) -> &Readiness {
+        &self.readiness
+    }
+
+    /// Cancelling this token shuts the manager down gracefully, as SIGTERM does.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    /// The Lease name: `--leader-election-id`, or `<name>-leader`.
+    pub fn leader_election_id(&self) -> String {
+        self.args
+            .leader_election_id
+            .clone()
+            .unwrap_or_else(|| format!("{}-leader", self.name))
+    }
+
+    /// Runs `runnables` until shutdown (`Ok`) or until one fails or the Lease is lost (`Err`).
+    pub async fn run(self, runnables: impl IntoIterator<Item = Runnable>) -> anyhow::Result<()> {
+        let runnables: Vec<Runnable> = runnables.into_iter().collect();
+        // Servers and the signal handler; aborted when `run` returns.
+        let mut background = JoinSet::new();
+        self.start_servers(&mut background).await?;
+        watch_signals(self.shutdown.clone(), self.abort.clone(), &mut background);
+
+        let mut lease = None;
+        if self.args.leader_elect {
+            let id = self.leader_election_id();
+            let namespace = self
+                .args
+                .leader_election_namespace
+                .clone()
+                .unwrap_or_else(|| self.client.default_namespace().to_owned());
+            self.metrics.set_leader(&id, false);
+            let election = leader::election(self.client.clone(), &namespace, &id, &self.args);
+            tracing::info!(lease = %id, %namespace, "waiting to become the leader");
+            tokio::select! {
+                acquired = election.acquire() => {
+                    lease = Some(acquired.with_context(|| format!("leader election on Lease {namespace}/{id} failed"))?);
+                    self.metrics.set_leader(&id, true);
+                    tracing::info!(lease = %id, "became the leader");
+                }
+                () = self.shutdown.cancelled() => {
+                    tracing::info!("shut down while on standby");
+                    return Ok(());
+                }
+            }
+        }
+
+        if runnables.is_empty() {
+            tracing::warn!("no controllers yet: add one with `rkb create api`");
+        }
+        let mut tasks = JoinSet::new();
+        for runnable in runnables {
+            let ctx = Context {
+                concurrency: self.args.concurrency_of(&runnable.name),
+                client: self.client.clone(),
+                shutdown: self.shutdown.clone(),
+                metrics: self.metrics.clone(),
+                ready: self.readiness.add(format!("controller/{}", runnable.name)),
+                name: runnable.name.clone(),
+            };
+            tracing::info!(controller = %runnable.name, concurrency = ctx.concurrency, "starting controller");
+            let name = runnable.name;
+            let start = runnable.start;
+            tasks.spawn(async move { (name, start(ctx).await) });
+        }
+
+        let result = self.supervise(&mut tasks, lease.as_mut()).await;
+        // Nothing may reconcile any more once the Lease is released (or lost).
+        tasks.shutdown().await;
+        if let Some(lease) = lease {
+            // Hand over now rather than after the lease duration (client-go's ReleaseOnCancel).
+            lease.step_down().await;
+            self.metrics.set_leader(&self.leader_election_id(), false);
+        }
+        if result.is_ok() {
+            tracing::info!("stopped gracefully");
+        }
+        result
+    }
+
+    /// Waits for every runnable; the first failure stops the others gracefully and is
+    /// returned. Dropping `tasks` on an early return aborts what still runs.
+    async fn supervise(
+        &self,
+        tasks: &mut JoinSet<(String, anyhow::Result<()>)>,
+        mut lease: Option<&mut kunobi_ha::leader::LeaderGuard>,
+    ) -> anyhow::Result<()> {
+        let timeout = self.args.graceful_shutdown_timeout;
+        let deadline = async {
+            self.shutdown.cancelled().await;
+            tokio::time::sleep(timeout).await;
+        };
+        tokio::pin!(deadline);
+        let mut failure = None;
+        loop {
+            tokio::select! {
+                // With nothing (left) to run, keep serving probes and metrics until shutdown.
+                () = self.shutdown.cancelled(), if tasks.is_empty() => break,
+                Some(joined) = tasks.join_next() => match joined {
+                    Ok((name, Ok(()))) => {
+                        if !self.shutdown.is_cancelled() {
+                            tracing::warn!(controller = %name, "controller stopped before shutdown");
+                        }
+                    }
+                    Ok((name, Err(error))) => {
+                        tracing::error!(controller = %name, error = format!("{error:#}"), "controller failed; shutting down");
+                        failure.get_or_insert(error.context(format!("controller {name} failed")));
+                        self.shutdown.cancel();
+                    }
+                    Err(panicked) => {
+                        failure.get_or_insert(anyhow::anyhow!("a controller panicked: {panicked}"));
+                        self.shutdown.cancel();
+                    }
+                },
+                reason = async {
+                    match lease.as_deref_mut() {
+                        Some(lease) => lease.lost().await,
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    self.metrics.set_leader(&self.leader_election_id(), false);
+                    // Another replica may already lead: stop reconciling now, not gracefully.
+                    anyhow::bail!("lost the leader Lease ({reason:?}); exiting so that only the new leader reconciles");
+                }
+                () = &mut deadline => {
+                    anyhow::bail!("in-flight reconciles did not finish within --graceful-shutdown-timeout={}", humantime::format_duration(timeout));
+                }
+                () = self.abort.cancelled() => anyhow::bail!("stopped by a second signal without waiting for in-flight reconciles"),
+            }
+        }
+        failure.map_or(Ok(()), Err)
+    }
+
+    /// Binds the probe and metrics servers now, so a taken port fails the start.
+    async fn start_servers(&self, servers: &mut JoinSet<()>) -> anyhow::Result<()> {
+        if let Some(addr) = self.args.health_probe_bind_address.0 {
+            let listener = server::bind(addr, "health probes").await?;
+            let readiness = self.readiness.clone();
+            servers.spawn(server::serve(listener, None, move |request| {
+                let response = health::respond(request.method(), request.uri().path(), &readiness);
+                std::future::ready(response)
+            }));
+            tracing::info!(%addr, "serving health probes on /healthz and /readyz");
+        }
+        if let Some(addr) = self.args.metrics_bind_address.0 {
+            let listener = server::bind(addr, "metrics").await?;
+            let (tls, authorizer) = if self.args.metrics_secure {
+                let files = self.args.metrics_cert_path.as_ref().map(|dir| {
+                    (
+                        dir.join(&self.args.metrics_cert_name),
+                        dir.join(&self.args.metrics_cert_key),
+                    )
+                });
+                let (acceptor, reload) = tls::acceptor(files, &["localhost"])?;
+                if let Some(reload) = reload {
+                    servers.spawn(reload);
+                }
+                (
+                    Some(acceptor),
+                    Some(Arc::new(auth::Authorizer::new(self.client.clone()))),
+                )
+            } else {
+                (None, None)
+            };
+            let metrics = self.metrics.clone();
+            servers.spawn(server::serve(listener, tls, move |request| {
+                let metrics = metrics.clone();
+                let authorizer = authorizer.clone();
+                async move { serve_metrics(request, &metrics, authorizer.as_deref()).await }
+            }));
+            let scheme = if self.args.metrics_secure {
+                "https"
+            } else {
+                "http"
+            };
+            tracing::info!(%addr, secure = self.args.metrics_secure, "serving metrics on {scheme}://{addr}/metrics");
+        }
+        Ok(())
+    }
+}
+
+async fn serve_metrics(
+    request: server::Request,
+    metrics: &Metrics,
+    authorizer: Option<&auth::Authorizer>,
+) -> server::Response {
+    use http::{HeaderValue, Method, StatusCode, header};
+
+    let path = request.uri().path();
+    if path != "/metrics" {
+        return server::text(StatusCode::NOT_FOUND, "not found: try /metrics\n");
+    }
+    if request.method() != Method::GET {
+        return server::text(StatusCode::METHOD_NOT_ALLOWED, "only GET\n");
+    }
+    if let Some(authorizer) = authorizer
+        && let Err(denied) = authorizer.check(request.headers(), "get", path).await
+    {
+        if let auth::Denied::Failed(reason) = &denied {
+            tracing::warn!(%reason, "cannot authorize a metrics scrape");
+        }
+        return server::text(denied.status(), format!("{denied}\n"));
+    }
+    let mut response = server::text(StatusCode::OK, metrics.encode());
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
+    );
+    response
+}
+
+/// First SIGTERM/SIGINT: graceful shutdown. Second: stop at once.
+fn watch_signals(shutdown: CancellationToken, abort: CancellationToken, tasks: &mut JoinSet<()>) {
+    tasks.spawn(async move {
+        #[cfg(unix)]
+        let mut terminate =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        let mut signal = async || {
+            #[cfg(unix)]
+            if let Some(terminate) = terminate.as_mut() {
+                tokio::select! {
+                    _ = terminate.recv() => return "SIGTERM",
+                    _ = tokio::signal::ctrl_c() => return "SIGINT",
+                }
+            }
+            let _ = tokio::signal::ctrl_c().await;
+            "SIGINT"
+        };
+        let first = signal().await;
+        tracing::info!(
+            signal = first,
+            "shutting down: finishing in-flight reconciles"
+        );
+        shutdown.cancel();
+        let second = signal().await;
+        tracing::warn!(signal = second, "second signal: stopping now");
+        abort.cancel();
+    });
+}
+
+#[cfg(test)]
+mod tests;

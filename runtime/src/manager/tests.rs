@@ -1,0 +1,448 @@
+//! The manager end to end, against a scripted API server (tower-test) for controllers and an
+//! in-memory one (kube-fake-client) for the Lease.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use clap::Parser;
+use http::{Request, Response};
+use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
+use kube::api::PostParams;
+use kube::client::Body;
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::watcher;
+use kube::{Api, Client};
+use serde_json::json;
+use tokio::sync::Notify;
+use tower_test::mock::{self, Handle};
+
+use super::*;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+/// Flags for tests: no servers, so that tests do not fight over ports.
+fn args(extra: &[&str]) -> Args {
+    let mut argv = vec![
+        "manager",
+        "--health-probe-bind-address=0",
+        "--metrics-bind-address=0",
+    ];
+    argv.extend(extra);
+    Args::parse_from(argv)
+}
+
+/// An API server that lists `objects` ConfigMaps and then holds every watch open.
+fn config_map_api(objects: usize) -> (Client, tokio::sync::oneshot::Sender<()>) {
+    let (service, mut handle): (_, Handle<Request<Body>, Response<Body>>) = mock::pair();
+    let (list_now, list_gate) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let mut list_gate = Some(list_gate);
+        let mut watches = Vec::new();
+        while let Some((request, reply)) = handle.next_request().await {
+            if request
+                .uri()
+                .query()
+                .unwrap_or_default()
+                .contains("watch=true")
+            {
+                watches.push(reply); // never answered: no changes
+                continue;
+            }
+            if let Some(gate) = list_gate.take() {
+                let _ = gate.await;
+            }
+            let items: Vec<_> = (0..objects)
+                .map(|i| json!({"metadata": {"name": format!("cm-{i}"), "namespace": "default", "resourceVersion": "1"}}))
+                .collect();
+            let list = json!({"apiVersion": "v1", "kind": "ConfigMapList", "metadata": {"resourceVersion": "1"}, "items": items});
+            reply.send_response(Response::new(Body::from(
+                serde_json::to_vec(&list).unwrap(),
+            )));
+        }
+    });
+    (Client::new(service, "default"), list_now)
+}
+
+async fn eventually(what: &str, condition: impl Fn() -> bool) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !condition() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting until {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("never")]
+struct Never;
+
+#[tokio::test]
+async fn readiness_flips_once_the_controller_cache_is_synced() {
+    let (client, list_now) = config_map_api(0);
+    let manager = Manager::new("op", client.clone(), args(&[]));
+    let readiness = manager.readiness().clone();
+    let shutdown = manager.shutdown_token();
+    let run = tokio::spawn(
+        manager.run([Runnable::new("configmaps", |ctx: Context| async move {
+            let controller = Controller::new(
+                Api::<ConfigMap>::default_namespaced(ctx.client()),
+                watcher::Config::default(),
+            );
+            ctx.run(
+                controller,
+                |_, _| async { Ok::<_, Never>(Action::await_change()) },
+                |_, _, _| Action::await_change(),
+                Arc::new(()),
+            )
+            .await
+        })]),
+    );
+
+    eventually("the controller registered its check", || {
+        !readiness.is_ready()
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(!readiness.is_ready(), "not ready before the initial list");
+    list_now.send(()).unwrap();
+    eventually("the cache is synced", || readiness.is_ready()).await;
+
+    shutdown.cancel();
+    tokio::time::timeout(WAIT, run)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+}
+
+#[tokio::test]
+async fn shutdown_waits_for_in_flight_reconciles_and_takes_no_new_work() {
+    let (client, list_now) = config_map_api(3);
+    list_now.send(()).unwrap();
+    let manager = Manager::new("op", client, args(&[]));
+    let metrics = manager.metrics().clone();
+    let shutdown = manager.shutdown_token();
+    let started = Arc::new(Notify::new());
+    let (reconciles, finished) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let run = tokio::spawn(manager.run([Runnable::new("configmaps", {
+        let (started, reconciles, finished) =
+            (started.clone(), reconciles.clone(), finished.clone());
+        move |ctx: Context| async move {
+            let controller = Controller::new(
+                Api::<ConfigMap>::default_namespaced(ctx.client()),
+                watcher::Config::default(),
+            );
+            // --concurrency=1: one object at a time, so two are still queued at shutdown.
+            let reconcile = move |_, _| {
+                let (started, reconciles, finished) =
+                    (started.clone(), reconciles.clone(), finished.clone());
+                async move {
+                    reconciles.fetch_add(1, Ordering::SeqCst);
+                    started.notify_one();
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                    finished.fetch_add(1, Ordering::SeqCst);
+                    Ok::<_, Never>(Action::await_change())
+                }
+            };
+            ctx.run(
+                controller,
+                reconcile,
+                |_, _, _| Action::await_change(),
+                Arc::new(()),
+            )
+            .await
+        }
+    })]));
+
+    tokio::time::timeout(WAIT, started.notified())
+        .await
+        .expect("a reconcile started");
+    shutdown.cancel();
+    tokio::time::timeout(WAIT, run)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        finished.load(Ordering::SeqCst),
+        1,
+        "the in-flight reconcile finished"
+    );
+    assert_eq!(
+        reconciles.load(Ordering::SeqCst),
+        1,
+        "queued objects were not started"
+    );
+    let text = metrics.encode();
+    assert!(
+        text.contains(
+            r#"controller_runtime_reconcile_total{controller="configmaps",result="success"} 1"#
+        ),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_failing_controller_stops_the_manager_with_its_error() {
+    let (client, _) = config_map_api(0);
+    let manager = Manager::new("op", client, args(&[]));
+    let error = manager
+        .run([Runnable::new("broken", |_| async {
+            anyhow::bail!("cannot list widgets: is the CRD installed?")
+        })])
+        .await
+        .unwrap_err();
+    assert_eq!(
+        format!("{error:#}"),
+        "controller broken failed: cannot list widgets: is the CRD installed?"
+    );
+}
+
+// Leader election, against the in-memory API. kunobi-ha reads the wall clock, so these
+// take a few real seconds.
+
+const LEASE: &str = "op-leader";
+
+fn leader_args() -> Args {
+    args(&[
+        "--leader-elect",
+        "--leader-election-namespace=default",
+        "--leader-election-lease-duration=2s",
+        "--leader-election-renew-deadline=1s",
+        "--leader-election-retry-period=100ms",
+    ])
+}
+
+fn lease_held_by(holder: &str, duration_seconds: i32) -> Lease {
+    let now = MicroTime(k8s_openapi::jiff::Timestamp::now());
+    Lease {
+        metadata: ObjectMeta {
+            name: Some(LEASE.into()),
+            namespace: Some("default".into()),
+            ..Default::default()
+        },
+        spec: Some(LeaseSpec {
+            holder_identity: Some(holder.into()),
+            lease_duration_seconds: Some(duration_seconds),
+            acquire_time: Some(now.clone()),
+            renew_time: Some(now),
+            lease_transitions: Some(0),
+            ..Default::default()
+        }),
+    }
+}
+
+async fn fake_api() -> Client {
+    kube_fake_client::ClientBuilder::new()
+        .build()
+        .await
+        .expect("the in-memory API starts")
+}
+
+/// Sets its flag when dropped, i.e. when the task holding it ends or is aborted.
+struct SetOnDrop(Arc<AtomicBool>);
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// A runnable that records that it started, and stays until shutdown.
+fn recorder(started: &Arc<AtomicBool>) -> Runnable {
+    recorder_with_stop(started, &Arc::default())
+}
+
+/// Also records when it stopped, gracefully or aborted.
+fn recorder_with_stop(started: &Arc<AtomicBool>, stopped: &Arc<AtomicBool>) -> Runnable {
+    let (started, stopped) = (started.clone(), stopped.clone());
+    Runnable::new("recorder", move |ctx: Context| async move {
+        let _stopped = SetOnDrop(stopped);
+        started.store(true, Ordering::SeqCst);
+        ctx.set_ready();
+        ctx.shutdown().cancelled().await;
+        Ok(())
+    })
+}
+
+fn holder(lease: &Lease) -> Option<String> {
+    lease.spec.as_ref().and_then(|s| s.holder_identity.clone())
+}
+
+#[tokio::test]
+async fn a_standby_waits_for_the_lease_to_expire_then_leads_until_it_loses_it() {
+    let client = fake_api().await;
+    let leases = Api::<Lease>::namespaced(client.clone(), "default");
+    leases
+        .create(&PostParams::default(), &lease_held_by("other-replica", 3))
+        .await
+        .unwrap();
+
+    let manager = Manager::new("op", client, leader_args());
+    let metrics = manager.metrics().clone();
+    let (started, stopped) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let run = tokio::spawn(manager.run([recorder_with_stop(&started, &stopped)]));
+    let leading = || {
+        metrics
+            .encode()
+            .contains(r#"leader_election_master_status{name="op-leader"} 1"#)
+    };
+
+    // kunobi-ha truncates renewTime to whole seconds, so the lease may expire 1 s early.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !started.load(Ordering::SeqCst),
+        "controllers wait while another replica holds the lease"
+    );
+    assert!(
+        metrics
+            .encode()
+            .contains(r#"leader_election_master_status{name="op-leader"} 0"#)
+    );
+
+    eventually("the expired lease is taken over", || {
+        started.load(Ordering::SeqCst)
+    })
+    .await;
+    assert!(leading());
+    let lease = leases.get(LEASE).await.unwrap();
+    assert!(
+        holder(&lease).unwrap().contains('_'),
+        "identity is <host>_<uuid>: {lease:?}"
+    );
+
+    // Another replica takes the lease (e.g. after this one was partitioned away).
+    let mut usurped = lease;
+    usurped.spec.as_mut().unwrap().holder_identity = Some("usurper".into());
+    usurped.spec.as_mut().unwrap().renew_time =
+        Some(MicroTime(k8s_openapi::jiff::Timestamp::now()));
+    leases
+        .replace(LEASE, &PostParams::default(), &usurped)
+        .await
+        .unwrap();
+    let error = tokio::time::timeout(WAIT, run)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("lost the leader Lease"),
+        "{error:#}"
+    );
+    assert!(
+        stopped.load(Ordering::SeqCst),
+        "controllers are stopped at once"
+    );
+    assert!(!leading());
+}
+
+#[tokio::test]
+async fn the_leader_releases_the_lease_on_shutdown_so_a_standby_takes_over_at_once() {
+    let client = fake_api().await;
+    let leases = Api::<Lease>::namespaced(client.clone(), "default");
+    let manager = Manager::new("op", client, leader_args());
+    let shutdown = manager.shutdown_token();
+    let started = Arc::new(AtomicBool::new(false));
+    let run = tokio::spawn(manager.run([recorder(&started)]));
+
+    eventually("a free lease is acquired", || {
+        started.load(Ordering::SeqCst)
+    })
+    .await;
+    assert!(holder(&leases.get(LEASE).await.unwrap()).is_some());
+    shutdown.cancel();
+    tokio::time::timeout(WAIT, run)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let released = leases.get(LEASE).await.unwrap();
+    assert_eq!(holder(&released), None, "released: {released:?}");
+}
+
+#[tokio::test]
+async fn a_standby_shuts_down_without_leading() {
+    let client = fake_api().await;
+    let leases = Api::<Lease>::namespaced(client.clone(), "default");
+    leases
+        .create(&PostParams::default(), &lease_held_by("other-replica", 60))
+        .await
+        .unwrap();
+    let manager = Manager::new("op", client, leader_args());
+    let shutdown = manager.shutdown_token();
+    let started = Arc::new(AtomicBool::new(false));
+    let run = tokio::spawn(manager.run([recorder(&started)]));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    shutdown.cancel();
+    tokio::time::timeout(WAIT, run)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(!started.load(Ordering::SeqCst));
+    assert_eq!(
+        holder(&leases.get(LEASE).await.unwrap()).as_deref(),
+        Some("other-replica")
+    );
+}
+
+#[tokio::test]
+async fn probes_are_served_over_http() {
+    let (client, _) = config_map_api(0);
+    // Port 0 binding is not exposed, so pick a free port first.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let manager = Manager::new(
+        "op",
+        client,
+        Args::parse_from([
+            "manager",
+            &format!("--health-probe-bind-address=127.0.0.1:{port}"),
+        ]),
+    );
+    let shutdown = manager.shutdown_token();
+    let run = tokio::spawn(manager.run([]));
+    let get = |path: &'static str| async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
+        stream
+            .write_all(
+                format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
+            )
+            .await?;
+        let mut response = String::new();
+        stream.read_to_string(&mut response).await?;
+        Ok::<_, std::io::Error>(response)
+    };
+    let mut healthz = get("/healthz").await;
+    for _ in 0..50 {
+        if healthz.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        healthz = get("/healthz").await;
+    }
+    assert!(healthz.unwrap().starts_with("HTTP/1.1 200"));
+    let readyz = get("/readyz").await.unwrap();
+    assert!(
+        readyz.starts_with("HTTP/1.1 200") && readyz.ends_with("readyz check passed\n"),
+        "{readyz}"
+    );
+    shutdown.cancel();
+    tokio::time::timeout(WAIT, run)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+}

@@ -1,0 +1,219 @@
+//! The metrics server's TLS: a certificate from files (reloaded when they change, e.g.
+//! after cert-manager renews them) or a self-signed one generated at start.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, SystemTime};
+
+use anyhow::Context as _;
+use tokio_rustls::TlsAcceptor;
+use tokio_rustls::rustls::crypto::{CryptoProvider, ring};
+use tokio_rustls::rustls::pki_types::pem::PemObject;
+use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use tokio_rustls::rustls::server::{ClientHello, ResolvesServerCert};
+use tokio_rustls::rustls::sign::CertifiedKey;
+use tokio_rustls::rustls::{ServerConfig, version};
+
+/// How often certificate files are checked for changes.
+const RELOAD_INTERVAL: Duration = Duration::from_secs(10);
+
+/// A TLS acceptor serving the files `cert` and `key` (PEM), reloaded when they change, or,
+/// without files, a certificate generated now for `hosts`. The returned future keeps
+/// reloading the files and must be polled for as long as the server runs.
+pub(crate) fn acceptor(
+    files: Option<(PathBuf, PathBuf)>,
+    hosts: &[&str],
+) -> anyhow::Result<(TlsAcceptor, Option<impl Future<Output = ()> + use<>>)> {
+    let provider = Arc::new(ring::default_provider());
+    let (resolver, reload) = match files {
+        Some((cert, key)) => {
+            let watched = Arc::new(WatchedCert::load(cert, key, provider.clone())?);
+            let reload = {
+                let watched = watched.clone();
+                async move {
+                    let mut ticks = tokio::time::interval(RELOAD_INTERVAL);
+                    loop {
+                        ticks.tick().await;
+                        watched.reload_if_changed();
+                    }
+                }
+            };
+            (watched as Arc<dyn ResolvesServerCert>, Some(reload))
+        }
+        None => (
+            Arc::new(Fixed(Arc::new(self_signed(hosts, &provider)?)))
+                as Arc<dyn ResolvesServerCert>,
+            None,
+        ),
+    };
+    // TLS 1.2 and 1.3 only; rustls offers no weak cipher suites.
+    let mut config = ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&version::TLS13, &version::TLS12])?
+        .with_no_client_auth()
+        .with_cert_resolver(resolver);
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok((TlsAcceptor::from(Arc::new(config)), reload))
+}
+
+/// A self-signed certificate, as controller-runtime generates when given none. Scrapers
+/// either skip verification (kubebuilder's ServiceMonitor does) or are given a real one.
+fn self_signed(hosts: &[&str], provider: &CryptoProvider) -> anyhow::Result<CertifiedKey> {
+    let names: Vec<String> = hosts.iter().map(|h| (*h).to_owned()).collect();
+    let generated = rcgen::generate_simple_self_signed(names)
+        .context("cannot generate a self-signed certificate for the metrics server")?;
+    let key = PrivateKeyDer::from(PrivatePkcs8KeyDer::from(
+        generated.signing_key.serialize_der(),
+    ));
+    Ok(CertifiedKey::from_der(
+        vec![generated.cert.der().clone()],
+        key,
+        provider,
+    )?)
+}
+
+fn load(cert: &Path, key: &Path, provider: &CryptoProvider) -> anyhow::Result<CertifiedKey> {
+    let chain = CertificateDer::pem_file_iter(cert)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .with_context(|| format!("cannot read the certificate {}", cert.display()))?;
+    let private = PrivateKeyDer::from_pem_file(key)
+        .with_context(|| format!("cannot read the private key {}", key.display()))?;
+    CertifiedKey::from_der(chain, private, provider).with_context(|| {
+        format!(
+            "{} and {} do not form a usable key pair",
+            cert.display(),
+            key.display()
+        )
+    })
+}
+
+#[derive(Debug)]
+struct Fixed(Arc<CertifiedKey>);
+
+impl ResolvesServerCert for Fixed {
+    fn resolve(&self, _: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        Some(self.0.clone())
+    }
+}
+
+/// Certificate files, reloaded when their modification time changes.
+struct WatchedCert {
+    cert: PathBuf,
+    key: PathBuf,
+    provider: Arc<CryptoProvider>,
+    current: RwLock<Arc<CertifiedKey>>,
+    modified: Mutex<Option<SystemTime>>,
+}
+
+impl fmt::Debug for WatchedCert {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WatchedCert")
+            .field("cert", &self.cert)
+            .field("key", &self.key)
+            .finish_non_exhaustive()
+    }
+}
+
+impl WatchedCert {
+    fn load(cert: PathBuf, key: PathBuf, provider: Arc<CryptoProvider>) -> anyhow::Result<Self> {
+        let modified = last_modified(&cert, &key);
+        let current = load(&cert, &key, &provider)?;
+        Ok(Self {
+            cert,
+            key,
+            provider,
+            current: RwLock::new(Arc::new(current)),
+            modified: Mutex::new(modified),
+        })
+    }
+
+    fn reload_if_changed(&self) {
+        let modified = last_modified(&self.cert, &self.key);
+        let mut seen = self.modified.lock().unwrap_or_else(|p| p.into_inner());
+        if modified == *seen {
+            return;
+        }
+        // Keep serving the old pair while a half-written update is in progress.
+        match load(&self.cert, &self.key, &self.provider) {
+            Ok(loaded) => {
+                *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(loaded);
+                *seen = modified;
+                tracing::info!(cert = %self.cert.display(), "reloaded the metrics certificate");
+            }
+            Err(error) => tracing::warn!(
+                error = format!("{error:#}"),
+                "keeping the previous metrics certificate"
+            ),
+        }
+    }
+}
+
+impl ResolvesServerCert for WatchedCert {
+    fn resolve(&self, _: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        Some(
+            self.current
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone(),
+        )
+    }
+}
+
+/// The later modification time of the two files (Secret volumes swap a symlink, which
+/// changes both).
+fn last_modified(cert: &Path, key: &Path) -> Option<SystemTime> {
+    let time = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    time(cert).max(time(key))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_self_signed_certificate_is_generated_without_files() {
+        let (_, reload) = acceptor(None, &["localhost"]).unwrap();
+        assert!(reload.is_none());
+    }
+
+    #[test]
+    fn certificate_files_are_loaded_and_reloaded_when_they_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cert, key) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
+        let write = |name: &str| {
+            let generated = rcgen::generate_simple_self_signed(vec![name.to_owned()]).unwrap();
+            std::fs::write(&cert, generated.cert.pem()).unwrap();
+            std::fs::write(&key, generated.signing_key.serialize_pem()).unwrap();
+            generated.cert.der().to_vec()
+        };
+        let first = write("first");
+        let provider = Arc::new(ring::default_provider());
+        let watched = WatchedCert::load(cert.clone(), key.clone(), provider).unwrap();
+        let served = || watched.current.read().unwrap().cert[0].to_vec();
+        assert_eq!(served(), first);
+
+        std::fs::write(&key, "not a key").unwrap();
+        watched.reload_if_changed();
+        assert_eq!(served(), first, "a broken update keeps the previous pair");
+
+        // Make sure the modification time moves even on coarse-grained file systems.
+        std::thread::sleep(Duration::from_millis(20));
+        let second = write("second");
+        watched.reload_if_changed();
+        assert_eq!(served(), second);
+    }
+
+    #[test]
+    fn missing_files_fail_with_their_path() {
+        let error = acceptor(
+            Some(("/nonexistent/tls.crt".into(), "/nonexistent/tls.key".into())),
+            &[],
+        )
+        .err()
+        .unwrap();
+        assert!(
+            format!("{error:#}").contains("/nonexistent/tls.crt"),
+            "{error:#}"
+        );
+    }
+}

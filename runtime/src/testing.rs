@@ -1,0 +1,596 @@
+//! Test kit for reconcilers: wrap any [`kube::Client`] (the in-memory API of
+//! `kube-fake-client`, a `tower-test` mock, a real cluster) to
+//!
+//! - audit RBAC: every request is recorded as the API server's authorizer sees it
+//!   (verb, API group, resource/subresource, namespace, name) and checked against the
+//!   project's `config/rbac/role.yaml`, so a missing rule *and* a rule nothing uses both
+//!   fail the test ([`RbacAudit`]);
+//! - inject faults: conflicts (409), server errors (500) and timeouts on chosen
+//!   requests, to prove a reconciler converges anyway ([`Faults`]).
+//!
+//! ```ignore
+//! let audit = RbacAudit::default();
+//! let faults = Faults::default().fail(Fault::conflict().on_verb("update").times(1));
+//! let client = testing::wrap(fake_client, &audit, &faults);
+//! // ... run reconciles with `client` ...
+//! audit.watches("apps", "deployments"); // what the Controller's watchers use
+//! audit.check_role_file("config/rbac/role.yaml").unwrap();
+//! ```
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use http::{Request, Response};
+use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule, Role};
+use kube::client::Body;
+
+/// One request as Kubernetes' authorizer sees it.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Access {
+    pub verb: String,
+    /// `""` for the core group.
+    pub group: String,
+    /// `deployments`, or `memcacheds/status` for a subresource.
+    pub resource: String,
+    pub namespace: Option<String>,
+    pub name: Option<String>,
+}
+
+impl fmt::Display for Access {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let group = if self.group.is_empty() {
+            "core"
+        } else {
+            &self.group
+        };
+        write!(f, "{} {}/{}", self.verb, group, self.resource)?;
+        if let Some(ns) = &self.namespace {
+            write!(f, " in namespace {ns}")?;
+        }
+        if let Some(name) = &self.name {
+            write!(f, " named {name}")?;
+        }
+        Ok(())
+    }
+}
+
+impl Access {
+    /// Parses a request path and method like the API server's RequestInfo resolver.
+    /// Returns `None` for non-resource requests (discovery, /version, ...).
+    pub fn from_request(method: &http::Method, uri: &http::Uri) -> Option<Access> {
+        let segments: Vec<&str> = uri.path().split('/').filter(|s| !s.is_empty()).collect();
+        let (group, rest) = match segments.as_slice() {
+            ["api", _version, rest @ ..] => (String::new(), rest),
+            ["apis", group, _version, rest @ ..] => ((*group).to_owned(), rest),
+            _ => return None,
+        };
+        let mut parts: Vec<&str> = rest.to_vec();
+        let mut namespace = None;
+        // `namespaces/<ns>/<resource>...` names a namespace; `namespaces/<name>[/status]`
+        // is the Namespace object itself.
+        if parts.first() == Some(&"namespaces") && parts.len() > 1 {
+            namespace = Some(parts[1].to_owned());
+            if parts.len() > 2 && !["status", "finalize"].contains(&parts[2]) {
+                parts.drain(..2);
+            }
+        }
+        let resource = (*parts.first()?).to_owned();
+        let name = parts.get(1).map(|s| (*s).to_owned());
+        let resource = match parts.get(2) {
+            Some(sub) => format!("{resource}/{sub}"),
+            None => resource,
+        };
+        let watching = uri
+            .query()
+            .is_some_and(|q| q.split('&').any(|kv| kv == "watch=true" || kv == "watch=1"));
+        let verb = match (method.as_str(), name.is_some()) {
+            ("GET", true) => "get",
+            ("GET", false) if watching => "watch",
+            ("GET", false) => "list",
+            ("POST", _) => "create",
+            ("PUT", _) => "update",
+            ("PATCH", _) => "patch",
+            ("DELETE", true) => "delete",
+            ("DELETE", false) => "deletecollection",
+            _ => return None,
+        };
+        // A Namespace object's own namespace is not a scope.
+        let namespace = if resource.starts_with("namespaces") {
+            None
+        } else {
+            namespace
+        };
+        Some(Access {
+            verb: verb.into(),
+            group,
+            resource,
+            namespace,
+            name,
+        })
+    }
+}
+
+/// Records requests; checks them against RBAC rules.
+#[derive(Clone, Debug, Default)]
+pub struct RbacAudit {
+    accesses: Arc<Mutex<BTreeSet<Access>>>,
+}
+
+/// One rule of the role, flattened: what it grants, and where.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Grant {
+    verb: String,
+    group: String,
+    resource: String,
+    names: Vec<String>,
+    /// `None` for a ClusterRole.
+    namespace: Option<String>,
+}
+
+impl RbacAudit {
+    fn record(&self, access: Access) {
+        self.accesses
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(access);
+    }
+
+    /// Marks the list and watch calls of a Controller's watcher on a kind (cluster-wide),
+    /// which tests that call `reconcile` directly never make.
+    pub fn watches(&self, group: &str, resource: &str) {
+        for verb in ["list", "watch"] {
+            self.record(Access {
+                verb: verb.into(),
+                group: group.into(),
+                resource: resource.into(),
+                namespace: None,
+                name: None,
+            });
+        }
+    }
+
+    /// Every request seen so far, sorted.
+    pub fn accesses(&self) -> Vec<Access> {
+        self.accesses
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    /// Checks the recorded requests against a `role.yaml` (a ClusterRole and/or Roles).
+    pub fn check_role_file(&self, path: impl AsRef<Path>) -> Result<(), String> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        self.check_role_yaml(&text)
+    }
+
+    /// Checks the recorded requests against role YAML: fails when a request is not
+    /// allowed (a missing rule) or when a rule allows something no request used (an
+    /// excessive rule), listing both.
+    pub fn check_role_yaml(&self, yaml: &str) -> Result<(), String> {
+        use serde::Deserialize as _;
+        let mut grants = Vec::new();
+        for doc in serde_yaml_ng::Deserializer::from_str(yaml) {
+            let value =
+                serde_yaml_ng::Value::deserialize(doc).map_err(|e| format!("role YAML: {e}"))?;
+            let kind = value
+                .get("kind")
+                .and_then(|k| k.as_str())
+                .unwrap_or_default();
+            let (rules, namespace) = match kind {
+                "ClusterRole" => {
+                    let role: ClusterRole =
+                        serde_yaml_ng::from_value(value).map_err(|e| e.to_string())?;
+                    (role.rules.unwrap_or_default(), None)
+                }
+                "Role" => {
+                    let role: Role = serde_yaml_ng::from_value(value).map_err(|e| e.to_string())?;
+                    (role.rules.unwrap_or_default(), role.metadata.namespace)
+                }
+                _ => continue,
+            };
+            for rule in &rules {
+                grants.extend(flatten(rule, namespace.as_deref()));
+            }
+        }
+        let accesses = self.accesses();
+        let missing: Vec<&Access> = accesses
+            .iter()
+            .filter(|a| !grants.iter().any(|g| allows(g, a)))
+            .collect();
+        let unused: Vec<&Grant> = grants
+            .iter()
+            .filter(|g| !accesses.iter().any(|a| allows(g, a)))
+            .collect();
+        if missing.is_empty() && unused.is_empty() {
+            return Ok(());
+        }
+        let mut report = String::from("RBAC audit failed:\n");
+        for access in missing {
+            report.push_str(&format!(
+                "  missing rule: the reconciler made `{access}`, which the role does not allow\n"
+            ));
+        }
+        for grant in unused {
+            let group = if grant.group.is_empty() {
+                "core"
+            } else {
+                &grant.group
+            };
+            report.push_str(&format!(
+                "  excessive rule: the role allows `{} {group}/{}`{}, which no request used\n",
+                grant.verb,
+                grant.resource,
+                grant
+                    .namespace
+                    .as_ref()
+                    .map(|n| format!(" in namespace {n}"))
+                    .unwrap_or_default()
+            ));
+        }
+        report.push_str(
+            "Fix the #[rbac(...)] attributes of the reconciler, then run `make manifests`.",
+        );
+        Err(report)
+    }
+}
+
+fn flatten(rule: &PolicyRule, namespace: Option<&str>) -> Vec<Grant> {
+    let mut out = Vec::new();
+    for group in rule.api_groups.iter().flatten() {
+        for resource in rule.resources.iter().flatten() {
+            for verb in &rule.verbs {
+                out.push(Grant {
+                    verb: verb.clone(),
+                    group: group.clone(),
+                    resource: resource.clone(),
+                    names: rule.resource_names.clone().unwrap_or_default(),
+                    namespace: namespace.map(str::to_owned),
+                });
+            }
+        }
+    }
+    out
+}
+
+fn allows(grant: &Grant, access: &Access) -> bool {
+    let in_scope = match &grant.namespace {
+        None => true,
+        Some(ns) => access.namespace.as_deref() == Some(ns.as_str()),
+    };
+    let named = grant.names.is_empty()
+        || access
+            .name
+            .as_ref()
+            .is_some_and(|n| grant.names.contains(n));
+    in_scope
+        && named
+        && grant.verb == access.verb
+        && grant.group == access.group
+        && grant.resource == access.resource
+}
+
+/// What a [`Fault`] does to the request it hits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultKind {
+    /// 409 Conflict, as for a stale resourceVersion.
+    Conflict,
+    /// 500 Internal Server Error.
+    ServerError,
+    /// The request never answers: after the delay the client sees a timeout error.
+    Timeout(Duration),
+}
+
+/// A fault on the requests matching its filters, for its first `times` matches.
+#[derive(Clone, Debug)]
+pub struct Fault {
+    kind: FaultKind,
+    verb: Option<String>,
+    resource: Option<String>,
+    times: usize,
+}
+
+impl Fault {
+    pub fn conflict() -> Self {
+        Self::new(FaultKind::Conflict)
+    }
+    pub fn server_error() -> Self {
+        Self::new(FaultKind::ServerError)
+    }
+    pub fn timeout(after: Duration) -> Self {
+        Self::new(FaultKind::Timeout(after))
+    }
+    fn new(kind: FaultKind) -> Self {
+        Fault {
+            kind,
+            verb: None,
+            resource: None,
+            times: 1,
+        }
+    }
+    /// Only requests with this verb (`get`, `create`, `update`, `patch`, ...).
+    pub fn on_verb(mut self, verb: &str) -> Self {
+        self.verb = Some(verb.into());
+        self
+    }
+    /// Only requests on this resource (`deployments`, `memcacheds/status`).
+    pub fn on_resource(mut self, resource: &str) -> Self {
+        self.resource = Some(resource.into());
+        self
+    }
+    /// How many matching requests fail (default 1).
+    pub fn times(mut self, times: usize) -> Self {
+        self.times = times;
+        self
+    }
+    fn matches(&self, access: &Access) -> bool {
+        self.times > 0
+            && self.verb.as_deref().is_none_or(|v| v == access.verb)
+            && self
+                .resource
+                .as_deref()
+                .is_none_or(|r| r == access.resource)
+    }
+}
+
+/// A plan of faults, shared by every clone of the wrapped client.
+#[derive(Clone, Debug, Default)]
+pub struct Faults {
+    plan: Arc<Mutex<Vec<Fault>>>,
+    injected: Arc<Mutex<Vec<(FaultKind, Access)>>>,
+}
+
+impl Faults {
+    pub fn fail(self, fault: Fault) -> Self {
+        self.plan
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(fault);
+        self
+    }
+
+    /// Faults injected so far, with the request each hit.
+    pub fn injected(&self) -> Vec<(FaultKind, Access)> {
+        self.injected
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn take(&self, access: &Access) -> Option<FaultKind> {
+        let mut plan = self.plan.lock().unwrap_or_else(PoisonError::into_inner);
+        let fault = plan.iter_mut().find(|f| f.matches(access))?;
+        fault.times -= 1;
+        let kind = fault.kind;
+        self.injected
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((kind, access.clone()));
+        Some(kind)
+    }
+}
+
+/// `client` with every request recorded by `audit` and subject to `faults`.
+pub fn wrap(client: kube::Client, audit: &RbacAudit, faults: &Faults) -> kube::Client {
+    let service = Wrapped {
+        inner: client.clone(),
+        audit: audit.clone(),
+        faults: faults.clone(),
+    };
+    kube::Client::new(service, client.default_namespace().to_owned())
+}
+
+#[derive(Clone)]
+struct Wrapped {
+    inner: kube::Client,
+    audit: RbacAudit,
+    faults: Faults,
+}
+
+impl tower::Service<Request<Body>> for Wrapped {
+    type Response = Response<Body>;
+    type Error = tower::BoxError;
+    type Future = BoxFuture<'static, Result<Response<Body>, tower::BoxError>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        let access = Access::from_request(request.method(), request.uri());
+        let fault = access.as_ref().and_then(|a| self.faults.take(a));
+        if let Some(access) = access {
+            // A failed request was still authorized first: it needs its rule all the same.
+            self.audit.record(access);
+        }
+        let inner = self.inner.clone();
+        Box::pin(async move {
+            match fault {
+                Some(FaultKind::Conflict) => Ok(status_response(
+                    409,
+                    "Conflict",
+                    "the object has been modified; please apply your changes to the latest version and try again",
+                )),
+                Some(FaultKind::ServerError) => Ok(status_response(
+                    500,
+                    "InternalError",
+                    "an error on the server (\"injected\") has prevented the request from succeeding",
+                )),
+                Some(FaultKind::Timeout(after)) => {
+                    tokio::time::sleep(after).await;
+                    Err(Box::new(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "request timed out (injected)",
+                    )) as tower::BoxError)
+                }
+                None => inner
+                    .send(request)
+                    .await
+                    .map_err(|e| Box::new(e) as tower::BoxError),
+            }
+        })
+    }
+}
+
+fn status_response(code: u16, reason: &str, message: &str) -> Response<Body> {
+    let status = serde_json::json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    });
+    Response::builder()
+        .status(code)
+        .header("content-type", "application/json")
+        .body(Body::from(
+            serde_json::to_vec(&status).expect("a Status serializes"),
+        ))
+        .expect("a valid response")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn access(method: &str, uri: &str) -> Option<Access> {
+        Access::from_request(&method.parse().unwrap(), &uri.parse().unwrap())
+    }
+
+    #[test]
+    fn requests_map_to_rbac_attributes() {
+        let a = access("GET", "/apis/apps/v1/namespaces/ns/deployments/web").unwrap();
+        assert_eq!(
+            (a.verb.as_str(), a.group.as_str(), a.resource.as_str()),
+            ("get", "apps", "deployments")
+        );
+        assert_eq!(
+            (a.namespace.as_deref(), a.name.as_deref()),
+            (Some("ns"), Some("web"))
+        );
+        assert_eq!(
+            access("GET", "/api/v1/pods?labelSelector=a%3Db")
+                .unwrap()
+                .verb,
+            "list"
+        );
+        assert_eq!(
+            access(
+                "GET",
+                "/api/v1/namespaces/ns/pods?watch=true&resourceVersion=1"
+            )
+            .unwrap()
+            .verb,
+            "watch"
+        );
+        let status = access(
+            "PATCH",
+            "/apis/cache.example.com/v1alpha1/namespaces/ns/memcacheds/m/status",
+        )
+        .unwrap();
+        assert_eq!(
+            (status.verb.as_str(), status.resource.as_str()),
+            ("patch", "memcacheds/status")
+        );
+        assert_eq!(
+            access("DELETE", "/api/v1/namespaces/ns/secrets")
+                .unwrap()
+                .verb,
+            "deletecollection"
+        );
+        let namespace = access("GET", "/api/v1/namespaces/kube-system").unwrap();
+        assert_eq!(
+            (
+                namespace.resource.as_str(),
+                namespace.name.as_deref(),
+                namespace.namespace
+            ),
+            ("namespaces", Some("kube-system"), None)
+        );
+        assert_eq!(
+            access("POST", "/api/v1/namespaces/ns/events").unwrap().verb,
+            "create"
+        );
+        assert_eq!(access("GET", "/version"), None);
+    }
+
+    const ROLE: &str = "---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: manager-role
+rules:
+- apiGroups: [apps]
+  resources: [deployments]
+  verbs: [get, create]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: manager-role
+  namespace: system
+rules:
+- apiGroups: ['']
+  resources: [configmaps]
+  verbs: [get]
+";
+
+    #[test]
+    fn audit_reports_missing_and_excessive_rules() {
+        let audit = RbacAudit::default();
+        audit.record(access("GET", "/apis/apps/v1/namespaces/a/deployments/web").unwrap());
+        audit.record(access("PUT", "/apis/apps/v1/namespaces/a/deployments/web").unwrap());
+        audit.record(access("GET", "/api/v1/namespaces/other/configmaps/c").unwrap());
+        let report = audit.check_role_yaml(ROLE).unwrap_err();
+        assert!(report.contains("missing rule: the reconciler made `update apps/deployments in namespace a named web`"), "{report}");
+        assert!(
+            report.contains(
+                "missing rule: the reconciler made `get core/configmaps in namespace other named c`"
+            ),
+            "{report}"
+        );
+        assert!(
+            report.contains("excessive rule: the role allows `create apps/deployments`"),
+            "{report}"
+        );
+        assert!(
+            report.contains(
+                "excessive rule: the role allows `get core/configmaps` in namespace system"
+            ),
+            "{report}"
+        );
+
+        let exact = RbacAudit::default();
+        exact.record(access("GET", "/apis/apps/v1/namespaces/a/deployments/web").unwrap());
+        exact.record(access("POST", "/apis/apps/v1/namespaces/a/deployments").unwrap());
+        exact.record(access("GET", "/api/v1/namespaces/system/configmaps/c").unwrap());
+        assert_eq!(exact.check_role_yaml(ROLE), Ok(()));
+    }
+
+    #[test]
+    fn faults_hit_matching_requests_the_planned_number_of_times() {
+        let faults = Faults::default().fail(
+            Fault::conflict()
+                .on_verb("update")
+                .on_resource("deployments")
+                .times(2),
+        );
+        let update = access("PUT", "/apis/apps/v1/namespaces/a/deployments/web").unwrap();
+        let get = access("GET", "/apis/apps/v1/namespaces/a/deployments/web").unwrap();
+        assert_eq!(faults.take(&get), None);
+        assert_eq!(faults.take(&update), Some(FaultKind::Conflict));
+        assert_eq!(faults.take(&update), Some(FaultKind::Conflict));
+        assert_eq!(faults.take(&update), None);
+        assert_eq!(faults.injected().len(), 2);
+    }
+}

@@ -1,0 +1,123 @@
+//! The test kit end to end: a real `kube::Client` over the in-memory API, wrapped to
+//! audit RBAC and inject faults.
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::Api;
+use kube::api::{ObjectMeta, PostParams};
+use rkb_runtime::testing::{self, Fault, FaultKind, Faults, RbacAudit};
+
+fn config_map(name: &str) -> ConfigMap {
+    ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+async fn fake() -> kube::Client {
+    kube_fake_client::ClientBuilder::new()
+        .build()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn injected_faults_surface_as_api_errors_and_then_clear() {
+    let audit = RbacAudit::default();
+    let faults = Faults::default()
+        .fail(Fault::conflict().on_verb("create").times(1))
+        .fail(Fault::server_error().on_verb("get").times(1))
+        .fail(
+            Fault::timeout(Duration::from_millis(10))
+                .on_verb("list")
+                .times(1),
+        );
+    let client = testing::wrap(fake().await, &audit, &faults);
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+
+    let conflict = api
+        .create(&PostParams::default(), &config_map("a"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&conflict, kube::Error::Api(s) if s.code == 409),
+        "{conflict:?}"
+    );
+    api.create(&PostParams::default(), &config_map("a"))
+        .await
+        .unwrap();
+
+    let server = api.get("a").await.unwrap_err();
+    assert!(
+        matches!(&server, kube::Error::Api(s) if s.code == 500),
+        "{server:?}"
+    );
+    assert_eq!(
+        api.get("a").await.unwrap().metadata.name.as_deref(),
+        Some("a")
+    );
+
+    let timeout = api.list(&Default::default()).await.unwrap_err();
+    assert!(matches!(timeout, kube::Error::Service(_)), "{timeout:?}");
+    assert_eq!(api.list(&Default::default()).await.unwrap().items.len(), 1);
+
+    let kinds: Vec<FaultKind> = faults
+        .injected()
+        .into_iter()
+        .map(|(kind, _)| kind)
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            FaultKind::Conflict,
+            FaultKind::ServerError,
+            FaultKind::Timeout(Duration::from_millis(10))
+        ]
+    );
+    let role = "---
+kind: ClusterRole
+apiVersion: rbac.authorization.k8s.io/v1
+metadata: {name: manager-role}
+rules:
+- apiGroups: ['']
+  resources: [configmaps]
+  verbs: [create, get, list]
+";
+    assert_eq!(audit.check_role_yaml(role), Ok(()));
+}
+
+#[tokio::test]
+async fn audit_fails_on_a_request_the_role_does_not_allow() {
+    let audit = RbacAudit::default();
+    let client = testing::wrap(fake().await, &audit, &Faults::default());
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    api.create(&PostParams::default(), &config_map("a"))
+        .await
+        .unwrap();
+    api.delete("a", &Default::default()).await.unwrap();
+    let role = "kind: ClusterRole
+apiVersion: rbac.authorization.k8s.io/v1
+metadata: {name: r}
+rules:
+- apiGroups: ['']
+  resources: [configmaps]
+  verbs: [create, watch]
+";
+    let report = audit.check_role_yaml(role).unwrap_err();
+    assert!(report.contains("missing rule: the reconciler made `delete core/configmaps in namespace default named a`"), "{report}");
+    assert!(
+        report.contains("excessive rule: the role allows `watch core/configmaps`"),
+        "{report}"
+    );
+    audit.watches("", "configmaps");
+    assert!(
+        !audit
+            .check_role_yaml(role)
+            .unwrap_err()
+            .contains("excessive")
+    );
+}
