@@ -38,3 +38,51 @@ pub fn rkb(args: &[&str]) -> Result<String, String> {
     rkb::commands::run(cli, &mut out).map_err(|e| format!("{e:#}"))?;
     Ok(String::from_utf8(out).unwrap())
 }
+
+/// The golden projects and the examples: every directory with a PROJECT file.
+pub fn projects() -> Vec<PathBuf> {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let mut out = Vec::new();
+    for parent in ["testdata", "examples"] {
+        let Ok(entries) = fs::read_dir(repo.join(parent)) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path.join("PROJECT").is_file() {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    assert!(
+        out.len() >= 2,
+        "expected the golden projects, found {out:?}"
+    );
+    out
+}
+
+/// Runs a test tool, failing with an install hint when it is missing.
+pub fn tool(program: &str, args: &[&str], dir: &Path) -> std::process::Output {
+    std::process::Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot run {program} ({e}); install the test tools with `bash .ci/install-tools`"
+            )
+        })
+}
+
+/// `kubectl kustomize config/default` of a project, which must build.
+pub fn kustomize_default(project: &Path) -> String {
+    let built = tool("kubectl", &["kustomize", "config/default"], project);
+    assert!(
+        built.status.success(),
+        "{}: kubectl kustomize config/default failed:\n{}",
+        project.display(),
+        String::from_utf8_lossy(&built.stderr)
+    );
+    String::from_utf8(built.stdout).unwrap()
+}
