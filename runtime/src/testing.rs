@@ -407,12 +407,36 @@ impl tower::Service<Request<Body>> for Wrapped {
     fn call(&mut self, request: Request<Body>) -> Self::Future {
         let access = Access::from_request(request.method(), request.uri());
         let fault = access.as_ref().and_then(|a| self.faults.take(a));
+        // A server-side apply of an object that does not exist creates it, and the API
+        // server then also authorizes `create`: ask the backend (unrecorded) whether it exists.
+        let applies = request
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .is_some_and(|t| t.as_bytes().starts_with(b"application/apply-patch"));
+        let existence_probe = (applies && fault.is_none())
+            .then(|| access.clone())
+            .flatten()
+            .map(|access| (access, request.uri().path().to_owned()));
         if let Some(access) = access {
             // A failed request was still authorized first: it needs its rule all the same.
             self.audit.record(access);
         }
         let inner = self.inner.clone();
+        let audit = self.audit.clone();
         Box::pin(async move {
+            if let Some((access, path)) = existence_probe {
+                let probe = Request::get(path).body(Body::empty()).expect("a valid GET");
+                let missing = inner
+                    .send(probe)
+                    .await
+                    .is_ok_and(|r| r.status() == http::StatusCode::NOT_FOUND);
+                if missing {
+                    audit.record(Access {
+                        verb: "create".into(),
+                        ..access
+                    });
+                }
+            }
             match fault {
                 Some(FaultKind::Conflict) => Ok(status_response(
                     409,

@@ -121,3 +121,38 @@ rules:
             .contains("excessive")
     );
 }
+
+#[tokio::test]
+async fn server_side_apply_that_creates_needs_create_too() {
+    use kube::api::{Patch, PatchParams};
+    let audit = RbacAudit::default();
+    let client = testing::wrap(fake().await, &audit, &Faults::default());
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    let params = PatchParams::apply("test").force();
+    api.patch("a", &params, &Patch::Apply(config_map("a")))
+        .await
+        .unwrap();
+    let verbs: Vec<String> = audit.accesses().into_iter().map(|a| a.verb).collect();
+    assert_eq!(
+        verbs,
+        ["create", "patch"],
+        "the API server authorizes create for an apply that creates"
+    );
+
+    let existing = RbacAudit::default();
+    let client = testing::wrap(fake().await, &existing, &Faults::default());
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    api.create(&PostParams::default(), &config_map("b"))
+        .await
+        .unwrap();
+    api.patch("b", &params, &Patch::Apply(config_map("b")))
+        .await
+        .unwrap();
+    let verbs: Vec<String> = existing.accesses().into_iter().map(|a| a.verb).collect();
+    assert_eq!(
+        verbs,
+        ["create", "patch"],
+        "create comes from the POST; the apply only patches"
+    );
+    assert_eq!(existing.accesses().len(), 2);
+}
