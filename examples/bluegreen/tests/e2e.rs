@@ -18,7 +18,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Pod, Service};
 use kube::api::{ListParams, LogParams};
 use kube::runtime::wait::{Condition, await_condition};
 use kube::{Api, Client};
@@ -124,5 +124,36 @@ async fn the_manager_becomes_ready_and_reconciles_the_samples() {
         );
         tokio::time::sleep(Duration::from_secs(2)).await;
     }
+    // The sample routes to Blue: its Service selects the blue pods, and both Deployments exist.
+    let sample = "blue-green-sample";
+    let namespace = client_namespace();
+    let services = Api::<Service>::namespaced(pods.into_client(), &namespace);
+    let service = services
+        .get(sample)
+        .await
+        .expect("the sample's Service exists");
+    let selector = service.spec.and_then(|s| s.selector).unwrap_or_default();
+    assert_eq!(
+        selector.get("app.kubernetes.io/phase").map(String::as_str),
+        Some("blue"),
+        "{selector:?}"
+    );
+    let deployments = Api::<Deployment>::namespaced(services.into_client(), &namespace);
+    for phase in ["blue", "green"] {
+        deployments
+            .get(&format!("{sample}-{phase}"))
+            .await
+            .unwrap_or_else(|e| panic!("the {phase} Deployment exists: {e}"));
+    }
     kubectl(&["delete", "--ignore-not-found", "-k", "config/samples"]);
+}
+
+/// The namespace `kubectl apply` put the samples in: the current context's.
+fn client_namespace() -> String {
+    let ns = kubectl(&["config", "view", "--minify", "-o", "jsonpath={..namespace}"]);
+    if ns.trim().is_empty() {
+        "default".into()
+    } else {
+        ns.trim().into()
+    }
 }

@@ -16,12 +16,37 @@
 //! list types, printer columns (see `rkb_runtime::api`). Doc comments become field
 //! descriptions. Run `make manifests` after editing.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use k8s_openapi::api::core::v1::PodSpec;
 use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// The desired state of a BlueGreen.
+/// Which phase the Service of a BlueGreen sends traffic to.
+#[rkb_runtime::schema]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+pub enum RouteTo {
+    /// The pods of `blueSpec`.
+    #[default]
+    Blue,
+    /// The pods of `greenSpec`.
+    Green,
+}
+
+impl RouteTo {
+    /// Both phases, blue first.
+    pub const ALL: [RouteTo; 2] = [RouteTo::Blue, RouteTo::Green];
+
+    /// The value of the `app.kubernetes.io/phase` label and the suffix of the Deployment
+    /// name: `blue` or `green`.
+    pub fn phase(self) -> &'static str {
+        match self {
+            RouteTo::Blue => "blue",
+            RouteTo::Green => "green",
+        }
+    }
+}
+
+/// The desired state of a BlueGreen: two pod templates and which one serves traffic.
 #[rkb_runtime::api]
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[kube(
@@ -35,16 +60,33 @@ use serde::{Deserialize, Serialize};
     derive = "PartialEq"
 )]
 #[rkb(
-    printcolumn(name = "Ready", type = string, json_path = ".status.conditions[?(@.type==\"Ready\")].status"),
+    short_names = ["bg"],
+    printcolumn(name = "Route", type = string, json_path = ".spec.routeTo"),
+    printcolumn(name = "Serving", type = string, json_path = ".status.routeTo"),
     printcolumn(name = "Age", type = date, json_path = ".metadata.creationTimestamp")
 )]
 #[serde(rename_all = "camelCase")]
 pub struct BlueGreenSpec {
-    // TODO(user): the fields users set to declare what they want.
-    /// An example field; replace it with your own.
-    #[rkb(min_length = 1, max_length = 63)]
+    /// The phase the Service `<name>` selects: `Blue` or `Green`.
+    pub route_to: RouteTo,
+    /// The pods of the blue phase, run by the Deployment `<name>-blue`; without it there is
+    /// no blue Deployment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub foo: Option<String>,
+    pub blue_spec: Option<PodSpec>,
+    /// The pods of the green phase, run by the Deployment `<name>-green`; without it there is
+    /// no green Deployment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub green_spec: Option<PodSpec>,
+}
+
+impl BlueGreenSpec {
+    /// The pod spec of `phase`, if declared.
+    pub fn pod_spec(&self, phase: RouteTo) -> Option<&PodSpec> {
+        match phase {
+            RouteTo::Blue => self.blue_spec.as_ref(),
+            RouteTo::Green => self.green_spec.as_ref(),
+        }
+    }
 }
 
 /// The observed state of a BlueGreen.
@@ -52,10 +94,9 @@ pub struct BlueGreenSpec {
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BlueGreenStatus {
-    /// The latest observations of the object's state, one per condition type.
-    #[rkb(list_type = map, list_map_keys = ["type"])]
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub conditions: Vec<Condition>,
+    /// The phase the Service selects since the last successful reconcile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route_to: Option<RouteTo>,
 }
 
 #[cfg(test)]
@@ -65,6 +106,7 @@ mod tests {
     #[test]
     fn crd_describes_the_api() {
         let crd = rkb_runtime::crd::<BlueGreen>().unwrap_or_else(|error| panic!("{error}"));
+        assert_eq!(crd.spec.names.short_names, Some(vec!["bg".to_owned()]));
         assert_eq!(crd.spec.group, "app.demo.kakao.com");
         assert_eq!(crd.spec.names.kind, "BlueGreen");
         assert_eq!(crd.spec.names.plural, "bluegreens");
@@ -77,5 +119,37 @@ mod tests {
                 .as_ref()
                 .is_some_and(|s| s.status.is_some())
         );
+        let spec = &version
+            .schema
+            .as_ref()
+            .unwrap()
+            .open_api_v3_schema
+            .as_ref()
+            .unwrap()
+            .properties
+            .as_ref()
+            .unwrap()["spec"];
+        assert_eq!(spec.required, Some(vec!["routeTo".to_owned()]));
+        let route_to = &spec.properties.as_ref().unwrap()["routeTo"];
+        assert_eq!(
+            route_to
+                .enum_
+                .as_ref()
+                .map(|values| values.iter().map(|v| v.0.clone()).collect::<Vec<_>>()),
+            Some(vec![serde_json::json!("Blue"), serde_json::json!("Green")])
+        );
+    }
+
+    /// Two embedded PodSpecs make a big CRD: it must fit the 262144 bytes of an annotation,
+    /// so that even a client-side `kubectl apply` of it works (`make install` applies it
+    /// server-side anyway).
+    #[test]
+    fn the_crd_file_fits_in_256_kib() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/config/crd/bases/app.demo.kakao.com_bluegreens.yaml"
+        );
+        let size = std::fs::metadata(path).unwrap().len();
+        assert!(size <= 256 * 1024, "{path} has {size} bytes");
     }
 }
