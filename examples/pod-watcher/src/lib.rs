@@ -25,7 +25,7 @@ pub fn manifests() -> rkb_runtime::Manifests {
         // +rkb:scaffold:crds
     ];
     let rbac = vec![
-        rkb_runtime::rbac_rules::<controller::pod::PodReconciler>(),
+        rkb_runtime::rbac_rules::<controller::pod::PodWatcher>(),
         // +rkb:scaffold:rbac
     ];
     rkb_runtime::Manifests::new(crds, rbac)

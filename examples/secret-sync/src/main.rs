@@ -27,7 +27,16 @@ use secret_sync::controller;
 struct Args {
     #[command(flatten)]
     manager: manager::Args,
-    // TODO(user): add the operator's own flags here.
+    /// Namespaces that get no copies of the secretsync Secrets (comma-separated; the
+    /// source namespace `secretsync` never does).
+    #[arg(
+        long,
+        env = "SECRET_SYNC_BLOCKLIST",
+        value_name = "NAMESPACES",
+        value_delimiter = ',',
+        default_values = secret_sync::controller::secret::DEFAULT_BLOCKLIST
+    )]
+    blocklist: Vec<String>,
 }
 
 #[tokio::main]
@@ -52,8 +61,10 @@ async fn run(args: Args) -> anyhow::Result<()> {
         "cannot configure a Kubernetes client from the in-cluster service account or KUBECONFIG",
     )?;
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "starting manager");
+    // The field manager of the copies' server-side applies.
+    rkb_runtime::client::set_field_manager("secret-sync");
     Manager::new("secret-sync", client, args.manager)
-        .run(controller::controllers())
+        .run(controller::controllers(args.blocklist))
         .await
 }
 
@@ -65,5 +76,14 @@ mod tests {
     #[test]
     fn flags_are_well_formed() {
         super::Args::command().debug_assert();
+    }
+
+    #[test]
+    fn the_blocklist_defaults_to_kube_system_and_kube_public() {
+        use clap::Parser;
+        let args = super::Args::parse_from(["secret-sync"]);
+        assert_eq!(args.blocklist, ["kube-system", "kube-public"]);
+        let args = super::Args::parse_from(["secret-sync", "--blocklist=a,b"]);
+        assert_eq!(args.blocklist, ["a", "b"]);
     }
 }

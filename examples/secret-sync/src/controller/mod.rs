@@ -19,9 +19,11 @@ pub mod secret;
 
 /// Every controller of this operator, by name (its metrics label and `--controller-concurrency`
 /// key); `rkb create api` adds to this list. The manager starts them once this replica leads.
-pub fn controllers() -> Vec<Runnable> {
+///
+/// `blocklist`: the namespaces that get no copies of the secretsync Secrets.
+pub fn controllers(blocklist: Vec<String>) -> Vec<Runnable> {
     vec![
-        Runnable::new("secret", secret::run),
+        Runnable::new("secret", move |ctx| secret::run(ctx, blocklist)),
         // +rkb:scaffold:controllers
     ]
 }
