@@ -316,18 +316,8 @@ fn check_shape(cx: &mut Ctxt, attr: &Attribute, keys: &[(Key, Ident)]) -> bool {
 
 fn unknown_key(name: &str) -> String {
     let names: Vec<&str> = KEYS.iter().map(|(n, _)| *n).collect();
-    let hint = KEY_ALIASES
-        .iter()
-        .find(|(alias, _)| *alias == name)
-        .map(|(_, key)| *key)
-        .or_else(|| suggest::closest(name, &names));
-    match hint {
-        Some(key) => format!("unknown key `{name}` in #[rbac(...)]; did you mean `{key}`?"),
-        None => format!(
-            "unknown key `{name}` in #[rbac(...)]; expected one of: {}",
-            names.join(", ")
-        ),
-    }
+    let hint = suggest::intended_key(name, KEY_ALIASES, &names);
+    suggest::unknown_key(name, "#[rbac(...)]", hint, &names)
 }
 
 /// Checks a list-valued key and returns its values ("core" already mapped to "").

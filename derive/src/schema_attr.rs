@@ -468,19 +468,9 @@ fn unknown_key(name: &str, place: Place) -> String {
             .to_owned();
     }
     let all: Vec<&str> = KEYS.iter().map(|k| k.name).collect();
-    let hint = ALIASES
-        .iter()
-        .find(|(alias, _)| *alias == name)
-        .map(|(_, key)| *key)
-        .or_else(|| suggest::closest(name, &all));
-    match hint {
-        Some(key) => format!("unknown key `{name}` in #[rkb(...)]; did you mean `{key}`?"),
-        None => format!(
-            "unknown key `{name}` in #[rkb(...)] on {}; expected one of: {}",
-            place_name(place),
-            names.join(", ")
-        ),
-    }
+    let hint = suggest::intended_key(name, ALIASES, &all);
+    let at = format!("#[rkb(...)] on {}", place_name(place));
+    suggest::unknown_key(name, &at, hint, &names)
 }
 
 fn number(cx: &mut Ctxt, entry: &Entry, kind: Kind) -> Option<Number> {
@@ -818,15 +808,8 @@ fn validation(cx: &mut Ctxt, entry: &Entry) -> Option<TokenStream> {
                     "field_path",
                     "optional_old_self",
                 ];
-                let msg = match suggest::closest(other, &keys) {
-                    Some(k) => {
-                        format!("unknown key `{other}` in `validation(...)`; did you mean `{k}`?")
-                    }
-                    None => format!(
-                        "unknown key `{other}` in `validation(...)`; expected one of: {}",
-                        keys.join(", ")
-                    ),
-                };
+                let hint = suggest::closest(other, &keys);
+                let msg = suggest::unknown_key(other, "`validation(...)`", hint, &keys);
                 cx.error_at(item.key.span(), msg);
                 ok = false;
                 continue;
@@ -1014,15 +997,7 @@ fn printcolumn(cx: &mut Ctxt, entry: &Entry) -> Option<TokenStream> {
                 // The misspelt key stands in for the missing one below.
                 seen.push(k.to_owned());
             }
-            let msg = match alias {
-                Some(k) => {
-                    format!("unknown key `{name}` in `printcolumn(...)`; did you mean `{k}`?")
-                }
-                None => format!(
-                    "unknown key `{name}` in `printcolumn(...)`; expected one of: {}",
-                    keys.join(", ")
-                ),
-            };
+            let msg = suggest::unknown_key(&name, "`printcolumn(...)`", alias, &keys);
             cx.error_at(item.key.span(), msg);
             ok = false;
             continue;
@@ -1105,13 +1080,7 @@ fn scale(cx: &mut Ctxt, entry: &Entry) -> Option<TokenStream> {
                 "selectorpath" | "label_selector_path" => Some("label_selector"),
                 _ => suggest::closest(&name, &keys),
             };
-            let msg = match alias {
-                Some(k) => format!("unknown key `{name}` in `scale(...)`; did you mean `{k}`?"),
-                None => format!(
-                    "unknown key `{name}` in `scale(...)`; expected one of: {}",
-                    keys.join(", ")
-                ),
-            };
+            let msg = suggest::unknown_key(&name, "`scale(...)`", alias, &keys);
             cx.error_at(item.key.span(), msg);
             ok = false;
             continue;

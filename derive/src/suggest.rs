@@ -16,6 +16,31 @@ pub(crate) fn closest<'a>(input: &str, candidates: &[&'a str]) -> Option<&'a str
         .map(|(_, c)| c)
 }
 
+/// The key a misspelt `name` most likely meant: a known alias (another tool's
+/// spelling, e.g. controller-gen's) first, else the closest key.
+pub(crate) fn intended_key<'a>(
+    name: &str,
+    aliases: &[(&str, &'a str)],
+    keys: &[&'a str],
+) -> Option<&'a str> {
+    aliases
+        .iter()
+        .find(|(alias, _)| *alias == name)
+        .map(|(_, key)| *key)
+        .or_else(|| closest(name, keys))
+}
+
+/// "unknown key `x` in <place>; did you mean `y`?", or the keys that are accepted.
+pub(crate) fn unknown_key(name: &str, place: &str, hint: Option<&str>, keys: &[&str]) -> String {
+    match hint {
+        Some(key) => format!("unknown key `{name}` in {place}; did you mean `{key}`?"),
+        None => format!(
+            "unknown key `{name}` in {place}; expected one of: {}",
+            keys.join(", ")
+        ),
+    }
+}
+
 fn fold(s: &str) -> String {
     s.chars()
         .filter(|c| *c != '_' && *c != '-')
