@@ -21,7 +21,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// The desired state of a Memcached.
+/// The desired state of a Memcached: how many memcached pods to run, and on which port.
 #[rkb_runtime::api]
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[kube(
@@ -35,24 +35,42 @@ use serde::{Deserialize, Serialize};
     derive = "PartialEq"
 )]
 #[rkb(
-    printcolumn(name = "Ready", type = string, json_path = ".status.conditions[?(@.type==\"Ready\")].status"),
+    printcolumn(name = "Size", type = integer, json_path = ".spec.size"),
+    printcolumn(name = "Available", type = string, json_path = ".status.conditions[?(@.type==\"Available\")].status"),
     printcolumn(name = "Age", type = date, json_path = ".metadata.creationTimestamp")
 )]
 #[serde(rename_all = "camelCase")]
 pub struct MemcachedSpec {
-    // TODO(user): the fields users set to declare what they want.
-    /// An example field; replace it with your own.
-    #[rkb(min_length = 1, max_length = 63)]
+    /// The number of memcached pods (the replicas of the Deployment), from 1 to 10.
+    #[rkb(minimum = 1, maximum = 10)]
+    pub size: i32,
+    /// The port memcached listens on, in the pods and on the Service.
+    #[rkb(minimum = 1, maximum = 65535, default = 11211)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub foo: Option<String>,
+    pub container_port: Option<i32>,
 }
+
+impl MemcachedSpec {
+    /// The port memcached listens on: `containerPort`, or 11211.
+    pub fn port(&self) -> i32 {
+        self.container_port.unwrap_or(DEFAULT_PORT)
+    }
+}
+
+/// memcached's well-known port, the default of `containerPort`.
+pub const DEFAULT_PORT: i32 = 11211;
 
 /// The observed state of a Memcached.
 #[rkb_runtime::schema]
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MemcachedStatus {
-    /// The latest observations of the object's state, one per condition type.
+    /// The names of the memcached pods, sorted.
+    #[rkb(list_type = set)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<String>,
+    /// The latest observations of the object's state, one per condition type:
+    /// `Available` is `True` once every memcached pod is available.
     #[rkb(list_type = map, list_map_keys = ["type"])]
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
@@ -77,5 +95,25 @@ mod tests {
                 .as_ref()
                 .is_some_and(|s| s.status.is_some())
         );
+        let schema = serde_json::to_value(&version.schema).unwrap();
+        let size = &schema["openAPIV3Schema"]["properties"]["spec"]["properties"]["size"];
+        assert_eq!(
+            (size["minimum"].as_f64(), size["maximum"].as_f64()),
+            (Some(1.0), Some(10.0))
+        );
+        let port = &schema["openAPIV3Schema"]["properties"]["spec"]["properties"]["containerPort"];
+        assert_eq!(port["default"], 11211);
+    }
+
+    #[test]
+    fn the_port_defaults_to_11211() {
+        let spec = MemcachedSpec {
+            size: 1,
+            container_port: None,
+        };
+        assert_eq!(spec.port(), 11211);
+        let spec: MemcachedSpec =
+            serde_json::from_str(r#"{"size": 3, "containerPort": 11311}"#).unwrap();
+        assert_eq!((spec.size, spec.port()), (3, 11311));
     }
 }

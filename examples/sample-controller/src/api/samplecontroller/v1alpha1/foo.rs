@@ -16,12 +16,11 @@
 //! list types, printer columns (see `rkb_runtime::api`). Doc comments become field
 //! descriptions. Run `make manifests` after editing.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// The desired state of a Foo.
+/// The desired state of a Foo: a Deployment of nginx pods, by name and size.
 #[rkb_runtime::api]
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[kube(
@@ -35,16 +34,25 @@ use serde::{Deserialize, Serialize};
     derive = "PartialEq"
 )]
 #[rkb(
-    printcolumn(name = "Ready", type = string, json_path = ".status.conditions[?(@.type==\"Ready\")].status"),
-    printcolumn(name = "Age", type = date, json_path = ".metadata.creationTimestamp")
+    printcolumn(name = "Deployment", type = string, json_path = ".spec.deploymentName"),
+    printcolumn(name = "Replicas", type = integer, json_path = ".spec.replicas"),
+    printcolumn(name = "Available", type = integer, json_path = ".status.availableReplicas"),
+    printcolumn(name = "Age", type = date, json_path = ".metadata.creationTimestamp"),
+    scale(spec_replicas = ".spec.replicas", status_replicas = ".status.availableReplicas")
 )]
 #[serde(rename_all = "camelCase")]
 pub struct FooSpec {
-    // TODO(user): the fields users set to declare what they want.
-    /// An example field; replace it with your own.
-    #[rkb(min_length = 1, max_length = 63)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub foo: Option<String>,
+    /// The name of the Deployment this Foo creates and controls, in its namespace: a DNS
+    /// label.
+    #[rkb(
+        min_length = 1,
+        max_length = 63,
+        pattern = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+    )]
+    pub deployment_name: String,
+    /// The number of nginx pods, from 1 to 10.
+    #[rkb(minimum = 1, maximum = 10)]
+    pub replicas: i32,
 }
 
 /// The observed state of a Foo.
@@ -52,10 +60,9 @@ pub struct FooSpec {
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FooStatus {
-    /// The latest observations of the object's state, one per condition type.
-    #[rkb(list_type = map, list_map_keys = ["type"])]
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub conditions: Vec<Condition>,
+    /// The available replicas of the Deployment.
+    #[serde(default)]
+    pub available_replicas: i32,
 }
 
 #[cfg(test)]
@@ -77,5 +84,28 @@ mod tests {
                 .as_ref()
                 .is_some_and(|s| s.status.is_some())
         );
+        let scale = version
+            .subresources
+            .as_ref()
+            .and_then(|s| s.scale.as_ref())
+            .expect("a scale subresource");
+        assert_eq!(scale.spec_replicas_path, ".spec.replicas");
+        assert_eq!(scale.status_replicas_path, ".status.availableReplicas");
+        let schema = serde_json::to_value(&version.schema).unwrap();
+        let spec = &schema["openAPIV3Schema"]["properties"]["spec"]["properties"];
+        // rkb writes the bounds as floats (`1.0`), which Kubernetes accepts for integers.
+        assert_eq!(spec["replicas"]["minimum"].as_f64(), Some(1.0));
+        assert_eq!(spec["replicas"]["maximum"].as_f64(), Some(10.0));
+        assert_eq!(
+            spec["deploymentName"]["pattern"],
+            "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+        );
+        let columns: Vec<&str> = version
+            .additional_printer_columns
+            .iter()
+            .flatten()
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(columns, ["Deployment", "Replicas", "Available", "Age"]);
     }
 }
