@@ -457,13 +457,13 @@ fn shapes() -> Vec<(&'static str, &'static str, Value, &'static str)> {
         (
             "memcached",
             "/properties/spec/properties/size",
-            json!({"type": "integer", "minimum": 0.0, "maximum": 100.0, "default": 1}),
+            json!({"type": "integer", "minimum": 0, "maximum": 100, "default": 1}),
             "minimum, maximum, default",
         ),
         (
             "memcached",
             "/properties/spec/properties/maxSize",
-            json!({"exclusiveMaximum": true, "multipleOf": 1.0}),
+            json!({"exclusiveMaximum": true, "multipleOf": 1}),
             "exclusive bounds, multipleOf",
         ),
         (
@@ -691,7 +691,7 @@ fn shapes() -> Vec<(&'static str, &'static str, Value, &'static str)> {
         (
             "serde",
             "/properties/spec/properties/defaulted",
-            json!({"default": 0, "format": "int32", "minimum": 0.0}),
+            json!({"default": 0, "format": "int32", "minimum": 0}),
             "#[serde(default)], u16 as int32",
         ),
         (
@@ -703,7 +703,7 @@ fn shapes() -> Vec<(&'static str, &'static str, Value, &'static str)> {
         (
             "serde",
             "/properties/spec/properties/big",
-            json!({"format": "int64", "minimum": 0.0}),
+            json!({"format": "int64", "minimum": 0}),
             "u64 as int64",
         ),
         (
