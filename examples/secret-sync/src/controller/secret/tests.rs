@@ -570,18 +570,30 @@ impl Write for Captured {
     }
 }
 
+/// Every log line of this test binary at TRACE, from every thread. A process-wide subscriber,
+/// because a thread-local one (`set_default`) can miss events whose callsite interest another
+/// test's thread cached first; as a bonus the secret check below covers all tests' logs.
+fn all_logs() -> &'static Captured {
+    static LOGS: std::sync::OnceLock<Captured> = std::sync::OnceLock::new();
+    LOGS.get_or_init(|| {
+        let logs = Captured::default();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .with_writer({
+                let logs = logs.clone();
+                move || logs.clone()
+            })
+            .finish();
+        tracing::subscriber::set_global_default(subscriber)
+            .expect("no other test installs a subscriber");
+        logs
+    })
+}
+
 #[tokio::test]
 async fn no_secret_data_is_ever_logged() {
-    let logs = Captured::default();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_ansi(false)
-        .with_writer({
-            let logs = logs.clone();
-            move || logs.clone()
-        })
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let logs = all_logs();
 
     let faults = Faults::default().fail(
         Fault::server_error()
