@@ -201,6 +201,21 @@ impl RbacAudit {
                 grants.extend(flatten(rule, namespace.as_deref()));
             }
         }
+        self.check_grants(grants)
+    }
+
+    /// Checks the recorded requests against one reconciler's declared rules
+    /// (`Reconciler::rbac_rules()`), for projects whose role.yaml also holds the rules of
+    /// other controllers: missing and unused rules fail as with [`Self::check_role_yaml`].
+    pub fn check_rules(&self, rules: &[crate::rbac::Rule]) -> Result<(), String> {
+        let grants = rules
+            .iter()
+            .flat_map(|rule| flatten(&rule.to_policy_rule(), rule.namespace.as_deref()))
+            .collect();
+        self.check_grants(grants)
+    }
+
+    fn check_grants(&self, grants: Vec<Grant>) -> Result<(), String> {
         let accesses = self.accesses();
         let missing: Vec<&Access> = accesses
             .iter()
@@ -599,6 +614,32 @@ rules:
         exact.record(access("POST", "/apis/apps/v1/namespaces/a/deployments").unwrap());
         exact.record(access("GET", "/api/v1/namespaces/system/configmaps/c").unwrap());
         assert_eq!(exact.check_role_yaml(ROLE), Ok(()));
+    }
+
+    #[test]
+    fn audit_checks_a_reconcilers_declared_rules() {
+        let rules = [crate::rbac::Rule {
+            api_groups: vec!["apps".into()],
+            resources: vec!["deployments".into()],
+            verbs: vec!["get".into(), "list".into()],
+            ..Default::default()
+        }];
+        let audit = RbacAudit::default();
+        audit.record(access("GET", "/apis/apps/v1/namespaces/a/deployments/web").unwrap());
+        let report = audit.check_rules(&rules).unwrap_err();
+        assert!(
+            report.contains("excessive rule: the role allows `list apps/deployments`"),
+            "{report}"
+        );
+        audit.record(access("GET", "/apis/apps/v1/deployments").unwrap());
+        assert_eq!(audit.check_rules(&rules), Ok(()));
+        audit.record(access("DELETE", "/apis/apps/v1/namespaces/a/deployments/web").unwrap());
+        assert!(
+            audit
+                .check_rules(&rules)
+                .unwrap_err()
+                .contains("missing rule")
+        );
     }
 
     #[test]
