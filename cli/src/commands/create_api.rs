@@ -126,7 +126,7 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
         )?;
         changes.insert_at_marker("config/default/kustomization.yaml", "crd", "- ../crd")?;
         for role in ["admin", "editor", "viewer"] {
-            context_role(&templates, &mut changes, &context, role, args.force)?;
+            scaffold_kind_role(&templates, &mut changes, &context, role, args.force)?;
         }
     }
     if controller {
@@ -202,7 +202,7 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
     Ok(())
 }
 
-fn context_role(
+fn scaffold_kind_role(
     templates: &Templates,
     changes: &mut Changes,
     context: &tera::Context,

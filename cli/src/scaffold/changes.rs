@@ -100,15 +100,9 @@ impl Changes {
         marker: &str,
         snippet: &str,
     ) -> anyhow::Result<()> {
-        let content = self.read(rel)?.with_context(|| {
-            format!("{rel} is missing; rkb inserts code there at the `+rkb:scaffold:{marker}` marker. Restore the file from a fresh `rkb init` or add the code by hand")
-        })?;
-        let updated = insert_at_marker(&content, marker, snippet)
-            .with_context(|| format!("cannot update {rel}"))?;
-        if updated != content {
-            self.set(rel, updated)?;
-        }
-        Ok(())
+        self.edit_at_marker(rel, marker, |content| {
+            insert_at_marker(content, marker, snippet)
+        })
     }
 
     /// Inserts the one-line `snippet` into the block of lines right above the marker,
@@ -120,13 +114,25 @@ impl Changes {
         marker: &str,
         snippet: &str,
     ) -> anyhow::Result<()> {
+        self.edit_at_marker(rel, marker, |content| {
+            insert_sorted(content, marker, snippet.trim())
+        })
+    }
+
+    /// Plans `edit` of the file that holds `marker`, if it changes anything.
+    fn edit_at_marker(
+        &mut self,
+        rel: &str,
+        marker: &str,
+        edit: impl FnOnce(&str) -> anyhow::Result<String>,
+    ) -> anyhow::Result<()> {
         let content = self.read(rel)?.with_context(|| {
             format!(
-                "{rel} is missing; rkb inserts code there at the `+rkb:scaffold:{marker}` marker"
+                "{rel} is missing; rkb inserts code there at the `+rkb:scaffold:{marker}` marker. \
+                 Restore the file from a fresh `rkb init` or add the code by hand"
             )
         })?;
-        let updated = insert_sorted(&content, marker, snippet.trim())
-            .with_context(|| format!("cannot update {rel}"))?;
+        let updated = edit(&content).with_context(|| format!("cannot update {rel}"))?;
         if updated != content {
             self.set(rel, updated)?;
         }
