@@ -1,0 +1,264 @@
+//! A real Kubernetes control plane for operator tests, launched from Rust.
+//!
+//! What controller-runtime's envtest gives Go operators: `kube-apiserver` and `etcd`
+//! processes on loopback, with a real authorizer (RBAC), admission, CEL, watches and the
+//! status subresource, started once per test binary and shared by its tests.
+//!
+//! ```no_run
+//! # async fn example() {
+//! let env = rkb_envtest::shared().await;
+//! let client = env.client();
+//! let namespace = env.create_namespace().await.unwrap();
+//! # let _ = (client, namespace);
+//! # }
+//! ```
+//!
+//! - The binaries come from `TEST_ASSET_KUBE_APISERVER`/`TEST_ASSET_ETCD`, then
+//!   `KUBEBUILDER_ASSETS` (what controller-runtime's `setup-envtest` prints), then the cache
+//!   that rkb's `envtest/setup-envtest.sh` (`make setup-envtest`) builds from Go modules.
+//! - `USE_EXISTING_CLUSTER=true` runs the same tests against the cluster of the current
+//!   kubeconfig instead.
+//! - There is no controller-manager or kubelet: nothing garbage-collects by owner
+//!   references, namespaces never finish deleting, and no Pod ever runs. Each test
+//!   works in a namespace of its own.
+//! - The processes die with the test binary, however it ends (Linux `PR_SET_PDEATHSIG`).
+
+mod apply;
+mod assets;
+mod certs;
+mod control_plane;
+mod error;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use k8s_openapi::api::authentication::v1::TokenRequest;
+use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
+use kube::api::{ObjectMeta, PostParams};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Api, Client, Config};
+use tokio::sync::OnceCell;
+
+pub use apply::{Apply, kustomize, parse_yaml};
+pub use assets::{Assets, KUBERNETES_VERSION};
+pub use error::Error;
+
+use control_plane::ControlPlane;
+
+/// A Kubernetes API server for tests: started by this crate, or an existing cluster.
+#[derive(Debug)]
+pub struct Environment {
+    config: Config,
+    /// A kubeconfig file for tools such as kubectl.
+    kubeconfig: PathBuf,
+    /// Kept for the life of the test binary; its processes die with it.
+    control_plane: Option<ControlPlane>,
+}
+
+static SHARED: OnceCell<Result<Environment, String>> = OnceCell::const_new();
+
+/// The control plane shared by every test of this test binary, started on first use.
+///
+/// Panics with a message that says what failed and how to fix it (missing binaries,
+/// a process that did not come up, with both processes' logs).
+pub async fn shared() -> &'static Environment {
+    match try_shared().await {
+        Ok(env) => env,
+        Err(message) => panic!("{message}"),
+    }
+}
+
+/// [`shared`], returning the start-up error instead of panicking. A failed start is
+/// remembered, so the other tests of the binary fail at once with the same message.
+pub async fn try_shared() -> Result<&'static Environment, &'static str> {
+    SHARED
+        .get_or_init(|| async { Environment::start().await.map_err(|e| e.to_string()) })
+        .await
+        .as_ref()
+        .map_err(String::as_str)
+}
+
+impl Environment {
+    /// Starts a new control plane, or connects to the current cluster when
+    /// `USE_EXISTING_CLUSTER=true`. Most tests want [`shared`] instead.
+    pub async fn start() -> Result<Self, Error> {
+        if use_existing_cluster() {
+            return Self::existing().await;
+        }
+        let assets = Assets::locate()?;
+        let control_plane = ControlPlane::start(&assets, start_timeout()).await?;
+        let kubeconfig = control_plane.kubeconfig_path();
+        let config = load_kubeconfig(&kubeconfig).await?;
+        let env = Self {
+            config,
+            kubeconfig,
+            control_plane: Some(control_plane),
+        };
+        Ok(env)
+    }
+
+    async fn existing() -> Result<Self, Error> {
+        let config = Config::infer()
+            .await
+            .map_err(|e| Error::ExistingCluster(e.to_string()))?;
+        let kubeconfig = std::env::var_os("KUBECONFIG")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".kube/config")))
+            .unwrap_or_default();
+        Ok(Self {
+            config,
+            kubeconfig,
+            control_plane: None,
+        })
+    }
+
+    /// A client with full rights (`system:masters`), for setting up and checking tests.
+    /// Make one per test: a client belongs to the async runtime it is created on.
+    pub fn client(&self) -> Client {
+        Client::try_from(self.config.clone()).expect("the envtest client configuration is valid")
+    }
+
+    /// The configuration [`client`](Self::client) is made from.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// A kubeconfig file for this API server (for kubectl and other tools).
+    pub fn kubeconfig_path(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    /// Whether this is a control plane started by the test binary (not an existing cluster).
+    pub fn is_local(&self) -> bool {
+        self.control_plane.is_some()
+    }
+
+    /// The process IDs of kube-apiserver and etcd, for measuring them.
+    pub fn process_ids(&self) -> Option<(u32, u32)> {
+        self.control_plane.as_ref().map(ControlPlane::process_ids)
+    }
+
+    /// Creates a namespace with a fresh name (`rkb-test-<random>`), so that tests sharing
+    /// the control plane cannot see each other's objects. It is not deleted afterwards:
+    /// without a controller-manager, namespaces never finish deleting anyway.
+    pub async fn create_namespace(&self) -> Result<String, Error> {
+        let name = format!(
+            "rkb-test-{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..10]
+        );
+        let namespace = Namespace {
+            metadata: ObjectMeta {
+                name: Some(name.clone()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        Api::<Namespace>::all(self.client())
+            .create(&PostParams::default(), &namespace)
+            .await
+            .map_err(|e| Error::request(format!("create namespace {name}"), e))?;
+        Ok(name)
+    }
+
+    /// A client that authenticates as the ServiceAccount `namespace/name` with a bound
+    /// token from the TokenRequest API, so every request it makes is authorized by the
+    /// API server's RBAC as the operator's would be in a cluster. Creates the
+    /// ServiceAccount when it does not exist.
+    pub async fn service_account_client(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Client, Error> {
+        let token = self.service_account_token(namespace, name).await?;
+        let mut config = self.config.clone();
+        config.auth_info = kube::config::AuthInfo {
+            token: Some(token.into()),
+            ..Default::default()
+        };
+        Client::try_from(config).map_err(|e| Error::request("make a ServiceAccount client", e))
+    }
+
+    /// A bound token (one hour) for the ServiceAccount `namespace/name`, creating the
+    /// ServiceAccount when it does not exist.
+    pub async fn service_account_token(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<String, Error> {
+        let accounts = Api::<ServiceAccount>::namespaced(self.client(), namespace);
+        let account = ServiceAccount {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        match accounts.create(&PostParams::default(), &account).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.code == 409 => {}
+            Err(e) => {
+                return Err(Error::request(
+                    format!("create ServiceAccount {namespace}/{name}"),
+                    e,
+                ));
+            }
+        }
+        let request = TokenRequest {
+            spec: k8s_openapi::api::authentication::v1::TokenRequestSpec {
+                expiration_seconds: Some(3600),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let response = accounts
+            .create_token_request(name, &PostParams::default(), &request)
+            .await
+            .map_err(|e| Error::request(format!("request a token for {namespace}/{name}"), e))?;
+        response.status.map(|status| status.token).ok_or_else(|| {
+            Error::Response(format!(
+                "the TokenRequest for {namespace}/{name} has no status"
+            ))
+        })
+    }
+
+    /// Server-side applies objects; see [`Apply`] for CRDs, YAML and kustomize builds.
+    pub fn apply(&self) -> Apply<'_> {
+        Apply::new(self)
+    }
+
+    /// A kubectl command that talks to this API server (`KUBECTL` names the binary).
+    pub fn kubectl(&self) -> std::process::Command {
+        let mut command = std::process::Command::new(kubectl_binary());
+        command.arg("--kubeconfig").arg(&self.kubeconfig);
+        command
+    }
+}
+
+fn kubectl_binary() -> std::ffi::OsString {
+    std::env::var_os("KUBECTL").unwrap_or_else(|| "kubectl".into())
+}
+
+fn use_existing_cluster() -> bool {
+    std::env::var("USE_EXISTING_CLUSTER").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1")
+}
+
+/// `RKB_ENVTEST_START_TIMEOUT` or envtest's `KUBEBUILDER_CONTROLPLANE_START_TIMEOUT`
+/// (seconds, with or without an `s`); 60 s by default, as a loaded CI runner can need.
+fn start_timeout() -> Duration {
+    [
+        "RKB_ENVTEST_START_TIMEOUT",
+        "KUBEBUILDER_CONTROLPLANE_START_TIMEOUT",
+    ]
+    .iter()
+    .filter_map(|name| std::env::var(name).ok())
+    .find_map(|value| value.trim_end_matches('s').parse::<u64>().ok())
+    .map_or(Duration::from_secs(60), Duration::from_secs)
+}
+
+async fn load_kubeconfig(path: &Path) -> Result<Config, Error> {
+    let kubeconfig = Kubeconfig::read_from(path)
+        .map_err(|e| Error::ControlPlane(format!("read {}: {e}", path.display())))?;
+    Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        .await
+        .map_err(|e| Error::ControlPlane(format!("load {}: {e}", path.display())))
+}
