@@ -7,7 +7,7 @@
 
 mod common;
 
-const KUBERNETES_VERSION: &str = "1.33.0";
+const KUBERNETES_VERSION: &str = "1.34.0";
 
 #[test]
 fn deployments_build_and_pass_the_official_schemas() {

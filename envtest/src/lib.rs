@@ -28,6 +28,7 @@ mod assets;
 mod certs;
 mod control_plane;
 mod error;
+mod operator;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -316,3 +316,69 @@ fn is_running(pid: u32) -> bool {
             .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
     })
 }
+
+/// `operator_client` applies only the RBAC of a kustomization and acts as its
+/// ServiceAccount, with exactly the rights its roles grant.
+#[tokio::test]
+async fn the_operator_client_has_exactly_the_rights_of_its_config() {
+    let env = rkb_envtest::shared().await;
+    let suffix = &env.create_namespace().await.unwrap()["rkb-test-".len()..];
+    let system = format!("operator-{suffix}");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("kustomization.yaml"),
+        "resources: [rbac.yaml]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("rbac.yaml"),
+        format!(
+            r#"apiVersion: v1
+kind: Namespace
+metadata: {{name: {system}}}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {{name: controller-manager, namespace: {system}}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {{name: {system}-manager}}
+rules:
+- apiGroups: [""]
+  resources: [configmaps]
+  verbs: [list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {{name: {system}-manager}}
+roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: {system}-manager}}
+subjects: [{{kind: ServiceAccount, name: controller-manager, namespace: {system}}}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {{name: not-rbac, namespace: {system}}}
+"#
+        ),
+    )
+    .unwrap();
+    let operator = env.operator_client(dir.path()).await.unwrap();
+    let config_maps: Api<ConfigMap> = Api::namespaced(operator, "default");
+    config_maps.list(&ListParams::default()).await.unwrap();
+    let denied = config_maps
+        .create(&PostParams::default(), &ConfigMap::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&denied, kube::Error::Api(s) if s.code == 403),
+        "{denied}"
+    );
+    let only_rbac = Api::<ConfigMap>::namespaced(env.client(), &system)
+        .get_opt("not-rbac")
+        .await
+        .unwrap();
+    assert!(
+        only_rbac.is_none(),
+        "objects other than RBAC are not applied"
+    );
+}

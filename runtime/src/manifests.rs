@@ -17,13 +17,15 @@
 //! `make manifests` with every problem of every type, not a panic.
 //!
 //! **Size.** A CRD that embeds big Kubernetes types (a `PodSpec` is ~100 KiB of
-//! schema) soon exceeds what `kubectl apply` can store in its
-//! last-applied-configuration annotation (256 KiB). By default a CRD keeps all
-//! its descriptions while its file stays within [`DEFAULT_MAX_CRD_SIZE`]; over
-//! that, descriptions are dropped, and if it is still too big, the deepest
-//! object levels of the schema become schemaless
-//! (`x-kubernetes-preserve-unknown-fields`), deepest first, until it fits. Each
-//! step is reported in the summary. [`Manifests::max_desc_len`] (controller-gen's
+//! schema) soon exceeds what a client-side `kubectl apply` can store: it keeps the
+//! whole object, as compact JSON, in the `kubectl.kubernetes.io/last-applied-configuration`
+//! annotation, and the API server refuses an object whose annotations together exceed
+//! 256 KiB. So the budget measures that JSON, not the YAML file (which is 2 to 3 times
+//! bigger): by default a CRD keeps all its descriptions while it fits
+//! [`DEFAULT_MAX_CRD_SIZE`]; over that, descriptions are dropped, and if it is still
+//! too big, the deepest object levels of the schema become schemaless
+//! (`x-kubernetes-preserve-unknown-fields`), deepest first, until it fits. Each step
+//! is reported in the summary. [`Manifests::max_desc_len`] (controller-gen's
 //! `crd:maxDescLen`) and [`Manifests::max_crd_size`] set the policy explicitly.
 //!
 //! Every `*.yaml` file in `config/crd/bases/` belongs to `make manifests`: one
@@ -50,9 +52,11 @@ pub const CRD_DIR: &str = "config/crd/bases";
 pub const ROLE_FILE: &str = "config/rbac/role.yaml";
 /// The role name controller-gen uses in kubebuilder projects.
 pub const DEFAULT_ROLE_NAME: &str = "manager-role";
-/// The default size budget of one CRD file: the 256 KiB limit of the
-/// `kubectl.kubernetes.io/last-applied-configuration` annotation.
-pub const DEFAULT_MAX_CRD_SIZE: usize = 256 * 1024;
+/// The default size budget of one CRD, measured as compact JSON (what client-side
+/// `kubectl apply` stores in its last-applied-configuration annotation): the API
+/// server's 256 KiB limit on an object's annotations, less 1 KiB for that
+/// annotation's key and any others.
+pub const DEFAULT_MAX_CRD_SIZE: usize = 256 * 1024 - 1024;
 
 /// Why manifests could not be rendered, written or checked.
 #[derive(Debug, thiserror::Error)]
@@ -228,7 +232,8 @@ const USAGE: &str =
   --check         fail if they are not up to date, writing nothing
   --dir           the project root (default: .)
   --max-desc-len  cut descriptions to N bytes, 0 drops them (default: keep them while the CRD fits)
-  --max-crd-size  size budget of one CRD file in bytes, 0 for none (default: 262144)
+  --max-crd-size  size budget of one CRD in bytes of compact JSON, the form client-side
+                  `kubectl apply` stores in an annotation; 0 for none (default: 261120)
   (set both in manifests() in src/lib.rs to make them stick: `make test` checks without flags)";
 
 /// The CRDs and RBAC rules of an operator, and the files they render to.
@@ -266,7 +271,7 @@ impl Manifests {
         self
     }
 
-    /// The size budget of one CRD file in bytes (default
+    /// The size budget of one CRD in bytes of compact JSON (default
     /// [`DEFAULT_MAX_CRD_SIZE`]); `None` keeps every CRD whole, however big.
     pub fn max_crd_size(mut self, bytes: Option<usize>) -> Self {
         self.max_crd_size = bytes;
@@ -284,8 +289,20 @@ impl Manifests {
         self.render_with_notes().map(|(files, _)| files)
     }
 
-    /// [`Manifests::render`], with what the size policy did.
-    fn render_with_notes(&self) -> Result<(BTreeMap<PathBuf, String>, Vec<String>), Error> {
+    /// The CRDs exactly as `make manifests` writes them (versions merged, size policy
+    /// applied), e.g. to install them into a test API server as `make install` would.
+    pub fn crds(&self) -> Result<Vec<CustomResourceDefinition>, Error> {
+        Ok(self
+            .fitted_crds()?
+            .into_iter()
+            .map(|(_, crd, _)| crd)
+            .collect())
+    }
+
+    /// Every valid, merged CRD within its budget, with its file and what the size policy did.
+    fn fitted_crds(
+        &self,
+    ) -> Result<Vec<(PathBuf, CustomResourceDefinition, Option<String>)>, Error> {
         let mut crds = Vec::new();
         let mut invalid = Vec::new();
         for crd in &self.crds {
@@ -297,8 +314,7 @@ impl Manifests {
         if !invalid.is_empty() {
             return Err(Error::Schema(invalid));
         }
-        let mut files = BTreeMap::new();
-        let mut notes = Vec::new();
+        let mut fitted = Vec::new();
         let mut owners: BTreeMap<PathBuf, String> = BTreeMap::new();
         for crd in merge_versions(crds)? {
             let name = crd.metadata.name.clone().unwrap_or_default();
@@ -311,43 +327,51 @@ impl Manifests {
                     path,
                 });
             }
-            let (yaml, note) = self.fit(&name, &crd)?;
+            let (crd, note) = self.fit(&name, &crd)?;
+            fitted.push((path, crd, note));
+        }
+        Ok(fitted)
+    }
+
+    /// [`Manifests::render`], with what the size policy did.
+    fn render_with_notes(&self) -> Result<(BTreeMap<PathBuf, String>, Vec<String>), Error> {
+        let mut files = BTreeMap::new();
+        let mut notes = Vec::new();
+        for (path, crd, note) in self.fitted_crds()? {
+            let name = crd.metadata.name.clone().unwrap_or_default();
+            files.insert(path, yaml_document(&name, &crd)?);
             notes.extend(note);
-            files.insert(path, yaml);
         }
         files.insert(PathBuf::from(ROLE_FILE), self.render_roles()?);
         Ok((files, notes))
     }
 
-    /// Renders a CRD within its size budget (see the module docs), and says
-    /// what had to give.
+    /// The CRD within its size budget (see the module docs), and what had to give.
     fn fit(
         &self,
         name: &str,
         crd: &CustomResourceDefinition,
-    ) -> Result<(String, Option<String>), Error> {
+    ) -> Result<(CustomResourceDefinition, Option<String>), Error> {
         let mut value = to_json(name, crd)?;
         if let Some(n) = self.max_desc_len {
             for_each_version_schema(&mut value, |s| {
                 schema::limit_descriptions(s, n);
             });
         }
-        let yaml = render_json(name, &value)?;
         let budget = match self.max_crd_size {
-            Some(budget) if yaml.len() > budget => budget,
-            _ => return Ok((yaml, None)),
+            Some(budget) if json_len(&value) > budget => budget,
+            _ => return Ok((typed_crd(name, &value)?, None)),
         };
-        let full = yaml.len();
+        let full = json_len(&value);
         let mut steps = Vec::new();
         if self.max_desc_len.is_none() {
             for_each_version_schema(&mut value, |s| {
                 schema::limit_descriptions(s, 0);
             });
             steps.push("dropped its descriptions".to_owned());
-            let yaml = render_json(name, &value)?;
-            if yaml.len() <= budget {
-                let note = fit_note(name, full, &yaml, budget, &steps);
-                return Ok((yaml, Some(note)));
+            if json_len(&value) <= budget {
+                let note = fit_note(name, full, json_len(&value), budget, &steps);
+                return Ok((typed_crd(name, &value)?, Some(note)));
             }
         }
         let mut deepest = 0;
@@ -358,27 +382,23 @@ impl Manifests {
             let mut capped = value.clone();
             let mut count = 0;
             for_each_version_schema(&mut capped, |s| count += schema::cap_depth(s, depth));
-            let yaml = render_json(name, &capped)?;
             let step = format!(
                 "made {count} object(s) below depth {depth} schemaless (x-kubernetes-preserve-unknown-fields)"
             );
-            if yaml.len() <= budget {
+            if json_len(&capped) <= budget {
                 steps.push(step);
-                let note = fit_note(name, full, &yaml, budget, &steps);
-                return Ok((yaml, Some(note)));
+                let note = fit_note(name, full, json_len(&capped), budget, &steps);
+                return Ok((typed_crd(name, &capped)?, Some(note)));
             }
-            last = Some((yaml, step));
+            last = Some((capped, step));
         }
-        let yaml = match last {
-            Some((yaml, step)) => {
-                steps.push(step);
-                yaml
-            }
-            None => render_json(name, &value)?,
-        };
-        let mut note = fit_note(name, full, &yaml, budget, &steps);
+        if let Some((capped, step)) = last {
+            steps.push(step);
+            value = capped;
+        }
+        let mut note = fit_note(name, full, json_len(&value), budget, &steps);
         note.push_str("; still over budget: mark big embedded fields #[rkb(schemaless)]");
-        Ok((yaml, Some(note)))
+        Ok((typed_crd(name, &value)?, Some(note)))
     }
 
     fn render_roles(&self) -> Result<String, Error> {
@@ -596,15 +616,28 @@ fn merge_versions(
     Ok(merged)
 }
 
-fn fit_note(name: &str, full: usize, yaml: &str, budget: usize, steps: &[String]) -> String {
+fn fit_note(name: &str, full: usize, fitted: usize, budget: usize, steps: &[String]) -> String {
     format!(
-        "CRD {name} is {} KiB, over the {} KiB budget: {} ({} KiB); \
+        "CRD {name} is {} KiB as JSON (what client-side kubectl apply stores in an annotation), \
+         over the {} KiB budget: {} ({} KiB); \
          set max_desc_len/max_crd_size in manifests() to choose otherwise",
         full / 1024,
         budget / 1024,
         steps.join(", then "),
-        yaml.len() / 1024
+        fitted / 1024
     )
+}
+
+/// The size of a YAML document as compact JSON: what client-side `kubectl apply`
+/// stores in its last-applied-configuration annotation, and what the size budget
+/// ([`DEFAULT_MAX_CRD_SIZE`]) measures.
+pub fn json_size(yaml: &str) -> Result<usize, serde_yaml_ng::Error> {
+    let value: Value = serde_yaml_ng::from_str(yaml)?;
+    Ok(json_len(&value))
+}
+
+fn json_len(value: &Value) -> usize {
+    serde_json::to_vec(value).map_or(usize::MAX, |json| json.len())
 }
 
 fn to_json(name: &str, crd: &CustomResourceDefinition) -> Result<Value, Error> {
@@ -615,13 +648,11 @@ fn to_json(name: &str, crd: &CustomResourceDefinition) -> Result<Value, Error> {
 }
 
 /// Back through the typed CRD, so that every rendering orders keys the same way.
-fn render_json(name: &str, value: &Value) -> Result<String, Error> {
-    let crd: CustomResourceDefinition =
-        serde_json::from_value(value.clone()).map_err(|e| Error::InvalidCrd {
-            crd: name.to_owned(),
-            reason: format!("its schema does not round-trip: {e}"),
-        })?;
-    yaml_document(name, &crd)
+fn typed_crd(name: &str, value: &Value) -> Result<CustomResourceDefinition, Error> {
+    serde_json::from_value(value.clone()).map_err(|e| Error::InvalidCrd {
+        crd: name.to_owned(),
+        reason: format!("its schema does not round-trip: {e}"),
+    })
 }
 
 fn for_each_version_schema(crd: &mut Value, mut f: impl FnMut(&mut Value)) {

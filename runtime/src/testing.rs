@@ -1,5 +1,10 @@
-//! Test kit for reconcilers: wrap any [`kube::Client`] (the in-memory API of
-//! `kube-fake-client`, a `tower-test` mock, a real cluster) to
+//! Test kit for reconcilers.
+//!
+//! - [`envtest`] (feature `envtest`, which generated projects switch on in their
+//!   `[dev-dependencies]`): a real kube-apiserver and etcd for the tests, like
+//!   controller-runtime's envtest; see the `rkb-envtest` crate.
+//!
+//! Wrap any [`kube::Client`] (envtest's, a `tower-test` mock, a real cluster) to
 //!
 //! - audit RBAC: every request is recorded as the API server's authorizer sees it
 //!   (verb, API group, resource/subresource, namespace, name) and checked against the
@@ -16,6 +21,9 @@
 //! audit.watches("apps", "deployments"); // what the Controller's watchers use
 //! audit.check_role_file("config/rbac/role.yaml").unwrap();
 //! ```
+
+#[cfg(feature = "envtest")]
+pub use rkb_envtest as envtest;
 
 use std::collections::BTreeSet;
 use std::fmt;

@@ -1,6 +1,6 @@
 //! Whole-CRD snapshots of the schema shapes operators use, each checked by
 //! rkb's structural validator and by `kubernetes-validate --strict` against
-//! Kubernetes 1.33; the types whose CRD cannot be valid must fail with a clear
+//! Kubernetes 1.34; the types whose CRD cannot be valid must fail with a clear
 //! error instead of a panic.
 //!
 //! Snapshots live in tests/snapshots/*.yaml, exactly as `make manifests`
@@ -27,7 +27,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-const KUBERNETES_VERSION: &str = "1.33.0";
+const KUBERNETES_VERSION: &str = "1.34.0";
 
 // ---------------------------------------------------------------------------
 // Valid shapes
@@ -995,7 +995,7 @@ fn manifests_report_every_invalid_type() {
 }
 
 // ---------------------------------------------------------------------------
-// Size: the BlueGreen CRD (two PodSpecs) within 256 KiB by default
+// Size: the BlueGreen CRD (two PodSpecs) fits an annotation by default
 // ---------------------------------------------------------------------------
 
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
@@ -1045,8 +1045,24 @@ fn bluegreen(manifests: Manifests) -> (String, Vec<String>) {
     (yaml, report.notes)
 }
 
+fn json_size(yaml: &str) -> usize {
+    rkb_runtime::manifests::json_size(yaml).unwrap()
+}
+
+/// Whether any object of the schema was made schemaless by the size policy.
+fn has_schemaless_objects(schema: &Value) -> bool {
+    match schema {
+        Value::Object(map) => {
+            map.get("x-kubernetes-preserve-unknown-fields") == Some(&json!(true))
+                || map.values().any(has_schemaless_objects)
+        }
+        Value::Array(items) => items.iter().any(has_schemaless_objects),
+        _ => false,
+    }
+}
+
 #[test]
-fn the_bluegreen_crd_fits_in_256_kib_by_default() {
+fn the_bluegreen_crd_fits_an_annotation_by_default_with_every_level_validated() {
     let full = Manifests::new(vec![crd::<BlueGreen>()], vec![]).max_crd_size(None);
     let (full, notes) = bluegreen(full);
     assert!(
@@ -1055,27 +1071,43 @@ fn the_bluegreen_crd_fits_in_256_kib_by_default() {
         full.len()
     );
     assert!(notes.is_empty());
+    let full_json: Value = serde_yaml_ng::from_str(&full).unwrap();
+    assert!(
+        !has_schemaless_objects(&full_json),
+        "PodSpec is fully typed"
+    );
 
     let (yaml, notes) = bluegreen(Manifests::new(vec![crd::<BlueGreen>()], vec![]));
     let json: Value = serde_yaml_ng::from_str(&yaml).unwrap();
-    let json_len = serde_json::to_string(&json).unwrap().len();
     println!(
-        "BlueGreen CRD: {} bytes of YAML, {json_len} of JSON (kube: {})",
+        "BlueGreen CRD: {} bytes of YAML, {} of JSON (kube: {} of YAML, {} of JSON)",
         yaml.len(),
-        full.len()
+        json_size(&yaml),
+        full.len(),
+        json_size(&full)
     );
-    assert!(yaml.len() <= DEFAULT_MAX_CRD_SIZE, "{} bytes", yaml.len());
+    // The budget measures the JSON: descriptions go, every level stays.
+    assert!(
+        json_size(&yaml) <= DEFAULT_MAX_CRD_SIZE,
+        "{} bytes",
+        json_size(&yaml)
+    );
     assert_eq!(notes.len(), 1, "{notes:?}");
     assert_mentions(
         &notes[0],
         &[
             "bluegreens.app.demo.kakao.com",
             "dropped its descriptions",
-            "schemaless",
+            "as JSON",
         ],
     );
+    assert!(!notes[0].contains("schemaless"), "{}", notes[0]);
+    assert!(
+        !has_schemaless_objects(&json),
+        "no level gave up its schema"
+    );
 
-    // What the spec says directly keeps its validation.
+    // What the spec says directly keeps its validation, and so does the deepest level.
     let spec = &json["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
     assert_eq!(
         spec["properties"]["routeTo"]["enum"],
@@ -1084,6 +1116,9 @@ fn the_bluegreen_crd_fits_in_256_kib_by_default() {
     let containers = &spec["properties"]["blueSpec"]["properties"]["containers"];
     assert_eq!(containers["items"]["properties"]["image"]["type"], "string");
     assert_eq!(containers["items"]["required"], json!(["name"]));
+    let add = &containers["items"]["properties"]["securityContext"]["properties"]["capabilities"]["properties"]
+        ["add"];
+    assert_eq!(add["items"]["type"], "string");
     let schema = &json["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
     assert!(rkb_runtime::schema::check(schema).is_empty());
 
@@ -1096,15 +1131,23 @@ fn the_bluegreen_crd_fits_in_256_kib_by_default() {
         bluegreen(Manifests::new(vec![crd::<BlueGreen>()], vec![])).0,
         yaml
     );
-    let (short, notes) =
-        bluegreen(Manifests::new(vec![crd::<BlueGreen>()], vec![]).max_desc_len(40));
+    let (short, _) = bluegreen(Manifests::new(vec![crd::<BlueGreen>()], vec![]).max_desc_len(40));
     assert!(
         short.contains("description: The pods of the blue deployment."),
         "kept under 40 bytes"
     );
     assert!(short.contains("..."));
-    assert!(short.len() <= DEFAULT_MAX_CRD_SIZE);
-    assert!(notes[0].contains("schemaless") && !notes[0].contains("dropped its descriptions"));
+    assert!(json_size(&short) <= DEFAULT_MAX_CRD_SIZE);
+
+    // A tighter budget than descriptions alone can meet: deep levels give way.
+    let (tight, notes) =
+        bluegreen(Manifests::new(vec![crd::<BlueGreen>()], vec![]).max_crd_size(Some(64 * 1024)));
+    assert!(
+        json_size(&tight) <= 64 * 1024,
+        "{} bytes",
+        json_size(&tight)
+    );
+    assert_mentions(&notes[0], &["dropped its descriptions", "schemaless"]);
 }
 
 #[test]

@@ -32,6 +32,9 @@ struct Api {
     builtin: bool,
     /// Another version of this kind already exists and stays the storage version.
     storage_version: Option<String>,
+    /// For a built-in kind: the fields the API server requires besides metadata, as the
+    /// body of a `serde_json::json!` object (the scaffolded tests' sample object).
+    sample_fields: Option<String>,
 }
 
 pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<()> {
@@ -279,6 +282,7 @@ fn resolve(args: &CreateApiArgs, project: &Project) -> anyhow::Result<Api> {
                 namespaced,
                 builtin: false,
                 storage_version: None,
+                sample_fields: None,
             });
         }
         if builtin_kinds::CREATE_ONLY_KINDS.iter().any(|k| {
@@ -330,6 +334,7 @@ fn resolve(args: &CreateApiArgs, project: &Project) -> anyhow::Result<Api> {
             version_module,
             builtin: true,
             storage_version: None,
+            sample_fields: builtin_kinds::required_fields(builtin.group, builtin.kind),
         });
     }
 
@@ -376,6 +381,7 @@ fn resolve(args: &CreateApiArgs, project: &Project) -> anyhow::Result<Api> {
         version_module,
         builtin: false,
         storage_version,
+        sample_fields: None,
     })
 }
 
