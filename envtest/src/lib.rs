@@ -83,6 +83,7 @@ impl Environment {
     /// Starts a new control plane, or connects to the current cluster when
     /// `USE_EXISTING_CLUSTER=true`. Most tests want [`shared`] instead.
     pub async fn start() -> Result<Self, Error> {
+        use_ring_unless_chosen();
         if use_existing_cluster() {
             return Self::existing().await;
         }
@@ -233,6 +234,14 @@ impl Environment {
         command.arg("--kubeconfig").arg(&self.kubeconfig);
         command
     }
+}
+
+/// kube's TLS asks rustls for the process's crypto provider, which rustls picks by itself
+/// only when exactly one is compiled in; a test build whose features unify with a crate
+/// that brings aws-lc-rs has two. Use ring, as kube's `ring` feature does, unless the
+/// program chose already.
+fn use_ring_unless_chosen() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 fn kubectl_binary() -> std::ffi::OsString {

@@ -89,7 +89,7 @@ where
 fn tidy(crd: CustomResourceDefinition) -> Result<CustomResourceDefinition, Vec<Problem>> {
     let mut value = serde_json::to_value(&crd).map_err(|e| vec![serialization(e)])?;
     let many = crd.spec.versions.len() > 1;
-    let mut problems = Vec::new();
+    let mut problems: Vec<Problem> = unapproved_protected_group(&crd).into_iter().collect();
     if let Some(Value::Array(versions)) = value.pointer_mut("/spec/versions") {
         for version in versions {
             let name = version["name"].as_str().unwrap_or_default().to_owned();
@@ -110,6 +110,35 @@ fn tidy(crd: CustomResourceDefinition) -> Result<CustomResourceDefinition, Vec<P
         return Err(problems);
     }
     serde_json::from_value(value).map_err(|e| vec![serialization(e)])
+}
+
+/// The annotation the API server requires of CRDs in the groups Kubernetes reserves.
+pub const API_APPROVED_ANNOTATION: &str = "api-approved.kubernetes.io";
+
+/// `k8s.io`, `kubernetes.io` and their subdomains belong to Kubernetes: the API server
+/// refuses a CRD there unless it carries [`API_APPROVED_ANNOTATION`] (a link to the
+/// approved API review, or a value starting with `unapproved`).
+fn unapproved_protected_group(crd: &CustomResourceDefinition) -> Option<Problem> {
+    let group = crd.spec.group.as_str();
+    let protected = ["k8s.io", "kubernetes.io"]
+        .iter()
+        .any(|domain| group == *domain || group.ends_with(&format!(".{domain}")));
+    let annotated = crd
+        .metadata
+        .annotations
+        .as_ref()
+        .is_some_and(|a| a.contains_key(API_APPROVED_ANNOTATION));
+    (protected && !annotated).then(|| Problem {
+        path: ".".into(),
+        message: format!(
+            "the API group {group} is one Kubernetes reserves (*.k8s.io, *.kubernetes.io): the API server \
+             refuses its CRD without the annotation {API_APPROVED_ANNOTATION}"
+        ),
+        hint: Some(format!(
+            "use a group of your own domain, or, as upstream's sample-controller does, add \
+             #[kube(annotation(\"{API_APPROVED_ANNOTATION}\", \"unapproved, experimental-only\"))]"
+        )),
+    })
 }
 
 fn serialization(err: serde_json::Error) -> Problem {

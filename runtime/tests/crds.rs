@@ -1159,3 +1159,55 @@ fn small_crds_keep_their_descriptions() {
     assert!(yaml.contains("description: How many replicas to run."));
     assert!(yaml.len() < DEFAULT_MAX_CRD_SIZE);
 }
+
+// ---------------------------------------------------------------------------
+// Groups Kubernetes reserves (found by the real API server, not by schema checks)
+// ---------------------------------------------------------------------------
+
+mod reserved {
+    use super::*;
+
+    #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
+    #[kube(
+        group = "samplecontroller.k8s.io",
+        version = "v1alpha1",
+        kind = "Unapproved",
+        namespaced
+    )]
+    pub struct UnapprovedSpec {
+        pub replicas: i32,
+    }
+
+    #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
+    #[kube(
+        group = "samplecontroller.k8s.io",
+        version = "v1alpha1",
+        kind = "Approved",
+        namespaced,
+        annotation("api-approved.kubernetes.io", "unapproved, experimental-only")
+    )]
+    pub struct ApprovedSpec {
+        pub replicas: i32,
+    }
+
+    #[test]
+    fn a_crd_in_a_reserved_group_needs_the_api_approved_annotation() {
+        let err = crd::<Unapproved>().unwrap_err().to_string();
+        assert_mentions(
+            &err,
+            &[
+                "samplecontroller.k8s.io",
+                "api-approved.kubernetes.io",
+                "#[kube(annotation(",
+            ],
+        );
+        let approved = crd::<Approved>().unwrap();
+        assert!(
+            approved
+                .metadata
+                .annotations
+                .unwrap()
+                .contains_key("api-approved.kubernetes.io")
+        );
+    }
+}

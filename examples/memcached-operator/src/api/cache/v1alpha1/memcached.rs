@@ -44,8 +44,17 @@ pub struct MemcachedSpec {
     /// The number of memcached pods (the replicas of the Deployment), from 1 to 10.
     #[rkb(minimum = 1, maximum = 10)]
     pub size: i32,
-    /// The port memcached listens on, in the pods and on the Service.
-    #[rkb(minimum = 1, maximum = 65535, default = 11211)]
+    /// The port memcached listens on, in the pods and on the Service. Memcached runs as a
+    /// non-root user, which cannot bind the ports below 1024: a CEL rule refuses them.
+    #[rkb(
+        minimum = 1,
+        maximum = 65535,
+        default = 11211,
+        validation(
+            rule = "self >= 1024",
+            message = "containerPort must be 1024 or higher: memcached runs as a non-root user, which cannot bind lower ports"
+        )
+    )]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container_port: Option<i32>,
 }

@@ -30,6 +30,12 @@ use serde::{Deserialize, Serialize};
     plural = "foos",
     namespaced,
     status = "FooStatus",
+    // samplecontroller.k8s.io is a group Kubernetes reserves: the API server wants this
+    // annotation, which upstream's CRD carries too.
+    annotation(
+        "api-approved.kubernetes.io",
+        "unapproved, experimental-only: the example of Kubernetes' sample-controller"
+    ),
     derive = "Default",
     derive = "PartialEq"
 )]
