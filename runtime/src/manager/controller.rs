@@ -6,7 +6,7 @@ use std::future::Future;
 use std::hash::Hash;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::future::{self, BoxFuture};
 use futures::{FutureExt, StreamExt, TryFuture, TryFutureExt};
@@ -173,7 +173,9 @@ impl Context {
             ReconcileError::Failed(error) => error_policy(object, error, ctx),
             ReconcileError::Panicked(message) => {
                 let key = object_key(object.as_ref());
-                let delay = panic_backoff.next(&key);
+                // With the UID, a recreated object starts afresh.
+                let uid = object.meta().uid.as_deref();
+                let delay = panic_backoff.next_at(key.as_str(), uid, Instant::now());
                 tracing::error!(object = %key, panic = %message, retry_in = ?delay, "reconcile panicked");
                 Action::requeue(delay)
             }
