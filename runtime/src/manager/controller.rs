@@ -26,11 +26,16 @@ const SYNC_POLL: Duration = Duration::from_millis(100);
 /// function receives a [`Context`] and finishes with [`Context::run`].
 pub struct Runnable {
     pub(crate) name: String,
+    /// The function's path, to tell runnables apart when two have the same name.
+    pub(crate) function: &'static str,
     pub(crate) start: Box<dyn FnOnce(Context) -> BoxFuture<'static, anyhow::Result<()>> + Send>,
 }
 
 impl Runnable {
     /// `start` runs until the manager shuts down; an error stops the whole manager.
+    ///
+    /// `name` must be unique among the manager's runnables: it names the controller's
+    /// metrics, readiness check and `--controller-concurrency`.
     pub fn new<F, Fut>(name: impl Into<String>, start: F) -> Self
     where
         F: FnOnce(Context) -> Fut + Send + 'static,
@@ -38,6 +43,7 @@ impl Runnable {
     {
         Self {
             name: name.into(),
+            function: std::any::type_name::<F>(),
             start: Box::new(move |ctx| Box::pin(start(ctx))),
         }
     }
@@ -51,6 +57,7 @@ impl Debug for Runnable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Runnable")
             .field("name", &self.name)
+            .field("function", &self.function)
             .finish_non_exhaustive()
     }
 }

@@ -521,3 +521,36 @@ async fn a_panicking_reconcile_is_retried_with_backoff_and_the_others_keep_going
         .unwrap()
         .unwrap();
 }
+
+/// Two controllers, as `rkb create api` made them for the kinds `FooBar` and `Foobar`.
+async fn foo_bar(_: Context) -> anyhow::Result<()> {
+    Ok(())
+}
+
+async fn foobar(_: Context) -> anyhow::Result<()> {
+    Ok(())
+}
+
+#[tokio::test]
+async fn controllers_with_the_same_name_are_refused() {
+    let (client, _) = config_map_api(0);
+    let manager = Manager::new("op", client, args(&[]));
+    let readiness = manager.readiness().clone();
+    let run = manager.run([
+        Runnable::new("memcached", foobar),
+        Runnable::new("foobar", foo_bar),
+        Runnable::new("foobar", foobar),
+    ]);
+    let error = tokio::time::timeout(WAIT, run)
+        .await
+        .expect("refused at once")
+        .unwrap_err();
+    let message = format!("{error:#}");
+    assert!(
+        message.contains(r#""foobar""#)
+            && message.contains("manager::tests::foo_bar")
+            && message.contains("manager::tests::foobar"),
+        "{message}"
+    );
+    assert!(readiness.is_ready(), "no controller was started");
+}
