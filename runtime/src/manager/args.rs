@@ -2,6 +2,7 @@
 //! runbooks written for kubebuilder operators carry over.
 
 use std::fmt;
+use std::io::IsTerminal;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -9,7 +10,10 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{ArgAction, ValueEnum};
+use tracing::Subscriber;
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::util::SubscriberInitExt;
 
 /// Flags of an operator's manager; a generated `main.rs` flattens them into its own parser.
 ///
@@ -123,16 +127,36 @@ impl Args {
     }
 
     /// Installs the global `tracing` subscriber these flags describe; call it first in `main`.
+    ///
+    /// Text logs are coloured only on a terminal (and without `NO_COLOR`): in a pod,
+    /// `kubectl logs` and log collectors would store the escape codes.
     pub fn init_logging(&self) -> anyhow::Result<()> {
+        let colour = std::io::stdout().is_terminal()
+            && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
+        self.subscriber(std::io::stdout, colour)?
+            .try_init()
+            .map_err(|error| anyhow::anyhow!("cannot install the logger: {error}"))
+    }
+
+    /// The subscriber [`init_logging`](Self::init_logging) installs, writing to `writer`.
+    fn subscriber<W>(
+        &self,
+        writer: W,
+        colour: bool,
+    ) -> anyhow::Result<Box<dyn Subscriber + Send + Sync>>
+    where
+        W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
+    {
         let filter = EnvFilter::try_new(&self.log_level)
             .with_context(|| format!("invalid --log-level {:?}", self.log_level))?;
-        let logs = tracing_subscriber::fmt().with_env_filter(filter);
-        let installed = match self.log_format {
-            LogFormat::Text => logs.try_init(),
+        let logs = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(writer);
+        Ok(match self.log_format {
+            LogFormat::Text => Box::new(logs.with_ansi(colour).finish()),
             // One flat object per line: log pipelines index `message` and the fields directly.
-            LogFormat::Json => logs.json().flatten_event(true).try_init(),
-        };
-        installed.map_err(|error| anyhow::anyhow!("cannot install the logger: {error}"))
+            LogFormat::Json => Box::new(logs.json().flatten_event(true).with_ansi(false).finish()),
+        })
     }
 }
 
@@ -249,6 +273,56 @@ mod tests {
         assert_eq!(args.leader_election_lease_duration, Duration::from_secs(30));
         assert_eq!(args.concurrency_of("memcached"), 8);
         assert_eq!(args.concurrency_of("other"), 2);
+    }
+
+    /// What `args` log for one event in a span, written to a buffer.
+    fn logged(args: &[&str], colour: bool) -> String {
+        use std::sync::{Arc, Mutex};
+
+        #[derive(Clone, Default)]
+        struct Buffer(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Buffer {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().write(bytes)
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+
+        let buffer = Buffer::default();
+        let subscriber = Args::parse_from(args)
+            .subscriber(
+                {
+                    let buffer = buffer.clone();
+                    move || buffer.clone()
+                },
+                colour,
+            )
+            .unwrap();
+        tracing::subscriber::with_default(subscriber, || {
+            let _span = tracing::info_span!("controller", controller = "memcached").entered();
+            tracing::warn!(object = "default/sample", "reconcile failed");
+        });
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        assert!(text.contains("reconcile failed"), "{text:?}");
+        text
+    }
+
+    #[test]
+    fn logs_are_coloured_only_as_text_on_a_terminal() {
+        const ESCAPE: char = '\x1b';
+        assert!(
+            logged(&["manager"], true).contains(ESCAPE),
+            "text on a terminal is coloured"
+        );
+        let piped = logged(&["manager"], false);
+        assert!(!piped.contains(ESCAPE), "text to a pipe or file: {piped:?}");
+        for colour in [true, false] {
+            let json = logged(&["manager", "--log-format=json"], colour);
+            assert!(!json.contains(ESCAPE), "JSON: {json:?}");
+            serde_json::from_str::<serde_json::Value>(json.trim()).unwrap();
+        }
     }
 
     #[test]

@@ -1,12 +1,14 @@
 //! What one controller gets from the manager, and how its kube-runtime `Controller` is run.
 
+use std::any::Any;
 use std::fmt::Debug;
 use std::future::Future;
 use std::hash::Hash;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use futures::future::BoxFuture;
+use futures::future::{self, BoxFuture};
 use futures::{FutureExt, StreamExt, TryFuture, TryFutureExt};
 use kube::runtime::controller::{self, Action, Controller};
 use kube::{Client, Resource};
@@ -15,7 +17,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::health::Check;
-use super::metrics::{ControllerMetrics, Metrics};
+use super::metrics::Metrics;
+use crate::backoff::ErrorBackoff;
 
 const SYNC_POLL: Duration = Duration::from_millis(100);
 
@@ -23,11 +26,16 @@ const SYNC_POLL: Duration = Duration::from_millis(100);
 /// function receives a [`Context`] and finishes with [`Context::run`].
 pub struct Runnable {
     pub(crate) name: String,
+    /// The function's path, to tell runnables apart when two have the same name.
+    pub(crate) function: &'static str,
     pub(crate) start: Box<dyn FnOnce(Context) -> BoxFuture<'static, anyhow::Result<()>> + Send>,
 }
 
 impl Runnable {
     /// `start` runs until the manager shuts down; an error stops the whole manager.
+    ///
+    /// `name` must be unique among the manager's runnables: it names the controller's
+    /// metrics, readiness check and `--controller-concurrency`.
     pub fn new<F, Fut>(name: impl Into<String>, start: F) -> Self
     where
         F: FnOnce(Context) -> Fut + Send + 'static,
@@ -35,6 +43,7 @@ impl Runnable {
     {
         Self {
             name: name.into(),
+            function: std::any::type_name::<F>(),
             start: Box::new(move |ctx| Box::pin(start(ctx))),
         }
     }
@@ -48,6 +57,7 @@ impl Debug for Runnable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Runnable")
             .field("name", &self.name)
+            .field("function", &self.function)
             .finish_non_exhaustive()
     }
 }
@@ -109,6 +119,11 @@ impl Context {
     /// readiness, metrics and graceful shutdown: on SIGTERM it stops taking new work and
     /// returns once in-flight reconciles have finished.
     ///
+    /// A reconcile that panics does not stop the controller: the panic is logged with the
+    /// object, counted in `controller_runtime_reconcile_panics_total`, and the object is
+    /// retried with its own exponential backoff (`error_policy` is not called, as it takes
+    /// the reconciler's error type).
+    ///
     /// It replaces the controller's `Config` (concurrency comes from the flags).
     pub async fn run<K, ReconcilerFut, E, Ctx>(
         self,
@@ -139,16 +154,45 @@ impl Context {
                 }
             }
         });
+        // Retries of objects whose reconcile panicked; the user's backoff lives in `Ctx`,
+        // out of reach, and is fed only by `error_policy`.
+        let panic_backoff = Arc::new(ErrorBackoff::<String>::new());
+        let reconcile = {
+            let panic_backoff = panic_backoff.clone();
+            move |object: Arc<K>, ctx| {
+                let key = object_key(object.as_ref());
+                let started = std::panic::catch_unwind(AssertUnwindSafe(|| reconcile(object, ctx)));
+                let reconciled = catch_panic(started);
+                let (metrics, panic_backoff) = (metrics.clone(), panic_backoff.clone());
+                let in_flight = metrics.start();
+                async move {
+                    let result = reconciled.await;
+                    match &result {
+                        Err(ReconcileError::Panicked(_)) => metrics.panicked(),
+                        _ => panic_backoff.reset(&key),
+                    }
+                    in_flight.finish(&result);
+                    result
+                }
+            }
+        };
+        let error_policy = move |object: Arc<K>, error: &ReconcileError<E>, ctx| match error {
+            ReconcileError::Failed(error) => error_policy(object, error, ctx),
+            ReconcileError::Panicked(message) => {
+                let key = object_key(object.as_ref());
+                // With the UID, a recreated object starts afresh.
+                let uid = object.meta().uid.as_deref();
+                let delay = panic_backoff.next_at(key.as_str(), uid, Instant::now());
+                tracing::error!(object = %key, panic = %message, retry_in = ?delay, "reconcile panicked");
+                Action::requeue(delay)
+            }
+        };
         let shutdown = self.shutdown.clone();
         let span = tracing::info_span!("controller", controller = %self.name);
         controller
             .with_config(controller::Config::default().concurrency(self.concurrency))
             .graceful_shutdown_on(async move { shutdown.cancelled().await })
-            .run(
-                move |object, ctx| instrument(&metrics, reconcile(object, ctx)),
-                error_policy,
-                context,
-            )
+            .run(reconcile, error_policy, context)
             .for_each(|result| async move {
                 match result {
                     Ok(_) | Err(controller::Error::ReconcilerFailed(..)) => {} // error_policy logs it
@@ -166,17 +210,58 @@ impl Context {
     }
 }
 
-/// Wraps one reconcile with the controller-runtime metrics.
-fn instrument<F>(
-    metrics: &ControllerMetrics,
-    reconcile: F,
-) -> impl Future<Output = Result<Action, F::Error>> + Send + 'static + use<F>
+/// Why a reconcile failed: the reconciler's own error, or a panic caught in it.
+#[derive(Debug, thiserror::Error)]
+enum ReconcileError<E> {
+    #[error(transparent)]
+    Failed(E),
+    #[error("reconcile panicked: {0}")]
+    Panicked(String),
+}
+
+/// Turns a panic, in starting a reconcile (`started`) or in the reconcile itself, into
+/// [`ReconcileError::Panicked`]. kube-runtime would otherwise re-raise it in the
+/// controller's task and stop every controller.
+///
+/// State the reconciler shares may be left half-updated, as after an error returned
+/// midway; controller-runtime recovers panics on the same terms.
+fn catch_panic<F>(
+    started: std::thread::Result<F>,
+) -> impl Future<Output = Result<Action, ReconcileError<F::Error>>> + Send + 'static + use<F>
 where
     F: TryFuture<Ok = Action> + Send + 'static,
+    F::Error: Send,
 {
-    let reconcile_metrics = metrics.start();
-    TryFutureExt::into_future(reconcile).map(move |result| {
-        reconcile_metrics.finish(&result);
-        result
-    })
+    match started {
+        Ok(reconcile) => AssertUnwindSafe(TryFutureExt::into_future(reconcile))
+            .catch_unwind()
+            .map(|caught| match caught {
+                Ok(result) => result.map_err(ReconcileError::Failed),
+                Err(payload) => Err(ReconcileError::Panicked(panic_message(&*payload))),
+            })
+            .left_future(),
+        Err(payload) => {
+            future::ready(Err(ReconcileError::Panicked(panic_message(&*payload)))).right_future()
+        }
+    }
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(message) = payload.downcast_ref::<&str>() {
+        (*message).to_owned()
+    } else if let Some(message) = payload.downcast_ref::<String>() {
+        message.clone()
+    } else {
+        "(no message)".to_owned()
+    }
+}
+
+/// `namespace/name`, or `name` for a cluster-scoped object: unique within one controller.
+fn object_key<K: Resource>(object: &K) -> String {
+    let meta = object.meta();
+    let name = meta.name.as_deref().unwrap_or_default();
+    match &meta.namespace {
+        Some(namespace) => format!("{namespace}/{name}"),
+        None => name.to_owned(),
+    }
 }

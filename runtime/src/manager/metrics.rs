@@ -20,6 +20,7 @@ pub struct Metrics {
     registry: Arc<RwLock<Registry>>,
     reconcile_total: Family<ResultLabels, Counter>,
     reconcile_errors: Family<ControllerLabels, Counter>,
+    reconcile_panics: Family<ControllerLabels, Counter>,
     reconcile_time: Family<ControllerLabels, Histogram, fn() -> Histogram>,
     active_workers: Family<ControllerLabels, Gauge>,
     max_concurrent: Family<ControllerLabels, Gauge>,
@@ -64,6 +65,7 @@ impl Metrics {
             registry: Arc::default(),
             reconcile_total: Family::default(),
             reconcile_errors: Family::default(),
+            reconcile_panics: Family::default(),
             reconcile_time: Family::new_with_constructor(reconcile_time_histogram),
             active_workers: Family::default(),
             max_concurrent: Family::default(),
@@ -79,6 +81,11 @@ impl Metrics {
             "controller_runtime_reconcile_errors",
             "Total number of reconciliation errors per controller",
             metrics.reconcile_errors.clone(),
+        );
+        metrics.register(
+            "controller_runtime_reconcile_panics",
+            "Total number of reconciliation panics per controller",
+            metrics.reconcile_panics.clone(),
         );
         metrics.register(
             "controller_runtime_reconcile_time_seconds",
@@ -152,6 +159,7 @@ impl Metrics {
             requeue: result("requeue"),
             requeue_after: result("requeue_after"),
             errors: self.reconcile_errors.get_or_create(&labels).clone(),
+            panics: self.reconcile_panics.get_or_create(&labels).clone(),
             time: self.reconcile_time.get_or_create(&labels).clone(),
             active: self.active_workers.get_or_create(&labels).clone(),
         }))
@@ -169,6 +177,7 @@ struct ControllerMetricsInner {
     requeue: Counter,
     requeue_after: Counter,
     errors: Counter,
+    panics: Counter,
     time: Histogram,
     active: Gauge,
 }
@@ -181,6 +190,11 @@ impl ControllerMetrics {
             metrics: self.clone(),
             started: Instant::now(),
         }
+    }
+
+    /// Counts a reconcile that panicked (its error is counted by [`Reconcile::finish`]).
+    pub(crate) fn panicked(&self) {
+        self.0.panics.inc();
     }
 }
 
@@ -245,6 +259,7 @@ mod tests {
         controller
             .start()
             .finish::<()>(&Ok(Action::requeue(Duration::from_secs(60))));
+        controller.panicked();
         let in_flight = controller.start();
         metrics.set_leader("memcached-operator-leader", true);
 
@@ -268,6 +283,10 @@ mod tests {
             ),
             (
                 r#"controller_runtime_reconcile_errors_total{controller="memcached"}"#,
+                "1",
+            ),
+            (
+                r#"controller_runtime_reconcile_panics_total{controller="memcached"}"#,
                 "1",
             ),
             (

@@ -151,6 +151,7 @@ impl Manager {
     /// Runs `runnables` until shutdown (`Ok`) or until one fails or the Lease is lost (`Err`).
     pub async fn run(self, runnables: impl IntoIterator<Item = Runnable>) -> anyhow::Result<()> {
         let runnables: Vec<Runnable> = runnables.into_iter().collect();
+        check_unique_names(&runnables)?;
         // Servers and the signal handler; aborted when `run` returns.
         let mut background = JoinSet::new();
         self.start_servers(&mut background).await?;
@@ -342,6 +343,24 @@ async fn serve_metrics(
         HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
     );
     response
+}
+
+/// Refuses two runnables with one name: they would share one readiness check, one set of
+/// metrics and one `--controller-concurrency` (e.g. the kinds `FooBar` and `Foobar`, both
+/// `foobar`), as controller-runtime refuses them.
+fn check_unique_names(runnables: &[Runnable]) -> anyhow::Result<()> {
+    let mut seen = std::collections::HashMap::new();
+    for runnable in runnables {
+        if let Some(first) = seen.insert(runnable.name.as_str(), runnable.function) {
+            anyhow::bail!(
+                "two controllers are named {:?}: {first} and {}; rename one, as controller \
+                 names label their metrics, readiness checks and --controller-concurrency",
+                runnable.name,
+                runnable.function,
+            );
+        }
+    }
+    Ok(())
 }
 
 /// First SIGTERM/SIGINT: graceful shutdown. Second: stop at once.

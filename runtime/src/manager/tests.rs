@@ -446,3 +446,111 @@ async fn probes_are_served_over_http() {
         .unwrap()
         .unwrap();
 }
+
+#[tokio::test]
+async fn a_panicking_reconcile_is_retried_with_backoff_and_the_others_keep_going() {
+    let (client, list_now) = config_map_api(3);
+    list_now.send(()).unwrap();
+    let manager = Manager::new("op", client, args(&["--concurrency=2"]));
+    let metrics = manager.metrics().clone();
+    let shutdown = manager.shutdown_token();
+    let (panics, others) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let run = tokio::spawn(manager.run([Runnable::new("configmaps", {
+        let (panics, others) = (panics.clone(), others.clone());
+        move |ctx: Context| async move {
+            let controller = Controller::new(
+                Api::<ConfigMap>::default_namespaced(ctx.client()),
+                watcher::Config::default(),
+            );
+            // cm-1 panics in its reconcile future, cm-2 before returning one.
+            let reconcile = move |object: Arc<ConfigMap>, _| {
+                let (panics, others) = (panics.clone(), others.clone());
+                let name = object.metadata.name.clone().unwrap();
+                if name == "cm-2" {
+                    panics.fetch_add(1, Ordering::SeqCst);
+                    panic!("a synchronous panic");
+                }
+                async move {
+                    if name == "cm-1" {
+                        panics.fetch_add(1, Ordering::SeqCst);
+                        panic!("an unwrap() on a missing field");
+                    }
+                    others.fetch_add(1, Ordering::SeqCst);
+                    Ok::<_, Never>(Action::await_change())
+                }
+            };
+            ctx.run(
+                controller,
+                reconcile,
+                |_, _, _| Action::await_change(),
+                Arc::new(()),
+            )
+            .await
+        }
+    })]));
+
+    // Retried with the object's backoff (5 ms, 10 ms, ...), not dropped.
+    eventually("the panicking objects are retried", || {
+        panics.load(Ordering::SeqCst) >= 6
+    })
+    .await;
+    eventually("the other object is reconciled", || {
+        others.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    assert!(!run.is_finished(), "the manager stays up");
+    let text = metrics.encode();
+    let counted = text
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix(r#"controller_runtime_reconcile_panics_total{controller="configmaps"} "#)
+        })
+        .unwrap_or_else(|| panic!("no panics counter in\n{text}"));
+    assert!(counted.parse::<u64>().unwrap() >= 6, "{text}");
+    assert!(
+        text.contains(
+            r#"controller_runtime_reconcile_total{controller="configmaps",result="success"} 1"#
+        ),
+        "{text}"
+    );
+
+    shutdown.cancel();
+    tokio::time::timeout(WAIT, run)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+}
+
+/// Two controllers, as `rkb create api` made them for the kinds `FooBar` and `Foobar`.
+async fn foo_bar(_: Context) -> anyhow::Result<()> {
+    Ok(())
+}
+
+async fn foobar(_: Context) -> anyhow::Result<()> {
+    Ok(())
+}
+
+#[tokio::test]
+async fn controllers_with_the_same_name_are_refused() {
+    let (client, _) = config_map_api(0);
+    let manager = Manager::new("op", client, args(&[]));
+    let readiness = manager.readiness().clone();
+    let run = manager.run([
+        Runnable::new("memcached", foobar),
+        Runnable::new("foobar", foo_bar),
+        Runnable::new("foobar", foobar),
+    ]);
+    let error = tokio::time::timeout(WAIT, run)
+        .await
+        .expect("refused at once")
+        .unwrap_err();
+    let message = format!("{error:#}");
+    assert!(
+        message.contains(r#""foobar""#)
+            && message.contains("manager::tests::foo_bar")
+            && message.contains("manager::tests::foobar"),
+        "{message}"
+    );
+    assert!(readiness.is_ready(), "no controller was started");
+}

@@ -59,8 +59,7 @@ pub(crate) fn acceptor(
 /// A self-signed certificate, as controller-runtime generates when given none. Scrapers
 /// either skip verification (kubebuilder's ServiceMonitor does) or are given a real one.
 fn self_signed(hosts: &[&str], provider: &CryptoProvider) -> anyhow::Result<CertifiedKey> {
-    let names: Vec<String> = hosts.iter().map(|h| (*h).to_owned()).collect();
-    let generated = rcgen::generate_simple_self_signed(names)
+    let generated = generate(hosts)
         .context("cannot generate a self-signed certificate for the metrics server")?;
     let key = PrivateKeyDer::from(PrivatePkcs8KeyDer::from(
         generated.signing_key.serialize_der(),
@@ -70,6 +69,23 @@ fn self_signed(hosts: &[&str], provider: &CryptoProvider) -> anyhow::Result<Cert
         key,
         provider,
     )?)
+}
+
+/// Valid from an hour ago (clock skew between nodes) for a year: rcgen's default,
+/// 1975 to 4096, would make a leaked key good forever.
+fn generate(hosts: &[&str]) -> anyhow::Result<rcgen::CertifiedKey<rcgen::KeyPair>> {
+    const HOUR: Duration = Duration::from_secs(3600);
+    const YEAR: Duration = Duration::from_secs(365 * 24 * 3600);
+    let names: Vec<String> = hosts.iter().map(|h| (*h).to_owned()).collect();
+    let mut params = rcgen::CertificateParams::new(names)?;
+    let since_epoch = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)?
+        .saturating_sub(HOUR);
+    params.not_before = rcgen::date_time_ymd(1970, 1, 1) + since_epoch;
+    params.not_after = params.not_before + YEAR;
+    let signing_key = rcgen::KeyPair::generate()?;
+    let cert = params.self_signed(&signing_key)?;
+    Ok(rcgen::CertifiedKey { cert, signing_key })
 }
 
 fn load(cert: &Path, key: &Path, provider: &CryptoProvider) -> anyhow::Result<CertifiedKey> {
@@ -174,6 +190,32 @@ mod tests {
     fn a_self_signed_certificate_is_generated_without_files() {
         let (_, reload) = acceptor(None, &["localhost"]).unwrap();
         assert!(reload.is_none());
+    }
+
+    #[test]
+    fn the_self_signed_certificate_is_valid_from_an_hour_ago_for_a_year() {
+        use x509_parser::prelude::{FromDer, X509Certificate};
+
+        let generated = generate(&["localhost"]).unwrap();
+        let (_, cert) = X509Certificate::from_der(generated.cert.der()).unwrap();
+        let validity = cert.validity();
+        let now = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64;
+        let hour = 3600;
+        let not_before = validity.not_before.timestamp();
+        assert!(
+            (now - hour - 60..=now - hour).contains(&not_before),
+            "valid from an hour ago, not {}",
+            validity.not_before
+        );
+        assert_eq!(
+            validity.not_after.timestamp() - not_before,
+            365 * 24 * hour,
+            "valid for a year, until {}",
+            validity.not_after
+        );
     }
 
     #[test]
