@@ -15,7 +15,7 @@ pub struct InvalidInput {
     pub value: String,
     pub problem: String,
     pub accepted: &'static str,
-    pub example: &'static str,
+    pub example: String,
 }
 
 impl fmt::Display for InvalidInput {
@@ -43,21 +43,22 @@ const KIND_RULE: &str = "an UpperCamelCase Rust type name: ASCII letters and dig
 const PLURAL_RULE: &str = "a DNS-1035 label: lowercase letters, digits and '-', starting with a letter, \
                            at most 63 characters";
 const PROJECT_RULE: &str = "a DNS-1123 label that is also a Cargo package name: lowercase letters, digits \
-                            and '-', starting with a letter, at most 63 characters";
+                            and '-', starting with a letter, at most 63 characters; as a crate name ('-' \
+                            read as '_') neither reserved by Rust nor one the project depends on";
 
 fn invalid(
     flag: &'static str,
     value: &str,
     problem: impl Into<String>,
     accepted: &'static str,
-    example: &'static str,
+    example: impl Into<String>,
 ) -> InvalidInput {
     InvalidInput {
         flag,
         value: value.to_owned(),
         problem: problem.into(),
         accepted,
-        example,
+        example: example.into(),
     }
 }
 
@@ -265,6 +266,40 @@ pub fn check_project_name(name: &str) -> Check {
         return fail(format!("`{crate_name}` is reserved by Rust"));
     }
     Ok(())
+}
+
+/// Refuses a project name whose crate name is one of `dependencies`, the crates the
+/// generated project depends on (as its Cargo.toml names them, e.g. `rkb-runtime`):
+/// the package and its dependency would both be candidates for one crate name, and the
+/// project would not compile (E0464).
+pub fn check_project_name_not_a_dependency(name: &str, dependencies: &[String]) -> Check {
+    let crate_name = crate_name(name);
+    let Some(dependency) = dependencies
+        .iter()
+        .find(|d| self::crate_name(d) == crate_name)
+    else {
+        return Ok(());
+    };
+    let example = [format!("{name}-operator"), "memcached-operator".to_owned()]
+        .into_iter()
+        .find(|n| {
+            check_project_name(n).is_ok()
+                && !dependencies
+                    .iter()
+                    .any(|d| self::crate_name(d) == self::crate_name(n))
+        })
+        .unwrap_or_else(|| "memcached-operator".to_owned());
+    Err(invalid(
+        "--project-name",
+        name,
+        format!(
+            "its crate name `{crate_name}` is that of `{dependency}`, a dependency of the generated project: \
+             the crate would shadow its own dependency and not compile (error E0464, multiple candidates for \
+             crate `{crate_name}`)"
+        ),
+        PROJECT_RULE,
+        format!("--project-name {example}"),
+    ))
 }
 
 /// Type names the scaffold imports or that shadow Rust's prelude.
@@ -732,6 +767,16 @@ mod tests {
         assert_eq!(check_project_name("memcached-operator"), Ok(()));
         for bad in ["Memcached", "1op", "op_x", "test", "self", ""] {
             assert!(check_project_name(bad).is_err(), "{bad}");
+        }
+        let dependencies = ["kube".to_owned(), "rkb-runtime".to_owned()];
+        assert_eq!(
+            check_project_name_not_a_dependency("kube-operator", &dependencies),
+            Ok(())
+        );
+        for bad in ["kube", "rkb-runtime"] {
+            let err = check_project_name_not_a_dependency(bad, &dependencies).unwrap_err();
+            assert!(err.problem.contains("E0464"), "{err}");
+            assert_eq!(err.example, format!("--project-name {bad}-operator"));
         }
     }
 

@@ -512,6 +512,56 @@ fn init_rejects_bad_input_without_touching_files() {
 }
 
 #[test]
+fn init_refuses_project_names_of_its_own_dependencies() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "mine").unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let repo = repo.to_str().unwrap();
+    for (name, crate_name, dependency) in [
+        ("kube", "kube", "kube"),
+        ("rkb-runtime", "rkb_runtime", "rkb-runtime"),
+        ("serde-json", "serde_json", "serde_json"),
+        ("tokio", "tokio", "tokio"),
+        ("kube-fake-client", "kube_fake_client", "kube-fake-client"),
+    ] {
+        let init = [
+            "init",
+            "--domain",
+            "example.com",
+            "--project-name",
+            name,
+            "--rkb-path",
+            repo,
+        ];
+        let problem = format!(
+            "invalid --project-name {name:?}: its crate name `{crate_name}` is that of `{dependency}`, a \
+             dependency of the generated project: the crate would shadow its own dependency and not compile \
+             (error E0464"
+        );
+        let example = format!("example:  --project-name {name}-operator");
+        assert_rejected(
+            dir.path(),
+            &init,
+            &[&problem, "accepted: a DNS-1123 label", &example],
+        );
+    }
+    // A name taken from the directory says so.
+    let anyhow = dir.path().join("anyhow");
+    std::fs::create_dir(&anyhow).unwrap();
+    std::fs::write(anyhow.join("notes.txt"), "mine").unwrap();
+    assert_rejected(
+        &anyhow,
+        &["init", "--domain", "example.com", "--rkb-path", repo],
+        &[
+            "the directory name \"anyhow\" cannot be the project name (its crate name `anyhow` is that of \
+             `anyhow`",
+            "pass --project-name",
+            "example:  --project-name anyhow-operator",
+        ],
+    );
+}
+
+#[test]
 fn help_shows_examples_and_version_names_the_stack() {
     let dir = tempfile::tempdir().unwrap();
     for args in [
