@@ -117,7 +117,9 @@ pub struct CreateApiArgs {
     /// Kind, an UpperCamelCase Rust type name, e.g. Memcached.
     #[arg(long, value_name = "KIND")]
     pub kind: String,
-    /// Resource name in URLs and RBAC rules [default: the lowercased kind, pluralised].
+    /// Resource name in URLs and RBAC rules, unique in the API group [default: the kind's
+    /// existing plural for a new version, else the lowercased kind pluralised as kubebuilder
+    /// does: memcacheds, policies, people].
     #[arg(long, value_name = "PLURAL")]
     pub plural: Option<String>,
     /// Scaffold the resource type (the default).

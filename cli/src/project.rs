@@ -132,6 +132,233 @@ impl Project {
     }
 }
 
+/// A name a custom resource claims in its API group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Claim {
+    Plural,
+    Singular,
+    Kind,
+    ListKind,
+}
+
+impl Claim {
+    fn describe(self) -> &'static str {
+        match self {
+            Claim::Plural => "plural",
+            Claim::Singular => "singular (the lowercased kind)",
+            Claim::Kind => "kind",
+            Claim::ListKind => "list kind",
+        }
+    }
+}
+
+impl Resource {
+    /// A custom resource of this project: one CRD of the generated manifests.
+    fn is_custom(&self) -> bool {
+        self.api.is_some() && !self.core
+    }
+
+    /// `cache.example.com`.
+    pub fn api_group(&self) -> String {
+        crate::names::api_group(&self.group, &self.domain)
+    }
+
+    /// What Kubernetes calls the resource's singular name: the lowercased kind.
+    pub fn singular(&self) -> String {
+        self.kind.to_ascii_lowercase()
+    }
+
+    /// `Memcached cache/v1alpha1`.
+    pub fn label(&self) -> String {
+        format!("{} {}/{}", self.kind, self.group, self.version)
+    }
+
+    /// The names Kubernetes requires to be unique among the CRDs of one API group.
+    /// Plurals and singulars share one namespace, as do kinds and list kinds.
+    fn claims(&self) -> [(Claim, String); 4] {
+        // The names that only another kind can change come first: when one of them
+        // clashes, no --plural helps.
+        [
+            (Claim::Singular, self.singular()),
+            (Claim::Kind, self.kind.clone()),
+            (Claim::ListKind, format!("{}List", self.kind)),
+            (Claim::Plural, self.plural.clone()),
+        ]
+    }
+
+    /// The first name of `self` that `other`, another kind of the same group, claims too.
+    fn clash_with(&self, other: &Resource) -> Option<(Claim, Claim, String)> {
+        let resource_names = |c: Claim| matches!(c, Claim::Plural | Claim::Singular);
+        self.claims().into_iter().find_map(|(mine, name)| {
+            other
+                .claims()
+                .into_iter()
+                .find(|(theirs, other_name)| {
+                    resource_names(mine) == resource_names(*theirs) && *other_name == name
+                })
+                .map(|(theirs, _)| (mine, theirs, name))
+        })
+    }
+}
+
+impl Project {
+    /// Checks the names the project's custom resources claim, as the API server will
+    /// when their CRDs are applied: within one API group no two kinds may share a plural,
+    /// a singular (one's plural being the other's singular counts), a kind or a list
+    /// kind, and the versions of one kind, served by one CRD, share one plural.
+    ///
+    /// `new` is the resource the command adds or changes, so that the error can tell it
+    /// from the one already in PROJECT and say which flag to change.
+    pub fn check_resource_names(&self, new: &Resource) -> anyhow::Result<()> {
+        let custom: Vec<&Resource> = self.resources.iter().filter(|r| r.is_custom()).collect();
+        let is_new =
+            |r: &Resource| r.group == new.group && r.version == new.version && r.kind == new.kind;
+        // Clashes with the new resource first, then any that PROJECT already had.
+        let mut pairs: Vec<(&Resource, &Resource)> = Vec::new();
+        if let Some(added) = custom.iter().copied().find(|r| is_new(r)) {
+            pairs.extend(
+                custom
+                    .iter()
+                    .copied()
+                    .filter(|r| !is_new(r))
+                    .map(|r| (added, r)),
+            );
+        }
+        for (i, a) in custom.iter().enumerate() {
+            pairs.extend(
+                custom[i + 1..]
+                    .iter()
+                    .filter(|b| !is_new(a) && !is_new(b))
+                    .map(|b| (*a, *b)),
+            );
+        }
+        for (a, b) in pairs {
+            if a.api_group() != b.api_group() {
+                continue;
+            }
+            let fix = if is_new(a) {
+                Fix::Flags
+            } else {
+                Fix::EditProject
+            };
+            if a.kind == b.kind {
+                if a.plural != b.plural {
+                    return Err(version_plural_mismatch(a, b, fix));
+                }
+            } else if let Some((mine, theirs, name)) = a.clash_with(b) {
+                return Err(self.name_clash(a, b, mine, theirs, &name, fix));
+            }
+        }
+        Ok(())
+    }
+
+    fn name_clash(
+        &self,
+        a: &Resource,
+        b: &Resource,
+        mine: Claim,
+        theirs: Claim,
+        name: &str,
+        fix: Fix,
+    ) -> anyhow::Error {
+        let group = a.api_group();
+        let head = format!(
+            "resource names clash in API group {group:?}: the {} {name:?} of {} is also the {} of {}{}.\n  \
+             Kubernetes requires the kinds, list kinds, plurals and singulars of the resources of one API group \
+             to be distinct; a second CRD claiming one of them is not served.",
+            mine.describe(),
+            a.label(),
+            theirs.describe(),
+            b.label(),
+            if fix == Fix::Flags {
+                " (in PROJECT)"
+            } else {
+                ""
+            },
+        );
+        match (fix, mine) {
+            (Fix::EditProject, _) => anyhow::anyhow!(
+                "{head}\n  PROJECT already has this clash (edited by hand?): give one of them another plural \
+                 (the `plural` field in PROJECT and `plural = \"...\"` on its type) or another kind, then run \
+                 rkb again."
+            ),
+            (Fix::Flags, Claim::Plural) => anyhow::anyhow!(
+                "{head}\n  accepted: a --plural that no other kind of group {group:?} uses as its plural or \
+                 singular\n  example:  rkb create api --group {} --version {} --kind {} --plural {}",
+                a.group,
+                a.version,
+                a.kind,
+                self.free_plural(a)
+            ),
+            (Fix::Flags, _) => anyhow::anyhow!(
+                "{head}\n  accepted: a --kind whose lowercased name, list kind and plural no other kind of \
+                 group {group:?} uses (the singular is always the lowercased kind, so --plural cannot help)\n  \
+                 example:  rkb create api --group {} --version {} --kind {}Item",
+                a.group,
+                a.version,
+                a.kind,
+            ),
+        }
+    }
+
+    /// A plural for `resource` that no other kind of its group claims.
+    fn free_plural(&self, resource: &Resource) -> String {
+        let singular = resource.singular();
+        let taken = |candidate: &str| {
+            self.resources.iter().any(|r| {
+                r.is_custom()
+                    && r.kind != resource.kind
+                    && r.api_group() == resource.api_group()
+                    && (r.plural == candidate || r.singular() == candidate)
+            })
+        };
+        [
+            crate::names::plural(&resource.kind),
+            format!("{singular}s"),
+            format!("{singular}-items"),
+            format!("{singular}-resources"),
+        ]
+        .into_iter()
+        .find(|c| !taken(c) && crate::names::check_plural(c).is_ok())
+        .unwrap_or_else(|| format!("{singular}-items"))
+    }
+}
+
+/// How the user gets out of a clash: other flags, or the PROJECT was wrong before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fix {
+    Flags,
+    EditProject,
+}
+
+fn version_plural_mismatch(a: &Resource, b: &Resource, fix: Fix) -> anyhow::Error {
+    let head = format!(
+        "{} would have the plural {:?}, but {} has {:?}: all versions of a kind are served by one CRD \
+         ({}.{}), so they share one plural.",
+        a.label(),
+        a.plural,
+        b.label(),
+        b.plural,
+        b.plural,
+        b.api_group()
+    );
+    match fix {
+        Fix::Flags => anyhow::anyhow!(
+            "{head}\n  accepted: the kind's existing plural, or no --plural at all (then {:?} is used)\n  \
+             example:  rkb create api --group {} --version {} --kind {} --plural {}",
+            b.plural,
+            a.group,
+            a.version,
+            a.kind,
+            b.plural
+        ),
+        Fix::EditProject => anyhow::anyhow!(
+            "{head}\n  PROJECT already has this mismatch (edited by hand?): give both the same `plural` in \
+             PROJECT and on their types, then run rkb again."
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,6 +386,125 @@ mod tests {
         assert!(parsed.other.contains_key("plugins"));
         assert_eq!(parsed.resources, project.resources);
         assert!(parsed.to_yaml().contains("plugins:"));
+    }
+
+    fn crd(group: &str, version: &str, kind: &str, plural: &str) -> Resource {
+        Resource {
+            api: Some(Api {
+                crd_version: "v1".into(),
+                namespaced: true,
+            }),
+            controller: false,
+            core: false,
+            domain: "example.com".into(),
+            group: group.into(),
+            kind: kind.into(),
+            path: format!("crate::api::{group}::{version}::{kind}"),
+            plural: plural.into(),
+            version: version.into(),
+        }
+    }
+
+    /// The error for adding `new` to a project holding `existing`, if any.
+    fn adding(existing: &[Resource], new: Resource) -> Option<String> {
+        let mut project = Project::new("example.com", "demo");
+        project.resources = existing.to_vec();
+        project.upsert(new.clone());
+        project
+            .check_resource_names(&new)
+            .err()
+            .map(|e| e.to_string())
+    }
+
+    #[test]
+    fn resource_names_are_unique_per_group() {
+        let memcached = crd("cache", "v1alpha1", "Memcached", "memcacheds");
+        let err = adding(
+            std::slice::from_ref(&memcached),
+            crd("cache", "v1", "Cache", "memcacheds"),
+        )
+        .unwrap();
+        assert!(
+            err.contains("the plural \"memcacheds\" of Cache cache/v1 is also the plural of Memcached cache/v1alpha1"),
+            "{err}"
+        );
+        assert!(err.contains("--plural caches"), "{err}");
+        // One's plural is the other's singular, either way round.
+        let err = adding(
+            &[crd("cache", "v1", "Foo", "foos")],
+            crd("cache", "v1", "Foos", "fooses"),
+        )
+        .unwrap();
+        assert!(
+            err.contains("singular (the lowercased kind) \"foos\" of Foos"),
+            "{err}"
+        );
+        assert!(
+            err.contains("choose") || err.contains("--kind FoosItem"),
+            "{err}"
+        );
+        let err = adding(
+            &[crd("cache", "v1", "Foo", "foos")],
+            crd("cache", "v1", "Bar", "foo"),
+        )
+        .unwrap();
+        assert!(err.contains("the plural \"foo\" of Bar"), "{err}");
+        // Same singular, different kinds; a kind that is another's list kind.
+        assert!(
+            adding(
+                &[crd("cache", "v1", "Foo", "foos")],
+                crd("cache", "v2", "FOO", "foo-items")
+            )
+            .is_some()
+        );
+        let err = adding(
+            &[crd("cache", "v1", "Foo", "foos")],
+            crd("cache", "v1", "FooList", "foolists"),
+        )
+        .unwrap();
+        assert!(err.contains("the kind \"FooList\""), "{err}");
+        // Other groups, other domains' groups and new versions of a kind are fine.
+        assert_eq!(
+            adding(
+                std::slice::from_ref(&memcached),
+                crd("web", "v1", "Cache", "memcacheds")
+            ),
+            None
+        );
+        assert_eq!(
+            adding(
+                std::slice::from_ref(&memcached),
+                crd("cache", "v1", "Memcached", "memcacheds")
+            ),
+            None
+        );
+        // ... but the versions of one kind share its plural.
+        let err = adding(
+            std::slice::from_ref(&memcached),
+            crd("cache", "v1", "Memcached", "memcachedz"),
+        )
+        .unwrap();
+        assert!(
+            err.contains("share one plural") && err.contains("--plural memcacheds"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn clashes_already_in_project_are_reported_too() {
+        let mut project = Project::new("example.com", "demo");
+        project.resources = vec![
+            crd("cache", "v1", "Foo", "things"),
+            crd("cache", "v1", "Bar", "things"),
+        ];
+        let new = crd("web", "v1", "Site", "sites");
+        project.upsert(new.clone());
+        let err = project.check_resource_names(&new).unwrap_err().to_string();
+        assert!(
+            err.contains("Foo cache/v1") && err.contains("Bar cache/v1"),
+            "{err}"
+        );
+        assert!(err.contains("PROJECT already has this clash"), "{err}");
     }
 
     #[test]

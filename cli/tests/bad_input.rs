@@ -200,6 +200,89 @@ const CREATE_API_CASES: &[(&[&str], &[&str])] = &[
         ],
         &["clash"],
     ),
+    (
+        &[
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Cache",
+            "--plural",
+            "memcacheds",
+        ],
+        &[
+            "resource names clash in API group \"cache.example.com\"",
+            "the plural \"memcacheds\" of Cache cache/v1 is also the plural of Memcached cache/v1alpha1 (in PROJECT)",
+            "example:  rkb create api --group cache --version v1 --kind Cache --plural caches",
+        ],
+    ),
+    (
+        &[
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Memcacheds",
+            "--no-controller",
+        ],
+        &[
+            "the singular (the lowercased kind) \"memcacheds\" of Memcacheds cache/v1 is also the plural of \
+             Memcached cache/v1alpha1",
+            "so --plural cannot help",
+            "example:  rkb create api --group cache --version v1 --kind MemcachedsItem",
+        ],
+    ),
+    (
+        &[
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "MEMCACHED",
+            "--no-controller",
+        ],
+        &[
+            "the singular (the lowercased kind) \"memcached\" of MEMCACHED cache/v1 is also the singular \
+           (the lowercased kind) of Memcached cache/v1alpha1",
+        ],
+    ),
+    (
+        &[
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "MemcachedList",
+            "--no-controller",
+        ],
+        &[
+            "the kind \"MemcachedList\" of MemcachedList cache/v1 is also the list kind of Memcached \
+           cache/v1alpha1",
+        ],
+    ),
+    (
+        &[
+            "--group",
+            "cache",
+            "--version",
+            "v1beta1",
+            "--kind",
+            "Memcached",
+            "--no-controller",
+            "--plural",
+            "mcs",
+        ],
+        &[
+            "Memcached cache/v1beta1 would have the plural \"mcs\", but Memcached cache/v1alpha1 has \
+             \"memcacheds\"",
+            "share one plural",
+            "example:  rkb create api --group cache --version v1beta1 --kind Memcached --plural memcacheds",
+        ],
+    ),
     (&["--version", "v1", "--kind", "Foo"], &["--group <GROUP>"]),
     (
         &["--group", "--version", "v1", "--kind", "Foo"],
@@ -233,6 +316,78 @@ fn create_api_rejects_bad_input_without_touching_files() {
         full.extend(*args);
         assert_rejected(project.path(), &full, fragments);
     }
+}
+
+#[test]
+fn kinds_whose_names_clash_with_an_irregular_plural_are_refused() {
+    let project = project();
+    let person = [
+        "create",
+        "api",
+        "--group",
+        "crew",
+        "--version",
+        "v1",
+        "--kind",
+        "Person",
+    ];
+    let (ok, text) = rkb_in(project.path(), &person);
+    assert!(ok, "{text}");
+    let project_file = std::fs::read_to_string(project.path().join("PROJECT")).unwrap();
+    assert!(project_file.contains("plural: people"), "{project_file}");
+    assert_rejected(
+        project.path(),
+        &[
+            "create",
+            "api",
+            "--group",
+            "crew",
+            "--version",
+            "v1",
+            "--kind",
+            "People",
+            "--no-controller",
+        ],
+        &[
+            "the singular (the lowercased kind) \"people\" of People crew/v1 is also the plural of Person crew/v1",
+            "example:  rkb create api --group crew --version v1 --kind PeopleItem",
+        ],
+    );
+}
+
+#[test]
+fn a_new_version_keeps_the_kinds_plural() {
+    let project = project();
+    for args in [
+        &[
+            "create",
+            "api",
+            "--group",
+            "infra",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Policy",
+            "--plural",
+            "rules",
+        ][..],
+        &[
+            "create",
+            "api",
+            "--group",
+            "infra",
+            "--version",
+            "v1",
+            "--kind",
+            "Policy",
+            "--no-controller",
+        ],
+    ] {
+        let (ok, text) = rkb_in(project.path(), args);
+        assert!(ok, "{args:?}: {text}");
+    }
+    let types = std::fs::read_to_string(project.path().join("src/api/infra/v1/policy.rs")).unwrap();
+    assert!(types.contains("plural = \"rules\""), "{types}");
 }
 
 #[test]
@@ -354,6 +509,56 @@ fn init_rejects_bad_input_without_touching_files() {
     for (args, fragment) in cases {
         assert_rejected(dir.path(), args, &[fragment]);
     }
+}
+
+#[test]
+fn init_refuses_project_names_of_its_own_dependencies() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "mine").unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let repo = repo.to_str().unwrap();
+    for (name, crate_name, dependency) in [
+        ("kube", "kube", "kube"),
+        ("rkb-runtime", "rkb_runtime", "rkb-runtime"),
+        ("serde-json", "serde_json", "serde_json"),
+        ("tokio", "tokio", "tokio"),
+        ("kube-fake-client", "kube_fake_client", "kube-fake-client"),
+    ] {
+        let init = [
+            "init",
+            "--domain",
+            "example.com",
+            "--project-name",
+            name,
+            "--rkb-path",
+            repo,
+        ];
+        let problem = format!(
+            "invalid --project-name {name:?}: its crate name `{crate_name}` is that of `{dependency}`, a \
+             dependency of the generated project: the crate would shadow its own dependency and not compile \
+             (error E0464"
+        );
+        let example = format!("example:  --project-name {name}-operator");
+        assert_rejected(
+            dir.path(),
+            &init,
+            &[&problem, "accepted: a DNS-1123 label", &example],
+        );
+    }
+    // A name taken from the directory says so.
+    let anyhow = dir.path().join("anyhow");
+    std::fs::create_dir(&anyhow).unwrap();
+    std::fs::write(anyhow.join("notes.txt"), "mine").unwrap();
+    assert_rejected(
+        &anyhow,
+        &["init", "--domain", "example.com", "--rkb-path", repo],
+        &[
+            "the directory name \"anyhow\" cannot be the project name (its crate name `anyhow` is that of \
+             `anyhow`",
+            "pass --project-name",
+            "example:  --project-name anyhow-operator",
+        ],
+    );
 }
 
 #[test]

@@ -38,7 +38,7 @@ struct Api {
 }
 
 pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let mut project = Project::load(&args.dir)?;
+    let project = Project::load(&args.dir)?;
     let (resource, controller) = (args.wants_resource(), args.wants_controller());
     if !resource && !controller {
         bail!(
@@ -59,6 +59,29 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
         )?;
     }
     check_conflicts(args, &project, &api)?;
+    let entry = project::Resource {
+        api: resource.then(|| project::Api {
+            crd_version: "v1".into(),
+            namespaced: api.namespaced,
+        }),
+        controller,
+        core: api.builtin,
+        domain: if api.builtin {
+            String::new()
+        } else {
+            project.domain.clone()
+        },
+        group: api.group.clone(),
+        kind: api.kind.clone(),
+        path: api.type_path.clone(),
+        plural: api.plural.clone(),
+        version: api.version.clone(),
+    };
+    // The project as it will be, checked as a whole before anything is planned.
+    let mut planned = project.clone();
+    planned.upsert(entry.clone());
+    planned.check_resource_names(&entry)?;
+    let project = planned;
 
     let templates = Templates::load()?;
     let mut context = tera::Context::new();
@@ -153,24 +176,6 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
         )?;
     }
 
-    project.upsert(project::Resource {
-        api: resource.then(|| project::Api {
-            crd_version: "v1".into(),
-            namespaced: api.namespaced,
-        }),
-        controller,
-        core: api.builtin,
-        domain: if api.builtin {
-            String::new()
-        } else {
-            project.domain.clone()
-        },
-        group: api.group.clone(),
-        kind: api.kind.clone(),
-        path: api.type_path.clone(),
-        plural: api.plural.clone(),
-        version: api.version.clone(),
-    });
     changes.create(project::FILE_NAME, project.to_yaml(), true)?;
     let mut sources = Vec::new();
     for path in &sources_to_format {
@@ -339,9 +344,11 @@ fn resolve(args: &CreateApiArgs, project: &Project) -> anyhow::Result<Api> {
     }
 
     names::check_group(&args.group, &project.domain)?;
-    let plural = match &args.plural {
-        Some(plural) => plural.clone(),
-        None => names::plural(&args.kind),
+    // Every version of a kind is served by one CRD: a new version keeps the kind's plural.
+    let plural = match (&args.plural, other_version(project, args)) {
+        (Some(plural), _) => plural.clone(),
+        (None, Some(existing)) => existing.plural.clone(),
+        (None, None) => names::plural(&args.kind),
     };
     names::check_plural(&plural)?;
     let group_module = names::module_name(&args.group);
@@ -354,16 +361,7 @@ fn resolve(args: &CreateApiArgs, project: &Project) -> anyhow::Result<Api> {
         }
     }
     let api_group = names::api_group(&args.group, &project.domain);
-    let storage_version = project
-        .resources
-        .iter()
-        .find(|r| {
-            r.group == args.group
-                && r.kind == args.kind
-                && r.version != args.version
-                && r.api.is_some()
-        })
-        .map(|r| r.version.clone());
+    let storage_version = other_version(project, args).map(|r| r.version.clone());
     Ok(Api {
         api_version: format!("{api_group}/{}", args.version),
         type_path: format!(
@@ -382,6 +380,13 @@ fn resolve(args: &CreateApiArgs, project: &Project) -> anyhow::Result<Api> {
         builtin: false,
         storage_version,
         sample_fields: None,
+    })
+}
+
+/// Another version of the kind, with types in this project.
+fn other_version<'p>(project: &'p Project, args: &CreateApiArgs) -> Option<&'p project::Resource> {
+    project.resources.iter().find(|r| {
+        r.group == args.group && r.kind == args.kind && r.version != args.version && r.api.is_some()
     })
 }
 

@@ -147,6 +147,13 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     context.insert("kube_version", crate::KUBE_VERSION);
     context.insert("k8s_openapi_version", crate::K8S_OPENAPI_VERSION);
     context.insert("k8s_api_feature", crate::K8S_API_FEATURE);
+    // The generated Cargo.toml itself says which crate names the project cannot take.
+    let cargo_toml = templates.render("init/Cargo.toml.tera", &context)?;
+    names::check_project_name_not_a_dependency(&project_name, &dependencies(&cargo_toml)?)
+        .map_err(|e| match &args.project_name {
+            Some(_) => e,
+            None => from_directory_name(e),
+        })?;
     let header = templates.render("init/boilerplate.rs.txt.tera", &context)?;
     context.insert("header", &crate::scaffold::source_header(&header));
 
@@ -185,15 +192,47 @@ fn default_project_name(dir: &Path) -> anyhow::Result<String> {
         .and_then(|c| c.as_os_str().to_str())
         .unwrap_or_default()
         .to_ascii_lowercase();
-    names::check_project_name(&name).map_err(|mut e| {
-        e.problem = format!(
-            "the directory name {name:?} cannot be the project name ({}); pass --project-name",
-            e.problem
-        );
-        e.value = name.clone();
-        e
-    })?;
+    names::check_project_name(&name).map_err(from_directory_name)?;
     Ok(name)
+}
+
+/// A project name taken from the directory is refused: say where it came from.
+fn from_directory_name(mut e: names::InvalidInput) -> names::InvalidInput {
+    e.problem = format!(
+        "the directory name {:?} cannot be the project name ({}); pass --project-name",
+        e.value, e.problem
+    );
+    e
+}
+
+/// The dependencies a rendered Cargo.toml declares, by the names it gives them (the
+/// keys of `[dependencies]`, `[dev-dependencies]`, `[build-dependencies]` and their
+/// `[target.*]` forms, plus the `package` a key renames).
+fn dependencies(cargo_toml: &str) -> anyhow::Result<Vec<String>> {
+    const SECTIONS: &[&str] = &["dependencies", "dev-dependencies", "build-dependencies"];
+    let manifest: toml::Table = cargo_toml
+        .parse()
+        .context("the generated Cargo.toml is not valid TOML (a bug in rkb's templates)")?;
+    let targets = manifest
+        .get("target")
+        .and_then(toml::Value::as_table)
+        .into_iter()
+        .flat_map(|targets| targets.values().filter_map(toml::Value::as_table));
+    let mut names = Vec::new();
+    for table in std::iter::once(&manifest).chain(targets) {
+        for section in SECTIONS {
+            let Some(deps) = table.get(*section).and_then(toml::Value::as_table) else {
+                continue;
+            };
+            for (key, spec) in deps {
+                names.push(key.clone());
+                if let Some(package) = spec.get("package").and_then(toml::Value::as_str) {
+                    names.push(package.to_owned());
+                }
+            }
+        }
+    }
+    Ok(names)
 }
 
 /// Where generated projects find rkb's crates: `--rkb-path`/`RKB_PATH`, else the checkout
@@ -237,4 +276,42 @@ fn lexical_normalize(path: &Path) -> PathBuf {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dependencies_come_from_every_dependency_table() {
+        let manifest = r#"
+[package]
+name = "op"
+
+[dependencies]
+kube = "4"
+rkb-runtime = { path = "../runtime" }
+json = { package = "serde_json", version = "1" }
+
+[dev-dependencies]
+kube-fake-client = "0.3"
+
+[target.'cfg(unix)'.build-dependencies]
+cc = "1"
+"#;
+        let mut found = dependencies(manifest).unwrap();
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                "cc",
+                "json",
+                "kube",
+                "kube-fake-client",
+                "rkb-runtime",
+                "serde_json"
+            ]
+        );
+        assert!(dependencies("[dependencies\n").is_err());
+    }
 }
