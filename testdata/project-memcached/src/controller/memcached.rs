@@ -71,7 +71,7 @@ pub async fn reconcile(
     // create, update or delete them through `ctx.client`, and record the outcome.
     report_ready(&ctx.client, &object).await?;
     tracing::info!(object = %key, "reconciled");
-    ctx.backoff.reset(&key);
+    ctx.backoff.reset_for(object.as_ref());
     Ok(Action::await_change())
 }
 
@@ -108,14 +108,15 @@ async fn report_ready(client: &Client, object: &Memcached) -> Result<(), Error> 
     Ok(())
 }
 
-/// Retries a failed reconcile with per-object exponential backoff, as controller-runtime does.
+/// Retries a failed reconcile with per-object exponential backoff (keyed by UID, so a
+/// recreated object starts afresh), as controller-runtime does.
 pub fn error_policy(
     object: Arc<Memcached>,
     error: &Error,
     ctx: Arc<MemcachedReconciler>,
 ) -> Action {
     let key = ObjectRef::from(object.as_ref()).to_string();
-    let delay = ctx.backoff.next(&key);
+    let delay = ctx.backoff.next_for(object.as_ref());
     tracing::warn!(object = %key, %error, retry_in = ?delay, "reconcile failed");
     Action::requeue(delay)
 }
