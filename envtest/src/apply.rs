@@ -205,7 +205,7 @@ impl<'a> Apply<'a> {
     }
 }
 
-fn kind_of(object: &DynamicObject) -> &str {
+pub(crate) fn kind_of(object: &DynamicObject) -> &str {
     object.types.as_ref().map_or("", |t| t.kind.as_str())
 }
 

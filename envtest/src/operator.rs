@@ -11,6 +11,7 @@ use k8s_openapi::api::rbac::v1::{PolicyRule, Subject};
 use kube::api::{DynamicObject, PostParams};
 use kube::{Api, Client, ResourceExt};
 
+use crate::apply::kind_of;
 use crate::{Environment, Error};
 
 /// The kinds of a kustomize build that make up who the operator is and what it may do.
@@ -35,11 +36,11 @@ impl Environment {
     pub async fn operator_client(&self, kustomization: &Path) -> Result<Client, Error> {
         let objects: Vec<DynamicObject> = crate::parse_yaml(&crate::kustomize(kustomization)?)?
             .into_iter()
-            .filter(|o| RBAC_KINDS.contains(&kind(o)))
+            .filter(|o| RBAC_KINDS.contains(&kind_of(o)))
             .collect();
         let accounts: Vec<&DynamicObject> = objects
             .iter()
-            .filter(|o| kind(o) == "ServiceAccount")
+            .filter(|o| kind_of(o) == "ServiceAccount")
             .collect();
         let [account] = accounts.as_slice() else {
             return Err(Error::Objects(format!(
@@ -134,10 +135,6 @@ impl Environment {
     }
 }
 
-fn kind(object: &DynamicObject) -> &str {
-    object.types.as_ref().map_or("", |t| t.kind.as_str())
-}
-
 /// One checkable rule of each role bound to the ServiceAccount, with the namespace a
 /// RoleBinding limits it to.
 fn granted_rules(
@@ -148,7 +145,7 @@ fn granted_rules(
     let mut rules = Vec::new();
     for binding in objects
         .iter()
-        .filter(|o| matches!(kind(o), "ClusterRoleBinding" | "RoleBinding"))
+        .filter(|o| matches!(kind_of(o), "ClusterRoleBinding" | "RoleBinding"))
     {
         let subjects: Vec<Subject> =
             serde_json::from_value(binding.data["subjects"].clone()).unwrap_or_default();
@@ -163,7 +160,7 @@ fn granted_rules(
         let role_name = binding.data["roleRef"]["name"].as_str().unwrap_or_default();
         let binding_namespace = binding.namespace();
         let role = objects.iter().find(|o| {
-            kind(o) == role_kind
+            kind_of(o) == role_kind
                 && o.name_any() == role_name
                 && (role_kind == "ClusterRole" || o.namespace() == binding_namespace)
         });
@@ -179,7 +176,7 @@ fn granted_rules(
                         .as_ref()
                         .is_some_and(|res| !res.is_empty() && !res.contains(&"*".to_string())))
         }) {
-            let limited_to = (kind(binding) == "RoleBinding")
+            let limited_to = (kind_of(binding) == "RoleBinding")
                 .then(|| binding_namespace.clone().unwrap_or_default());
             rules.push((rule, limited_to));
         }
