@@ -415,6 +415,33 @@ fn a_missing_marker_fails_the_whole_command() {
     );
 }
 
+#[cfg(unix)]
+#[test]
+fn symlinks_inside_the_project_are_refused_not_followed() {
+    let project = project();
+    let outside = tempfile::tempdir().unwrap();
+    let samples = project.path().join("config/samples");
+    std::fs::rename(&samples, outside.path().join("samples")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("samples"), &samples).unwrap();
+    let outside_before = common::files(outside.path());
+    let site = [
+        "create",
+        "api",
+        "--group",
+        "web",
+        "--version",
+        "v1",
+        "--kind",
+        "Site",
+    ];
+    assert_rejected(
+        project.path(),
+        &site,
+        &["config/samples is a symbolic link", "Replace the link"],
+    );
+    assert!(common::files(outside.path()) == outside_before);
+}
+
 #[test]
 fn init_refuses_existing_projects_and_keeps_unrelated_files() {
     let dir = tempfile::tempdir().unwrap();

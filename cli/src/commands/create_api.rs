@@ -38,6 +38,8 @@ struct Api {
 }
 
 pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    // Locks the project first: PROJECT is read now and rewritten at the end.
+    let mut changes = Changes::open(&args.dir)?;
     let project = Project::load(&args.dir)?;
     let (resource, controller) = (args.wants_resource(), args.wants_controller());
     if !resource && !controller {
@@ -89,7 +91,6 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
     context.insert("project_name", &project.project_name);
     context.insert("crate_name", &names::crate_name(&project.project_name));
     context.insert("domain", &project.domain);
-    let mut changes = Changes::new(&args.dir);
     context.insert(
         "header",
         &crate::scaffold::source_header(

@@ -157,7 +157,7 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let header = templates.render("init/boilerplate.rs.txt.tera", &context)?;
     context.insert("header", &crate::scaffold::source_header(&header));
 
-    let mut changes = Changes::new(&args.dir);
+    let mut changes = Changes::open(&args.dir)?;
     let mut kept = Vec::new();
     for (template, path) in FILES {
         // Unrelated files already there (a README, a .gitignore) are the user's: keep them.

@@ -5,11 +5,20 @@
 //! whole plan is valid does [`Changes::commit`] stage each file next to its target
 //! and rename it into place; if anything fails, what was already moved is restored,
 //! so the user's directory is either fully updated or byte-for-byte unchanged.
+//!
+//! The writer trusts nothing it did not create: the project is locked for the run (a
+//! second `rkb` waits its turn instead of losing an update to `PROJECT`), staging and
+//! backup files get fresh random names and are opened with `create_new` (a link planted
+//! at a predictable name cannot redirect a write), symbolic links inside the project are
+//! refused rather than followed out of it, and each file is checked to still hold what
+//! was read before it is replaced (an editor's save is never clobbered).
 
 use std::collections::BTreeMap;
-use std::fs;
-use std::io;
-use std::path::{Path, PathBuf};
+use std::fs::{self, File, OpenOptions};
+use std::hash::{BuildHasher, RandomState};
+use std::io::{self, Write as _};
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{Context, bail};
 
@@ -31,14 +40,20 @@ pub enum Written {
 pub struct Changes {
     root: PathBuf,
     files: BTreeMap<PathBuf, Planned>,
+    /// Held from the first read to the end of the commit; `None` while the root does not
+    /// exist yet (`rkb init --dir new`), where no-clobber creation guards instead.
+    _lock: Option<File>,
 }
 
 impl Changes {
-    pub fn new(root: impl Into<PathBuf>) -> Self {
-        Changes {
-            root: root.into(),
+    /// Starts a change set over `root`, locking the project against other rkb runs.
+    pub fn open(root: impl Into<PathBuf>) -> anyhow::Result<Self> {
+        let root = root.into();
+        Ok(Changes {
+            _lock: lock_project(&root)?,
+            root,
             files: BTreeMap::new(),
-        }
+        })
     }
 
     pub fn root(&self) -> &Path {
@@ -50,7 +65,7 @@ impl Changes {
         if let Some(planned) = self.files.get(Path::new(rel)) {
             return Ok(Some(planned.content.clone()));
         }
-        read_optional(&self.root.join(rel))
+        read_in_project(&self.root, Path::new(rel))
     }
 
     pub fn exists(&self, rel: &str) -> anyhow::Result<bool> {
@@ -61,13 +76,12 @@ impl Changes {
         match self.files.get_mut(Path::new(rel)) {
             Some(planned) => planned.content = content,
             None => {
-                let original = read_optional(&self.root.join(rel))?;
+                let original = read_in_project(&self.root, Path::new(rel))?;
                 self.files.insert(rel.into(), Planned { original, content });
             }
         }
         Ok(())
     }
-
     /// Plans a new file. An existing file is an error unless `overwrite` (i.e. `--force`
     /// on a file rkb owns).
     pub fn create(&mut self, rel: &str, content: String, overwrite: bool) -> anyhow::Result<()> {
@@ -153,46 +167,112 @@ impl Changes {
         let written: Vec<(PathBuf, Written)> =
             self.pending().map(|(p, w)| (p.to_path_buf(), w)).collect();
         let mut tx = Transaction::default();
-        let result = (|| -> anyhow::Result<()> {
-            // Stage: everything that can fail (directories, disk space) happens before
-            // any target file is touched.
-            let mut staged = Vec::new();
-            for (rel, _) in &written {
-                let target = self.root.join(rel);
-                let dir = target.parent().expect("a file under the root has a parent");
-                tx.create_dir_all(dir)
-                    .with_context(|| format!("cannot create directory {}", dir.display()))?;
-                let temp = staging_path(&target);
-                fs::write(&temp, &self.files[rel].content)
-                    .with_context(|| format!("cannot write {}", temp.display()))?;
-                tx.temps.push(temp.clone());
-                staged.push((temp, target, self.files[rel].original.clone()));
+        match self.apply(&written, &mut tx) {
+            Ok(()) => {
+                tx.discard_backups();
+                Ok(written)
             }
-            // Swap: renames within one directory.
-            for (temp, target, original) in staged {
-                fs::rename(&temp, &target)
-                    .with_context(|| format!("cannot replace {}", target.display()))?;
-                tx.temps.retain(|t| *t != temp);
-                tx.moved.push((target, original));
-            }
-            Ok(())
-        })();
-        match result {
-            Ok(()) => Ok(written),
-            Err(error) => {
-                tx.roll_back();
-                Err(error.context("no files were changed"))
-            }
+            Err(error) => match tx.roll_back() {
+                Ok(()) => Err(error.context("no files were changed")),
+                Err(leftovers) => Err(error.context(format!(
+                    "rkb could not undo every change; restore these by hand:\n  {}",
+                    leftovers.join("\n  ")
+                ))),
+            },
         }
+    }
+
+    fn apply(&self, written: &[(PathBuf, Written)], tx: &mut Transaction) -> anyhow::Result<()> {
+        // Stage: everything that can fail (directories, disk space) happens before
+        // any target file is touched.
+        let mut staged = Vec::new();
+        for (rel, _) in written {
+            refuse_links(&self.root, rel)?;
+            let target = self.root.join(rel);
+            let dir = target.parent().expect("a file under the root has a parent");
+            tx.create_dir_all(dir)
+                .with_context(|| format!("cannot create directory {}", dir.display()))?;
+            let (temp, mut file) = create_sibling(&target, "new")
+                .with_context(|| format!("cannot stage {}", target.display()))?;
+            tx.temps.push(temp.clone());
+            let planned = &self.files[rel];
+            file.write_all(planned.content.as_bytes())
+                .and_then(|()| file.sync_all())
+                .with_context(|| format!("cannot write {}", temp.display()))?;
+            if planned.original.is_some() {
+                // An updated file keeps its mode (an executable script stays executable).
+                let permissions = fs::metadata(&target)
+                    .with_context(|| format!("cannot read {}", target.display()))?
+                    .permissions();
+                fs::set_permissions(&temp, permissions)
+                    .with_context(|| format!("cannot set the mode of {}", temp.display()))?;
+            }
+            staged.push((rel, temp, target));
+        }
+        // Swap: renames within one directory, each after checking that nobody changed
+        // the file since it was read.
+        for (rel, temp, target) in staged {
+            let original = &self.files[rel].original;
+            let now = read_in_project(&self.root, rel)?;
+            if now != *original {
+                bail!(
+                    "{} changed on disk while rkb was running (saved by an editor or another \
+                     tool?); rkb does not overwrite it. Run the command again",
+                    rel.display()
+                );
+            }
+            match original {
+                Some(_) => {
+                    // The original is kept under a fresh name until the commit succeeds, so
+                    // a roll back is a rename that restores it exactly (content and mode).
+                    let (backup, _) = create_sibling(&target, "old")
+                        .with_context(|| format!("cannot back up {}", target.display()))?;
+                    tx.temps.push(backup.clone());
+                    fs::rename(&target, &backup)
+                        .with_context(|| format!("cannot back up {}", target.display()))?;
+                    tx.temps.retain(|t| *t != backup);
+                    tx.moved.push((target.clone(), Some(backup)));
+                    fs::rename(&temp, &target)
+                        .with_context(|| format!("cannot replace {}", target.display()))?;
+                }
+                None => {
+                    // A hard link never replaces a file that appeared in the meantime.
+                    match fs::hard_link(&temp, &target) {
+                        Ok(()) => {}
+                        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => bail!(
+                            "{} appeared while rkb was running; rkb does not overwrite it. \
+                             Run the command again",
+                            rel.display()
+                        ),
+                        // A filesystem without hard links: check, then rename.
+                        Err(_) if !target.exists() => fs::rename(&temp, &target)
+                            .with_context(|| format!("cannot create {}", target.display()))?,
+                        Err(e) => {
+                            return Err(e)
+                                .with_context(|| format!("cannot create {}", target.display()));
+                        }
+                    }
+                    tx.moved.push((target.clone(), None));
+                    if temp.exists() {
+                        fs::remove_file(&temp)
+                            .with_context(|| format!("cannot remove {}", temp.display()))?;
+                    }
+                }
+            }
+            tx.temps.retain(|t| *t != temp);
+        }
+        Ok(())
     }
 }
 
 /// Undo log of a commit in progress.
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Transaction {
     created_dirs: Vec<PathBuf>,
+    /// Staging files and backup placeholders to delete.
     temps: Vec<PathBuf>,
-    moved: Vec<(PathBuf, Option<String>)>,
+    /// Targets already replaced, with the backup of their original (`None`: a new file).
+    moved: Vec<(PathBuf, Option<PathBuf>)>,
 }
 
 impl Transaction {
@@ -213,34 +293,151 @@ impl Transaction {
         Ok(())
     }
 
-    /// Best effort: restores originals, deletes new files and staged copies, then
-    /// the directories this commit created (deepest first).
-    fn roll_back(self) {
-        for (target, original) in self.moved.into_iter().rev() {
-            let _ = match original {
-                Some(content) => fs::write(&target, content),
+    /// Restores originals from their backups, deletes new files and staged copies, then
+    /// the directories this commit created (deepest first). Returns what it could not
+    /// undo, each with where the original is kept.
+    fn roll_back(self) -> Result<(), Vec<String>> {
+        let mut leftovers = Vec::new();
+        for (target, backup) in self.moved.into_iter().rev() {
+            let result = match &backup {
+                Some(backup) => fs::rename(backup, &target),
                 None => fs::remove_file(&target),
             };
+            if let Err(e) = result {
+                leftovers.push(match backup {
+                    Some(backup) => format!(
+                        "{}: its original is kept at {} ({e})",
+                        target.display(),
+                        backup.display()
+                    ),
+                    None => format!(
+                        "{}: a new file rkb could not remove ({e})",
+                        target.display()
+                    ),
+                });
+            }
         }
         for temp in self.temps {
-            let _ = fs::remove_file(temp);
+            match fs::remove_file(&temp) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                    leftovers.push(format!("{}: a staging file ({e})", temp.display()))
+                }
+                _ => {}
+            }
         }
         for dir in self.created_dirs.into_iter().rev() {
+            // Left alone if not empty: then it holds a leftover listed above.
             let _ = fs::remove_dir(dir);
+        }
+        if leftovers.is_empty() {
+            Ok(())
+        } else {
+            Err(leftovers)
+        }
+    }
+
+    /// After a successful commit the originals are no longer needed.
+    fn discard_backups(self) {
+        for backup in self.moved.into_iter().filter_map(|(_, backup)| backup) {
+            let _ = fs::remove_file(backup);
         }
     }
 }
 
-fn staging_path(target: &Path) -> PathBuf {
+/// Locks the project directory for the rest of the run (an advisory `flock`, released
+/// when the process exits however it exits, so a crash leaves nothing stale behind).
+fn lock_project(root: &Path) -> anyhow::Result<Option<File>> {
+    #[cfg(unix)]
+    {
+        let dir = match File::open(root) {
+            Ok(dir) => dir,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e).with_context(|| format!("cannot open {}", root.display())),
+        };
+        match dir.try_lock() {
+            Ok(()) => Ok(Some(dir)),
+            Err(fs::TryLockError::WouldBlock) => bail!(
+                "another rkb command is changing {} right now; wait for it to finish, then run \
+                 this one again",
+                root.display()
+            ),
+            Err(fs::TryLockError::Error(e)) => {
+                Err(e).with_context(|| format!("cannot lock {}", root.display()))
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        // Directories cannot be opened as files here; the no-clobber checks still hold.
+        let _ = root;
+        Ok(None)
+    }
+}
+
+/// Refuses a path inside the project that passes through a symbolic link: writing or
+/// reading through it would reach outside the project. The root itself may be a link.
+fn refuse_links(root: &Path, rel: &Path) -> anyhow::Result<()> {
+    let mut path = root.to_path_buf();
+    for component in rel.components() {
+        let Component::Normal(name) = component else {
+            bail!(
+                "{} is not a plain path inside the project (a bug in rkb)",
+                rel.display()
+            );
+        };
+        path.push(name);
+        match fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => bail!(
+                "{} is a symbolic link; rkb reads and writes only inside the project and does \
+                 not follow links out of it.\n  Replace the link with a copy of what it points to \
+                 ({}), or run rkb on the real project directory",
+                path.display(),
+                fs::read_link(&path)
+                    .map(|t| t.display().to_string())
+                    .unwrap_or_else(|_| "unreadable".into())
+            ),
+            Ok(_) => {}
+            // Nothing below a missing path can be a link.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                ) =>
+            {
+                break;
+            }
+            Err(e) => return Err(e).with_context(|| format!("cannot inspect {}", path.display())),
+        }
+    }
+    Ok(())
+}
+
+/// Creates a new, empty file next to `target` under a fresh random name. `create_new`
+/// fails rather than follow or reuse whatever is already at that name.
+fn create_sibling(target: &Path, tag: &str) -> io::Result<(PathBuf, File)> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
     let name = target
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or("file");
-    target.with_file_name(format!(".{name}.rkb-{}.tmp", std::process::id()))
+    let mut attempts = 0;
+    loop {
+        // RandomState is seeded from the OS per process; the counter varies the input.
+        let random = RandomState::new().hash_one(COUNTER.fetch_add(1, Ordering::Relaxed));
+        let path = target.with_file_name(format!(".{name}.rkb-{tag}-{random:016x}"));
+        match OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(file) => return Ok((path, file)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempts < 8 => attempts += 1,
+            Err(e) => return Err(e),
+        }
+    }
 }
 
-fn read_optional(path: &Path) -> anyhow::Result<Option<String>> {
-    match fs::read_to_string(path) {
+/// Reads `rel` under `root`, refusing symbolic links; `None` when it does not exist.
+fn read_in_project(root: &Path, rel: &Path) -> anyhow::Result<Option<String>> {
+    refuse_links(root, rel)?;
+    let path = root.join(rel);
+    match fs::read_to_string(&path) {
         Ok(text) => Ok(Some(text)),
         // Under a regular file nothing exists; creating it fails later, at commit.
         Err(e)
@@ -412,7 +609,7 @@ mod tests {
             "resources:\n# +rkb:scaffold:res\n",
         )
         .unwrap();
-        let mut changes = Changes::new(dir.path());
+        let mut changes = Changes::open(dir.path()).unwrap();
         changes
             .create("a/b/new.txt", "new\n".into(), false)
             .unwrap();
@@ -437,7 +634,7 @@ mod tests {
     fn refuses_to_overwrite_without_force() {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("mine.rs"), "user code").unwrap();
-        let mut changes = Changes::new(dir.path());
+        let mut changes = Changes::open(dir.path()).unwrap();
         let err = changes
             .create("mine.rs", "generated".into(), false)
             .unwrap_err();
@@ -451,7 +648,7 @@ mod tests {
         fs::write(dir.path().join("keep.txt"), "original").unwrap();
         // A file where a directory is needed makes staging fail after other files were staged.
         fs::write(dir.path().join("zz-blocker"), "not a directory").unwrap();
-        let mut changes = Changes::new(dir.path());
+        let mut changes = Changes::open(dir.path()).unwrap();
         changes.create("keep.txt", "changed".into(), true).unwrap();
         changes
             .create("new/dir/file.txt", "x".into(), false)
@@ -463,6 +660,190 @@ mod tests {
         let err = changes.commit().unwrap_err();
         assert!(format!("{err:#}").contains("no files were changed"));
         assert_eq!(snapshot(dir.path()), before);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn staging_does_not_write_through_a_planted_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let victim = outside.path().join("victim");
+        fs::write(&victim, "outside the project").unwrap();
+        // The staging name an earlier rkb used was predictable: a link planted there must
+        // never redirect the write.
+        let planted = dir
+            .path()
+            .join(format!(".new.txt.rkb-{}.tmp", std::process::id()));
+        std::os::unix::fs::symlink(&victim, planted).unwrap();
+        let mut changes = Changes::open(dir.path()).unwrap();
+        changes
+            .create("new.txt", "generated".into(), false)
+            .unwrap();
+        changes.commit().unwrap();
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "outside the project");
+        assert_eq!(
+            fs::read_to_string(dir.path().join("new.txt")).unwrap(),
+            "generated"
+        );
+    }
+
+    #[test]
+    fn staging_names_are_fresh_and_never_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("f.txt");
+        let (a, _) = create_sibling(&target, "new").unwrap();
+        let (b, _) = create_sibling(&target, "new").unwrap();
+        assert_ne!(a, b);
+        // `create_new` refuses an existing path instead of opening it.
+        let err = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&a)
+            .unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn refuses_symlinked_directories_inside_the_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("config")).unwrap();
+        let mut changes = Changes::open(dir.path()).unwrap();
+        let err = changes
+            .create("config/rbac/role.yaml", "x".into(), false)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("config is a symbolic link"), "{err}");
+        assert!(err.contains("Replace the link"), "{err}");
+        assert!(fs::read_dir(outside.path()).unwrap().next().is_none());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn refuses_to_read_a_symlinked_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        fs::write(outside.path().join("secret"), "not yours").unwrap();
+        fs::create_dir(dir.path().join("hack")).unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("secret"),
+            dir.path().join("hack/boilerplate.rs.txt"),
+        )
+        .unwrap();
+        let changes = Changes::open(dir.path()).unwrap();
+        let err = changes
+            .read("hack/boilerplate.rs.txt")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("boilerplate.rs.txt is a symbolic link"),
+            "{err}"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_second_run_on_the_same_project_is_refused_until_the_first_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = Changes::open(dir.path()).unwrap();
+        let err = Changes::open(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("another rkb command is changing"), "{err}");
+        first.commit().unwrap();
+        Changes::open(dir.path()).unwrap();
+    }
+
+    #[test]
+    fn a_file_saved_during_the_run_is_not_clobbered() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("PROJECT"), "read by rkb").unwrap();
+        let mut changes = Changes::open(dir.path()).unwrap();
+        changes.create("a-new.txt", "x".into(), false).unwrap();
+        changes
+            .create("PROJECT", "rkb's update".into(), true)
+            .unwrap();
+        fs::write(dir.path().join("PROJECT"), "saved by an editor").unwrap();
+        let before = snapshot(dir.path());
+        let err = format!("{:#}", changes.commit().unwrap_err());
+        assert!(
+            err.contains("PROJECT changed on disk while rkb was running"),
+            "{err}"
+        );
+        assert!(err.contains("no files were changed"), "{err}");
+        assert_eq!(snapshot(dir.path()), before);
+    }
+
+    #[test]
+    fn a_file_created_during_the_run_is_not_clobbered() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut changes = Changes::open(dir.path()).unwrap();
+        changes
+            .create("new.txt", "generated".into(), false)
+            .unwrap();
+        fs::write(dir.path().join("new.txt"), "the user's").unwrap();
+        let err = format!("{:#}", changes.commit().unwrap_err());
+        assert!(err.contains("new.txt changed on disk"), "{err}");
+        assert_eq!(
+            fs::read_to_string(dir.path().join("new.txt")).unwrap(),
+            "the user's"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn updates_and_roll_backs_keep_the_file_mode() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("script.sh");
+        fs::write(&script, "#!/bin/sh\n").unwrap();
+        fs::set_permissions(&script, fs::Permissions::from_mode(0o750)).unwrap();
+
+        // Rolled back: a later file cannot be created under a regular file.
+        fs::write(dir.path().join("zz-blocker"), "not a directory").unwrap();
+        let mut changes = Changes::open(dir.path()).unwrap();
+        changes
+            .create("script.sh", "#!/bin/sh\necho hi\n".into(), true)
+            .unwrap();
+        changes
+            .create("zz-blocker/file.txt", "x".into(), false)
+            .unwrap();
+        let before = snapshot(dir.path());
+        changes.commit().unwrap_err();
+        assert_eq!(snapshot(dir.path()), before);
+        assert_eq!(mode(&script), 0o750);
+
+        // Committed: new content, same mode, no backup left behind.
+        fs::remove_file(dir.path().join("zz-blocker")).unwrap();
+        let mut changes = Changes::open(dir.path()).unwrap();
+        changes
+            .create("script.sh", "#!/bin/sh\necho hi\n".into(), true)
+            .unwrap();
+        changes.commit().unwrap();
+        assert_eq!(mode(&script), 0o750);
+        assert_eq!(
+            fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "only script.sh remains"
+        );
+    }
+
+    #[test]
+    fn a_roll_back_that_cannot_restore_says_where_the_original_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("kept.txt");
+        let backup = dir.path().join(".kept.txt.rkb-old-gone");
+        let tx = Transaction {
+            moved: vec![(target, Some(backup))],
+            ..Transaction::default()
+        };
+        let leftovers = tx.roll_back().unwrap_err();
+        assert_eq!(leftovers.len(), 1);
+        assert!(
+            leftovers[0].contains("kept.txt: its original is kept at")
+                && leftovers[0].contains(".kept.txt.rkb-old-gone"),
+            "{leftovers:?}"
+        );
     }
 
     fn snapshot(dir: &Path) -> Vec<(PathBuf, Option<Vec<u8>>)> {
