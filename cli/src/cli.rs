@@ -39,6 +39,13 @@ Examples:
   # A controller for a built-in kind
   rkb create api --group apps --version v1 --kind Deployment --no-resource";
 
+const EDIT_EXAMPLES: &str = "\
+Examples:
+  # Controllers move to src/controller/<group>/<kind>.rs, so one kind can have a controller
+  # in each of several groups
+  rkb edit --multigroup
+  rkb create api --group web --version v1 --kind Memcached";
+
 /// Scaffold and maintain Kubernetes operators on kube-rs, the kubebuilder way.
 #[derive(Debug, Parser)]
 #[command(name = "rkb", version, after_help = ROOT_EXAMPLES)]
@@ -55,6 +62,9 @@ pub enum Command {
     /// Scaffold a Kubernetes API (custom resource type) and/or its controller.
     #[command(subcommand)]
     Create(CreateCommand),
+    /// Change the layout of an existing project, e.g. to kubebuilder's multigroup layout.
+    #[command(after_help = EDIT_EXAMPLES)]
+    Edit(EditArgs),
     /// Print a shell completion script, e.g. `rkb completion bash > /etc/bash_completion.d/rkb`.
     #[command(
         after_help = "Examples:\n  rkb completion bash > ~/.local/share/bash-completion/completions/rkb\n  rkb completion zsh > \"${fpath[1]}/_rkb\""
@@ -96,6 +106,21 @@ pub struct InitArgs {
     /// A relative path is taken relative to the project directory.
     #[arg(long, value_name = "DIR", env = "RKB_PATH")]
     pub rkb_path: Option<PathBuf>,
+    /// Lay controllers out by group (`src/controller/<group>/<kind>.rs`), so one kind can
+    /// have a controller in each of several groups.
+    #[arg(long)]
+    pub multigroup: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct EditArgs {
+    /// Move the project to the multigroup layout: every controller moves to
+    /// `src/controller/<group>/<kind>.rs` and later ones are scaffolded there.
+    #[arg(long, required = true)]
+    pub multigroup: bool,
+    /// The project directory.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -23,6 +23,10 @@ pub struct Project {
     pub cli_version: String,
     pub domain: String,
     pub layout: Vec<String>,
+    /// Controllers live in `src/controller/<group>/<kind>.rs`, so one kind can have a
+    /// controller in each of several groups (kubebuilder's `multigroup`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub multigroup: bool,
     pub project_name: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<Resource>,
@@ -65,6 +69,7 @@ impl Project {
             cli_version: env!("CARGO_PKG_VERSION").into(),
             domain: domain.into(),
             layout: vec![LAYOUT.into()],
+            multigroup: false,
             project_name: project_name.into(),
             resources: Vec::new(),
             version: "3".into(),

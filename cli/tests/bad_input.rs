@@ -63,6 +63,30 @@ const CREATE_API_CASES: &[(&[&str], &[&str])] = &[
         ],
     ),
     (
+        // The project has cache/Memcached: one kind in two groups needs the multigroup layout.
+        &["--group", "web", "--version", "v1", "--kind", "Memcached"],
+        &[
+            "a controller for Memcached exists already in group cache",
+            "rkb edit --multigroup",
+        ],
+    ),
+    (
+        &[
+            "--group",
+            "web",
+            "--version",
+            "v1",
+            "--kind",
+            "Memcached",
+            "--no-controller",
+        ],
+        &[
+            "kind Memcached exists already in group cache",
+            "config/rbac/memcached_*_role.yaml",
+            "rkb edit --multigroup",
+        ],
+    ),
+    (
         &["--group", "cache", "--version", "v1", "--kind", "Wid-get"],
         &["invalid --kind \"Wid-get\"", "'-'"],
     ),
@@ -440,6 +464,22 @@ fn symlinks_inside_the_project_are_refused_not_followed() {
         &["config/samples is a symbolic link", "Replace the link"],
     );
     assert!(common::files(outside.path()) == outside_before);
+}
+
+#[test]
+fn edit_refuses_what_it_cannot_move_and_needs_a_flag() {
+    let project = project();
+    assert_rejected(project.path(), &["edit"], &["--multigroup"]);
+    // A controller the user moved or deleted: rkb does not guess where it went.
+    std::fs::remove_file(project.path().join("src/controller/memcached.rs")).unwrap();
+    assert_rejected(
+        project.path(),
+        &["edit", "--multigroup"],
+        &[
+            "src/controller/memcached.rs is missing",
+            "cache/v1alpha1 Memcached",
+        ],
+    );
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! A project generated outside the rkb repository builds and passes its own tests
-//! right after `init` and after each `create api`, and stays rustfmt- and clippy-clean.
+//! right after `init`, after each `create api` and after `edit --multigroup`, and stays
+//! rustfmt- and clippy-clean.
 //!
 //! This compiles a whole operator from scratch (minutes), so it is `#[ignore]`d in
 //! quick runs; `.ci/run` runs it with `--ignored`.
@@ -86,6 +87,23 @@ fn generated_project_builds_and_passes_its_tests_after_each_step() {
         common::rkb(&args).unwrap_or_else(|e| panic!("{api:?}: {e}"));
         run(&dir, "make", &["--quiet", "test"]);
     }
+    // The multigroup layout: existing controllers move, and Memcached gets a second
+    // controller in another group.
+    common::rkb(&["edit", "--multigroup", "--dir", d]).unwrap();
+    common::rkb(&[
+        "create",
+        "api",
+        "--dir",
+        d,
+        "--group",
+        "web",
+        "--version",
+        "v1",
+        "--kind",
+        "Memcached",
+    ])
+    .unwrap();
+    run(&dir, "make", &["--quiet", "test"]);
     run(&dir, "cargo", &["fmt", "--check"]);
     run(
         &dir,
@@ -95,5 +113,8 @@ fn generated_project_builds_and_passes_its_tests_after_each_step() {
     let crds = std::fs::read_dir(dir.join("config/crd/bases"))
         .unwrap()
         .count();
-    assert_eq!(crds, 2, "Memcached (two versions, merged) and Foo");
+    assert_eq!(
+        crds, 3,
+        "cache's Memcached (two versions, merged), infra's Foo and web's Memcached"
+    );
 }

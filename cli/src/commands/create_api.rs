@@ -11,6 +11,8 @@ use crate::names;
 use crate::project::{self, Project};
 use crate::scaffold::{Changes, Templates, builtin_kinds};
 
+use super::layout::Layout;
+
 /// Everything the templates need to know about one API.
 #[derive(Debug, Serialize)]
 struct Api {
@@ -85,9 +87,16 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
     planned.check_resource_names(&entry)?;
     let project = planned;
 
+    let layout = if project.multigroup {
+        multigroup_layout(&changes, &project, &api)?
+    } else {
+        Layout::single_group(&api.kind)
+    };
+
     let templates = Templates::load()?;
     let mut context = tera::Context::new();
     context.insert("api", &api);
+    context.insert("layout", &layout);
     context.insert("project_name", &project.project_name);
     context.insert("crate_name", &names::crate_name(&project.project_name));
     context.insert("domain", &project.domain);
@@ -157,14 +166,24 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
         }
     }
     if controller {
-        let reconciler = path("src/controller/{{ api.kind_snake }}.rs")?;
-        changes.create(&reconciler, render("api/controller.rs.tera")?, args.force)?;
-        sources_to_format.push(reconciler);
-        changes.insert_sorted_at_marker(
-            "src/controller/mod.rs",
-            "modules",
-            &render("api/insert/controller_mod.rs.tera")?,
-        )?;
+        let reconciler = &layout.controller_file;
+        changes.create(reconciler, render("api/controller.rs.tera")?, args.force)?;
+        sources_to_format.push(reconciler.clone());
+        let kind_module = render("api/insert/controller_mod.rs.tera")?;
+        match &layout.group_mod_file {
+            None => {
+                changes.insert_sorted_at_marker("src/controller/mod.rs", "modules", &kind_module)?
+            }
+            Some(group_mod) => {
+                changes.insert_sorted_at_marker(
+                    "src/controller/mod.rs",
+                    "modules",
+                    &render("api/insert/api_mod.rs.tera")?,
+                )?;
+                changes.ensure(group_mod, || render("api/controller_group_mod.rs.tera"))?;
+                changes.insert_sorted_at_marker(group_mod, "modules", &kind_module)?;
+            }
+        }
         changes.insert_at_marker(
             "src/controller/mod.rs",
             "controllers",
@@ -203,9 +222,9 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
     if controller {
         writeln!(
             out,
-            "{}Implement the reconcile loop in src/controller/{}.rs; `make test` runs its tests.",
+            "{}Implement the reconcile loop in {}; `make test` runs its tests.",
             if resource { "" } else { "\nNext: " },
-            api.kind_snake
+            layout.controller_file
         )?;
     }
     Ok(())
@@ -239,7 +258,7 @@ fn scaffold_kind_role(
     };
     context.insert("verbs", verbs);
     let path = templates.render_str(
-        "config/rbac/{{ api.kind_snake }}_{{ role }}_role.yaml",
+        "config/rbac/{{ layout.role_prefix }}_{{ role }}_role.yaml",
         &context,
     )?;
     let role = templates.render("api/config/kind_role.yaml.tera", &context)?;
@@ -415,18 +434,26 @@ fn check_conflicts(args: &CreateApiArgs, project: &Project, api: &Api) -> anyhow
             );
         }
     }
-    if args.wants_controller() {
-        let clash = project.resources.iter().find(|r| {
-            r.controller
-                && names::snake(&r.kind) == api.kind_snake
-                && !(r.group == api.group && r.version == api.version && r.kind == api.kind)
-        });
-        if let Some(other) = clash {
+    // The same kind in two groups: one `src/controller/<kind>.rs` and one set of roles per
+    // kind in the single-group layout; the multigroup layout qualifies both by group.
+    let same_kind_elsewhere = |r: &&project::Resource| {
+        names::snake(&r.kind) == api.kind_snake
+            && !(r.group == api.group && r.version == api.version && r.kind == api.kind)
+            && (!project.multigroup || names::module_name(&r.group) == api.group_module)
+    };
+    if args.wants_controller()
+        && let Some(other) = project
+            .resources
+            .iter()
+            .filter(|r| r.controller)
+            .find(same_kind_elsewhere)
+    {
+        if other.group == api.group || project.multigroup {
             bail!(
-                "a controller for {kind} exists already (src/controller/{}.rs, for {}/{}); one kind gets one \
-                 controller module.\n  \
+                "a controller for {kind} exists already ({}, for {}/{}); one kind gets one \
+                 controller module per group.\n  \
                  To add only the types of another version:  rkb create api --group {} --version {} --kind {kind} --no-controller",
-                api.kind_snake,
+                existing_layout(project, other).controller_file,
                 other.group,
                 other.version,
                 api.group,
@@ -434,6 +461,31 @@ fn check_conflicts(args: &CreateApiArgs, project: &Project, api: &Api) -> anyhow
                 kind = api.kind
             );
         }
+        bail!(
+            "a controller for {kind} exists already in group {} ({}), and this project keeps one \
+             controller module per kind.\n  \
+             To give each group its own controllers, switch to the multigroup layout first:  rkb edit --multigroup",
+            other.group,
+            existing_layout(project, other).controller_file,
+            kind = api.kind
+        );
+    }
+    if args.wants_resource()
+        && !project.multigroup
+        && let Some(other) = project
+            .resources
+            .iter()
+            .filter(|r| r.api.is_some() && r.group != api.group)
+            .find(same_kind_elsewhere)
+    {
+        bail!(
+            "kind {} exists already in group {}; in this project's layout both would share the \
+             roles config/rbac/{}_*_role.yaml.\n  \
+             To hold one kind in several groups, switch to the multigroup layout first:  rkb edit --multigroup",
+            api.kind,
+            other.group,
+            api.kind_snake
+        );
     }
     if args.wants_resource() {
         let module_clash = project.resources.iter().find(|r| {
@@ -493,4 +545,29 @@ fn suggestions(group: &str, version: &str) -> String {
     } else {
         kinds.join(", ")
     }
+}
+
+/// Where an API's controller lives now, as PROJECT records the layout.
+fn existing_layout(project: &Project, resource: &project::Resource) -> Layout {
+    if project.multigroup {
+        Layout::multigroup(&resource.group, &resource.kind)
+    } else {
+        Layout::single_group(&resource.kind)
+    }
+}
+
+/// The multigroup layout of a new API. Roles keep the names they already have: a kind
+/// scaffolded before `rkb edit --multigroup` has `config/rbac/<kind>_*` roles, and a new
+/// version of it must not add a second set.
+fn multigroup_layout(changes: &Changes, project: &Project, api: &Api) -> anyhow::Result<Layout> {
+    let mut layout = Layout::multigroup(&api.group, &api.kind);
+    let single = Layout::single_group(&api.kind);
+    let has_roles = |prefix: &str| changes.exists(&format!("config/rbac/{prefix}_admin_role.yaml"));
+    let earlier_version = project.resources.iter().any(|r| {
+        r.api.is_some() && r.group == api.group && r.kind == api.kind && r.version != api.version
+    });
+    if earlier_version && !has_roles(&layout.role_prefix)? && has_roles(&single.role_prefix)? {
+        layout.role_prefix = single.role_prefix;
+    }
+    Ok(layout)
 }

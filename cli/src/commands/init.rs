@@ -134,7 +134,8 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let rkb_path = rkb_path(args)?;
 
     let templates = Templates::load()?;
-    let project = Project::new(&args.domain, &project_name);
+    let mut project = Project::new(&args.domain, &project_name);
+    project.multigroup = args.multigroup;
     let mut context = tera::Context::new();
     context.insert("project_yaml", &project.to_yaml());
     context.insert("project_name", &project_name);

@@ -2,7 +2,9 @@
 //! commits them at the end, so a failing command leaves the directory untouched.
 
 mod create_api;
+mod edit;
 mod init;
+mod layout;
 
 use std::io::Write;
 use std::path::Path;
@@ -13,12 +15,14 @@ use crate::cli::{Cli, Command, CreateCommand};
 use crate::scaffold::{Changes, Written};
 
 pub use create_api::create_api;
+pub use edit::edit;
 pub use init::init;
 
 pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
     match cli.command {
         Command::Init(args) => init(&args, out),
         Command::Create(CreateCommand::Api(args)) => create_api(&args, out),
+        Command::Edit(args) => edit(&args, out),
         Command::Completion { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "rkb", out);
             Ok(())
@@ -46,6 +50,7 @@ fn commit(changes: Changes, out: &mut dyn Write) -> anyhow::Result<()> {
         let verb = match written {
             Written::Created => "create",
             Written::Updated => "update",
+            Written::Removed => "remove",
         };
         writeln!(out, "{verb:>8} {}", display(&root, &path))?;
     }

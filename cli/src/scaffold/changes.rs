@@ -26,7 +26,8 @@ use anyhow::{Context, bail};
 struct Planned {
     /// Content on disk when planning started; `None` for a new file.
     original: Option<String>,
-    content: String,
+    /// `None`: the file is removed.
+    content: Option<String>,
 }
 
 /// What [`Changes::commit`] did to one file.
@@ -34,6 +35,7 @@ struct Planned {
 pub enum Written {
     Created,
     Updated,
+    Removed,
 }
 
 #[derive(Debug)]
@@ -63,7 +65,7 @@ impl Changes {
     /// The planned content of `rel`, or what is on disk.
     pub fn read(&self, rel: &str) -> anyhow::Result<Option<String>> {
         if let Some(planned) = self.files.get(Path::new(rel)) {
-            return Ok(Some(planned.content.clone()));
+            return Ok(planned.content.clone());
         }
         read_in_project(&self.root, Path::new(rel))
     }
@@ -72,7 +74,7 @@ impl Changes {
         Ok(self.read(rel)?.is_some())
     }
 
-    fn set(&mut self, rel: &str, content: String) -> anyhow::Result<()> {
+    fn set(&mut self, rel: &str, content: Option<String>) -> anyhow::Result<()> {
         match self.files.get_mut(Path::new(rel)) {
             Some(planned) => planned.content = content,
             None => {
@@ -91,7 +93,19 @@ impl Changes {
                  (and --force only regenerates the files rkb owns for this API)"
             );
         }
-        self.set(rel, content)
+        self.set(rel, Some(content))
+    }
+
+    /// Plans moving `from` to `to` (which must not exist), content unchanged.
+    pub fn rename(&mut self, from: &str, to: &str) -> anyhow::Result<()> {
+        let content = self
+            .read(from)?
+            .with_context(|| format!("{from} is missing, so rkb cannot move it to {to}"))?;
+        if self.exists(to)? {
+            bail!("cannot move {from} to {to}: {to} exists already; move or delete it first");
+        }
+        self.set(to, Some(content))?;
+        self.set(from, None)
     }
 
     /// Plans a file only if it does not exist yet (a module file shared by several APIs).
@@ -103,7 +117,7 @@ impl Changes {
         if self.exists(rel)? {
             return Ok(());
         }
-        self.set(rel, content()?)
+        self.set(rel, Some(content()?))
     }
 
     /// Inserts `snippet` on the lines before the `+rkb:scaffold:<marker>` line, indented like
@@ -148,18 +162,23 @@ impl Changes {
         })?;
         let updated = edit(&content).with_context(|| format!("cannot update {rel}"))?;
         if updated != content {
-            self.set(rel, updated)?;
+            self.set(rel, Some(updated))?;
         }
         Ok(())
     }
 
     /// Files whose content will change, relative to the root.
     pub fn pending(&self) -> impl Iterator<Item = (&Path, Written)> {
-        self.files.iter().filter_map(|(path, p)| match &p.original {
-            None => Some((path.as_path(), Written::Created)),
-            Some(original) if *original != p.content => Some((path.as_path(), Written::Updated)),
-            Some(_) => None,
-        })
+        self.files
+            .iter()
+            .filter_map(|(path, p)| match (&p.original, &p.content) {
+                (None, Some(_)) => Some((path.as_path(), Written::Created)),
+                (Some(_), None) => Some((path.as_path(), Written::Removed)),
+                (Some(original), Some(content)) if original != content => {
+                    Some((path.as_path(), Written::Updated))
+                }
+                _ => None,
+            })
     }
 
     /// Writes every planned file, or none. Returns what changed, in path order.
@@ -189,14 +208,18 @@ impl Changes {
         for (rel, _) in written {
             refuse_links(&self.root, rel)?;
             let target = self.root.join(rel);
+            let planned = &self.files[rel];
+            let Some(content) = &planned.content else {
+                staged.push((rel, None, target));
+                continue;
+            };
             let dir = target.parent().expect("a file under the root has a parent");
             tx.create_dir_all(dir)
                 .with_context(|| format!("cannot create directory {}", dir.display()))?;
             let (temp, mut file) = create_sibling(&target, "new")
                 .with_context(|| format!("cannot stage {}", target.display()))?;
             tx.temps.push(temp.clone());
-            let planned = &self.files[rel];
-            file.write_all(planned.content.as_bytes())
+            file.write_all(content.as_bytes())
                 .and_then(|()| file.sync_all())
                 .with_context(|| format!("cannot write {}", temp.display()))?;
             if planned.original.is_some() {
@@ -207,7 +230,7 @@ impl Changes {
                 fs::set_permissions(&temp, permissions)
                     .with_context(|| format!("cannot set the mode of {}", temp.display()))?;
             }
-            staged.push((rel, temp, target));
+            staged.push((rel, Some(temp), target));
         }
         // Swap: renames within one directory, each after checking that nobody changed
         // the file since it was read.
@@ -221,42 +244,45 @@ impl Changes {
                     rel.display()
                 );
             }
-            match original {
-                Some(_) => {
-                    // The original is kept under a fresh name until the commit succeeds, so
-                    // a roll back is a rename that restores it exactly (content and mode).
-                    let (backup, _) = create_sibling(&target, "old")
-                        .with_context(|| format!("cannot back up {}", target.display()))?;
-                    tx.temps.push(backup.clone());
-                    fs::rename(&target, &backup)
-                        .with_context(|| format!("cannot back up {}", target.display()))?;
-                    tx.temps.retain(|t| *t != backup);
-                    tx.moved.push((target.clone(), Some(backup)));
-                    fs::rename(&temp, &target)
-                        .with_context(|| format!("cannot replace {}", target.display()))?;
+            if original.is_some() {
+                // The original is kept under a fresh name until the commit succeeds, so
+                // a roll back is a rename that restores it exactly (content and mode).
+                let (backup, _) = create_sibling(&target, "old")
+                    .with_context(|| format!("cannot back up {}", target.display()))?;
+                tx.temps.push(backup.clone());
+                fs::rename(&target, &backup)
+                    .with_context(|| format!("cannot back up {}", target.display()))?;
+                tx.temps.retain(|t| *t != backup);
+                tx.moved.push((target.clone(), Some(backup)));
+            }
+            let Some(temp) = temp else {
+                // A removal: moving the original to its backup was all of it.
+                continue;
+            };
+            if original.is_some() {
+                fs::rename(&temp, &target)
+                    .with_context(|| format!("cannot replace {}", target.display()))?;
+            } else {
+                // A hard link never replaces a file that appeared in the meantime.
+                match fs::hard_link(&temp, &target) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => bail!(
+                        "{} appeared while rkb was running; rkb does not overwrite it. \
+                         Run the command again",
+                        rel.display()
+                    ),
+                    // A filesystem without hard links: check, then rename.
+                    Err(_) if !target.exists() => fs::rename(&temp, &target)
+                        .with_context(|| format!("cannot create {}", target.display()))?,
+                    Err(e) => {
+                        return Err(e)
+                            .with_context(|| format!("cannot create {}", target.display()));
+                    }
                 }
-                None => {
-                    // A hard link never replaces a file that appeared in the meantime.
-                    match fs::hard_link(&temp, &target) {
-                        Ok(()) => {}
-                        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => bail!(
-                            "{} appeared while rkb was running; rkb does not overwrite it. \
-                             Run the command again",
-                            rel.display()
-                        ),
-                        // A filesystem without hard links: check, then rename.
-                        Err(_) if !target.exists() => fs::rename(&temp, &target)
-                            .with_context(|| format!("cannot create {}", target.display()))?,
-                        Err(e) => {
-                            return Err(e)
-                                .with_context(|| format!("cannot create {}", target.display()));
-                        }
-                    }
-                    tx.moved.push((target.clone(), None));
-                    if temp.exists() {
-                        fs::remove_file(&temp)
-                            .with_context(|| format!("cannot remove {}", temp.display()))?;
-                    }
+                tx.moved.push((target.clone(), None));
+                if temp.exists() {
+                    fs::remove_file(&temp)
+                        .with_context(|| format!("cannot remove {}", temp.display()))?;
                 }
             }
             tx.temps.retain(|t| *t != temp);
@@ -271,7 +297,8 @@ struct Transaction {
     created_dirs: Vec<PathBuf>,
     /// Staging files and backup placeholders to delete.
     temps: Vec<PathBuf>,
-    /// Targets already replaced, with the backup of their original (`None`: a new file).
+    /// Targets already replaced or removed, with the backup of their original (`None`: a
+    /// new file).
     moved: Vec<(PathBuf, Option<PathBuf>)>,
 }
 

@@ -1,0 +1,156 @@
+//! `rkb edit --multigroup` and `init --multigroup`: controllers laid out by group, so one
+//! kind can have a controller in each of several groups. (That the result builds and
+//! passes its tests is checked by `fresh_project.rs`, which compiles it.)
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+
+fn rkb_in(dir: &Path, args: &[&str]) -> String {
+    let mut full = args.to_vec();
+    full.extend(["--dir", dir.to_str().unwrap()]);
+    common::rkb(&full).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+}
+
+fn read(dir: &Path, rel: &str) -> String {
+    fs::read_to_string(dir.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+fn init(dir: &Path, extra: &[&str]) {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let mut args = vec![
+        "init",
+        "--domain",
+        "example.com",
+        "--project-name",
+        "demo",
+        "--rkb-path",
+        repo.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    rkb_in(dir, &args);
+}
+
+fn create_api(dir: &Path, group: &str, version: &str, kind: &str, extra: &[&str]) {
+    let mut args = vec![
+        "create",
+        "api",
+        "--group",
+        group,
+        "--version",
+        version,
+        "--kind",
+        kind,
+    ];
+    args.extend(extra);
+    rkb_in(dir, &args);
+}
+
+#[test]
+fn edit_moves_controllers_and_every_path_to_them() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
+    init(dir, &[]);
+    create_api(dir, "cache", "v1alpha1", "Memcached", &[]);
+    create_api(dir, "core", "v1", "Pod", &["--no-resource"]);
+    let reconciler = read(dir, "src/controller/memcached.rs");
+    // User code elsewhere that names the module follows the move.
+    fs::create_dir_all(dir.join("tests")).unwrap();
+    fs::write(
+        dir.join("tests/mine.rs"),
+        "use demo::controller::memcached::MemcachedReconciler;\n",
+    )
+    .unwrap();
+
+    let report = rkb_in(dir, &["edit", "--multigroup"]).replace(&format!("{}/", dir.display()), "");
+    for line in [
+        "create src/controller/cache/memcached.rs",
+        "create src/controller/core/pod.rs",
+        "remove src/controller/memcached.rs",
+        "remove src/controller/pod.rs",
+        "update src/lib.rs",
+        "update tests/mine.rs",
+        "update PROJECT",
+    ] {
+        assert!(report.contains(line), "{line:?} in:\n{report}");
+    }
+    assert_eq!(read(dir, "src/controller/cache/memcached.rs"), reconciler);
+    assert!(!dir.join("src/controller/memcached.rs").exists());
+    let registry = read(dir, "src/controller/mod.rs");
+    assert!(registry.contains("pub mod cache;\npub mod core;\n// +rkb:scaffold:modules"));
+    assert!(!registry.contains("pub mod memcached;"));
+    // Names stay: metrics labels and --controller-concurrency keys do not change.
+    assert!(registry.contains("Runnable::new(\"memcached\", cache::memcached::run)"));
+    assert!(registry.contains("Runnable::new(\"pod\", core::pod::run)"));
+    assert!(read(dir, "src/controller/cache/mod.rs").contains("pub mod memcached;"));
+    assert!(read(dir, "src/lib.rs").contains("controller::cache::memcached::MemcachedReconciler"));
+    assert_eq!(
+        read(dir, "tests/mine.rs"),
+        "use demo::controller::cache::memcached::MemcachedReconciler;\n"
+    );
+    assert!(read(dir, "PROJECT").contains("multigroup: true"));
+
+    // Once is enough: a second run changes nothing.
+    let before = common::files(dir);
+    assert!(rkb_in(dir, &["edit", "--multigroup"]).contains("multigroup layout already"));
+    assert!(common::files(dir) == before);
+
+    // Now one kind gets a controller and roles per group, and a new version of the
+    // moved kind keeps its existing roles.
+    create_api(dir, "web", "v1", "Memcached", &[]);
+    create_api(dir, "cache", "v1beta1", "Memcached", &["--no-controller"]);
+    let registry = read(dir, "src/controller/mod.rs");
+    assert!(registry.contains("Runnable::new(\"web-memcached\", web::memcached::run)"));
+    assert!(dir.join("src/controller/web/memcached.rs").exists());
+    let role = read(dir, "config/rbac/web_memcached_editor_role.yaml");
+    assert!(role.contains("name: web-memcached-editor-role"), "{role}");
+    assert!(role.contains("- web.example.com"), "{role}");
+    assert!(
+        !dir.join("config/rbac/cache_memcached_editor_role.yaml")
+            .exists()
+    );
+    let roles = read(dir, "config/rbac/kustomization.yaml");
+    assert!(roles.contains("- memcached_editor_role.yaml"), "{roles}");
+    assert!(
+        roles.contains("- web_memcached_editor_role.yaml"),
+        "{roles}"
+    );
+}
+
+#[test]
+fn init_can_start_in_the_multigroup_layout() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
+    init(dir, &["--multigroup"]);
+    assert!(read(dir, "PROJECT").contains("multigroup: true"));
+    create_api(dir, "cache", "v1", "Memcached", &[]);
+    create_api(dir, "web", "v1", "Memcached", &[]);
+    let registry = read(dir, "src/controller/mod.rs");
+    assert!(registry.contains("Runnable::new(\"cache-memcached\", cache::memcached::run)"));
+    assert!(registry.contains("Runnable::new(\"web-memcached\", web::memcached::run)"));
+    assert!(
+        dir.join("config/rbac/cache_memcached_admin_role.yaml")
+            .exists()
+    );
+    // Still one controller per kind and group.
+    let err = common::rkb(&[
+        "create",
+        "api",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--group",
+        "cache",
+        "--version",
+        "v2",
+        "--kind",
+        "Memcached",
+    ])
+    .unwrap_err();
+    assert!(
+        err.contains(
+            "a controller for Memcached exists already (src/controller/cache/memcached.rs"
+        ),
+        "{err}"
+    );
+}
