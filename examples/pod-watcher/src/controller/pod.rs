@@ -309,7 +309,7 @@ mod tests {
         assert_eq!(
             events.handle(watcher::Event::InitDone),
             vec![Change::Deleted("b/gone".into())],
-            "a Pod deleted while the watch was down is a delete, and cache synced is said once"
+            "a Pod deleted while the watch was down is a delete, and `caches are synced` is said once"
         );
         let mut cached: Vec<String> = events.store().state().iter().map(|p| key_of(p)).collect();
         cached.sort();
