@@ -41,8 +41,15 @@ struct Fx {
 impl Fx {
     async fn new() -> Self {
         let env = envtest::shared().await;
-        let crds = crate::manifests().crds().unwrap_or_else(|e| panic!("{e}"));
-        env.apply().crds(crds).await.unwrap();
+        // Once per test binary: the CRD is large (two PodSpecs), and applying it again for
+        // every test slowed the suite down.
+        static INSTALLED: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
+        INSTALLED
+            .get_or_init(|| async {
+                let crds = crate::manifests().crds().unwrap_or_else(|e| panic!("{e}"));
+                env.apply().crds(crds).await.unwrap();
+            })
+            .await;
         let ns = env.create_namespace().await.unwrap();
         Self { env, ns }
     }
