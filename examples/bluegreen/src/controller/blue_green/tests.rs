@@ -384,6 +384,46 @@ async fn a_scaled_deployment_keeps_its_replicas() {
     assert_eq!(blue.spec.and_then(|s| s.replicas), Some(3));
 }
 
+/// A pod template changed by hand (`kubectl set image`, another field manager) is a change
+/// to an owned Deployment: the reconcile's forced server-side apply takes the field back,
+/// while the field it does not own (`replicas`, scaled meanwhile) keeps the user's value.
+#[tokio::test]
+async fn a_deployment_edited_by_hand_is_put_back_but_keeps_its_scale() {
+    let fx = Fx::new().await;
+    let _failures = fx.start_controller(fx.client());
+    fx.create("demo", both(RouteTo::Blue)).await;
+    fx.until("demo", "routed to blue", async |fx: &Fx| {
+        fx.status("demo").await == Some(RouteTo::Blue)
+    })
+    .await;
+    let scale = json!({ "spec": { "replicas": 2 } });
+    fx.deployments()
+        .patch_scale("demo-blue", &PatchParams::default(), &Patch::Merge(&scale))
+        .await
+        .unwrap();
+    let edit = json!({ "spec": { "template": { "spec": { "containers": [
+        { "name": "app", "image": "edited:by-hand" }
+    ] } } } });
+    fx.deployments()
+        .patch(
+            "demo-blue",
+            &PatchParams::default(),
+            &Patch::Strategic(&edit),
+        )
+        .await
+        .unwrap();
+    fx.until("demo", "the image put back", async |fx: &Fx| {
+        fx.deployment("demo-blue")
+            .await
+            .is_some_and(|d| image(&d) == "demo:version-blue")
+    })
+    .await;
+    assert_eq!(
+        replicas(&fx.deployment("demo-blue").await.unwrap()),
+        Some(2)
+    );
+}
+
 #[tokio::test]
 async fn a_changed_pod_spec_updates_its_deployment() {
     let fx = Fx::new().await;
