@@ -13,10 +13,12 @@
 //! The manager of pod-watcher: runs every controller with leader election, metrics
 //! and health probes until SIGTERM or SIGINT. `--help` lists the flags.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::Parser;
+use kube::config::{KubeConfigOptions, Kubeconfig};
 use rkb_runtime::manager::{self, Manager};
 
 use pod_watcher::controller;
@@ -27,7 +29,11 @@ use pod_watcher::controller;
 struct Args {
     #[command(flatten)]
     manager: manager::Args,
-    // TODO(user): add the operator's own flags here.
+    /// The kubeconfig file to use, like the source's `-kubeconfig` flag; without it the
+    /// KUBECONFIG environment variable, then `~/.kube/config`, then the in-cluster
+    /// ServiceAccount.
+    #[arg(long, value_name = "FILE")]
+    kubeconfig: Option<PathBuf>,
 }
 
 #[tokio::main]
@@ -48,13 +54,30 @@ async fn main() -> ExitCode {
 }
 
 async fn run(args: Args) -> anyhow::Result<()> {
-    let client = kube::Client::try_default().await.context(
-        "cannot configure a Kubernetes client from the in-cluster service account or KUBECONFIG",
-    )?;
-    tracing::info!(version = env!("CARGO_PKG_VERSION"), "starting manager");
+    let client = client(args.kubeconfig.as_deref()).await?;
+    // The source's first line ("k8s-controller version UNKNOWN").
+    tracing::info!("pod-watcher version {}", env!("CARGO_PKG_VERSION"));
     Manager::new("pod-watcher", client, args.manager)
         .run(controller::controllers())
         .await
+}
+
+/// A client from `--kubeconfig`, or else as kube infers it (KUBECONFIG, `~/.kube/config`,
+/// the in-cluster ServiceAccount).
+async fn client(kubeconfig: Option<&Path>) -> anyhow::Result<kube::Client> {
+    let config = match kubeconfig {
+        Some(path) => {
+            let kubeconfig = Kubeconfig::read_from(path)
+                .with_context(|| format!("cannot read the kubeconfig {}", path.display()))?;
+            kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+                .await
+                .with_context(|| format!("cannot use the kubeconfig {}", path.display()))?
+        }
+        None => kube::Config::infer().await.context(
+            "cannot configure a Kubernetes client from KUBECONFIG, ~/.kube/config or the in-cluster service account",
+        )?,
+    };
+    kube::Client::try_from(config).context("cannot make a Kubernetes client")
 }
 
 #[cfg(test)]
@@ -65,5 +88,17 @@ mod tests {
     #[test]
     fn flags_are_well_formed() {
         super::Args::command().debug_assert();
+    }
+
+    #[tokio::test]
+    async fn a_missing_kubeconfig_is_an_error_naming_it() {
+        let Err(error) = super::client(Some(std::path::Path::new("/nonexistent/kubeconfig"))).await
+        else {
+            panic!("a client from a missing kubeconfig");
+        };
+        assert!(
+            format!("{error:#}").contains("/nonexistent/kubeconfig"),
+            "{error:#}"
+        );
     }
 }

@@ -12,7 +12,7 @@
 
 //! End-to-end test against the cluster of the current KUBECONFIG, after `make test-e2e` has
 //! built the image and deployed the operator: the manager becomes Ready, and logs
-//! "cache synced" and the adds of the Pods it found. Skipped (passing) when no cluster is reachable.
+//! "caches are synced" and the adds of the Pods it found. Skipped (passing) when no cluster is reachable.
 
 use std::time::Duration;
 
@@ -68,7 +68,7 @@ async fn the_manager_becomes_ready_and_logs_pod_adds() {
     .unwrap_or_else(|_| panic!("{NAMESPACE}/{DEPLOYMENT} not Ready within {TIMEOUT:?}"))
     .expect("the Deployment can be watched");
 
-    // The leader logs "cache synced" after the initial list, then onAdd for a new Pod.
+    // The leader logs "caches are synced" after the initial list, then onAdd for a new Pod.
     let pods = Api::<Pod>::namespaced(client, NAMESPACE);
     let selector = ListParams::default().labels("control-plane=controller-manager");
     let deadline = tokio::time::Instant::now() + TIMEOUT;
@@ -82,12 +82,12 @@ async fn the_manager_becomes_ready_and_logs_pod_adds() {
                 .unwrap_or_default();
         }
         // The manager's own Pod is listed at start-up: an add of it is logged.
-        if logs.contains("cache synced") && logs.contains(&format!("onAdd: {NAMESPACE}/")) {
+        if logs.contains("caches are synced") && logs.contains(&format!("onAdd: {NAMESPACE}/")) {
             break;
         }
         assert!(
             tokio::time::Instant::now() < deadline,
-            "no \"cache synced\" and onAdd within {TIMEOUT:?}:\n{logs}"
+            "no \"caches are synced\" and onAdd within {TIMEOUT:?}:\n{logs}"
         );
         tokio::time::sleep(Duration::from_secs(2)).await;
     }

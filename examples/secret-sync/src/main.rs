@@ -20,6 +20,7 @@ use clap::Parser;
 use rkb_runtime::manager::{self, Manager};
 
 use secret_sync::controller;
+use secret_sync::controller::secret::Settings;
 
 /// Manager of the secret-sync operator.
 #[derive(Debug, Parser)]
@@ -37,6 +38,23 @@ struct Args {
         default_values = secret_sync::controller::secret::DEFAULT_BLOCKLIST
     )]
     blocklist: Vec<String>,
+    /// The namespace whose Secrets of type k8s.ziwon.dev/secretsync are copied.
+    #[arg(long, env = "SECRET_SYNC_SOURCE_NAMESPACE", value_name = "NAMESPACE", default_value = secret_sync::controller::secret::SOURCE_NAMESPACE)]
+    source_namespace: String,
+    /// Only namespaces matching this label selector get copies (e.g. `team`, `env=dev`);
+    /// every namespace but the blocklist when not given.
+    #[arg(long, env = "SECRET_SYNC_NAMESPACE_SELECTOR", value_name = "SELECTOR")]
+    namespace_selector: Option<String>,
+}
+
+impl Args {
+    fn settings(&self) -> Settings {
+        Settings {
+            source_namespace: self.source_namespace.clone(),
+            blocklist: self.blocklist.iter().cloned().collect(),
+            namespace_selector: self.namespace_selector.clone(),
+        }
+    }
 }
 
 #[tokio::main]
@@ -61,10 +79,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
         "cannot configure a Kubernetes client from the in-cluster service account or KUBECONFIG",
     )?;
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "starting manager");
-    // The field manager of the copies' server-side applies.
-    rkb_runtime::client::set_field_manager("secret-sync");
+    let settings = args.settings();
     Manager::new("secret-sync", client, args.manager)
-        .run(controller::controllers(args.blocklist))
+        .run(controller::controllers(settings))
         .await
 }
 
@@ -83,6 +100,8 @@ mod tests {
         use clap::Parser;
         let args = super::Args::parse_from(["secret-sync"]);
         assert_eq!(args.blocklist, ["kube-system", "kube-public"]);
+        assert_eq!(args.settings().source_namespace, "secretsync");
+        assert_eq!(args.settings().namespace_selector, None);
         let args = super::Args::parse_from(["secret-sync", "--blocklist=a,b"]);
         assert_eq!(args.blocklist, ["a", "b"]);
     }

@@ -20,10 +20,10 @@ pub mod secret;
 /// Every controller of this operator, by name (its metrics label and `--controller-concurrency`
 /// key); `rkb create api` adds to this list. The manager starts them once this replica leads.
 ///
-/// `blocklist`: the namespaces that get no copies of the secretsync Secrets.
-pub fn controllers(blocklist: Vec<String>) -> Vec<Runnable> {
+/// `settings`: what is copied where.
+pub fn controllers(settings: secret::Settings) -> Vec<Runnable> {
     vec![
-        Runnable::new("secret", move |ctx| secret::run(ctx, blocklist)),
+        Runnable::new("secret", move |ctx| secret::run(ctx, settings.clone())),
         // +rkb:scaffold:controllers
     ]
 }

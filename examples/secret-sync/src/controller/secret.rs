@@ -26,12 +26,12 @@
 //!   the reconcile deletes every copy found by its labels, then removes the finalizer. (The
 //!   alternative, cleaning up on a reconcile of a missing source, does not fit kube-runtime:
 //!   its Controller does not call reconcile for an object that is gone from its cache.)
-//!   The finalizer is added and removed with `rkb_runtime`'s `TypedApi::{add,remove}_finalizer`
-//!   (JSON patches tested against the resourceVersion) rather than kube's `finalizer()`
-//!   helper, whose first patch (`test /metadata/finalizers == null`) the in-memory test API
-//!   rejects.
+//! - **Copies are watched** (by their marker labels) and each event is mapped back to its
+//!   source, so a copy deleted or edited by hand is put back at once.
 //! - **New namespaces**: the Controller also watches Namespaces and maps each event to every
-//!   source Secret, so a namespace created later gets its copies.
+//!   source, and each reconcile reads the target namespaces from the API server (not from a
+//!   cache that may not have seen the new namespace yet), so a namespace created later gets
+//!   its copies.
 //! - **Foreign Secrets**: a same-named Secret in a target namespace that secret-sync does not
 //!   manage is left alone: a warning is logged and a Warning Event recorded on the source.
 //! - **No secret data in logs**: only `namespace/name` is logged; [`SecretReconciler`]'s
@@ -51,10 +51,12 @@ use kube::runtime::watcher;
 use kube::{Api, Client, Resource, ResourceExt};
 use rkb_runtime::backoff::ErrorBackoff;
 use rkb_runtime::manager::Context;
-use rkb_runtime::{Lister, NamespacedApi, Rbac};
+use rkb_runtime::{NamespacedApi, Rbac, TypedApi};
 
-/// The namespace whose Secrets are copied.
+/// The namespace whose Secrets are copied (unless `--source-namespace` says otherwise).
 pub const SOURCE_NAMESPACE: &str = "secretsync";
+/// The field manager of the copies' server-side applies and of the finalizer patches.
+pub const FIELD_MANAGER: &str = "secret-sync";
 /// The type of the Secrets that are copied; others are ignored.
 pub const SECRET_TYPE: &str = "k8s.ziwon.dev/secretsync";
 /// On each source Secret: its copies are deleted before it goes.
@@ -68,19 +70,77 @@ pub const SOURCE_NAME_LABEL: &str = "secretsync.k8s.ziwon.dev/source-name";
 /// The namespaces that get no copies unless `--blocklist` says otherwise.
 pub const DEFAULT_BLOCKLIST: [&str; 2] = ["kube-system", "kube-public"];
 
+/// What is copied where.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The namespace whose Secrets of type [`SECRET_TYPE`] are copied.
+    pub source_namespace: String,
+    /// Namespaces that get no copies (the source namespace never does).
+    pub blocklist: BTreeSet<String>,
+    /// Only namespaces with these labels get copies (a label selector); every namespace
+    /// when `None`.
+    pub namespace_selector: Option<String>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            source_namespace: SOURCE_NAMESPACE.into(),
+            blocklist: DEFAULT_BLOCKLIST.map(str::to_owned).into(),
+            namespace_selector: None,
+        }
+    }
+}
+
+impl Settings {
+    /// Whether `namespace` gets copies (its labels are checked by the selector, not here).
+    pub fn is_target(&self, namespace: &str) -> bool {
+        namespace != self.source_namespace && !self.blocklist.contains(namespace)
+    }
+
+    /// Whether `secret` is a source: of the secretsync type, in the source namespace.
+    pub fn is_source(&self, secret: &Secret) -> bool {
+        secret.namespace().as_deref() == Some(self.source_namespace.as_str())
+            && secret.type_.as_deref() == Some(SECRET_TYPE)
+    }
+
+    /// The label selector of the copies of every source (`name`: of one source).
+    pub fn copies_selector(&self, name: Option<&str>) -> String {
+        let mut selector = format!(
+            "{}={},{SOURCE_NAMESPACE_LABEL}={}",
+            MANAGED_BY.0, MANAGED_BY.1, self.source_namespace
+        );
+        if let Some(name) = name {
+            selector.push_str(&format!(",{SOURCE_NAME_LABEL}={name}"));
+        }
+        selector
+    }
+
+    fn namespaces_params(&self) -> ListParams {
+        match &self.namespace_selector {
+            Some(selector) => ListParams::default().labels(selector),
+            None => ListParams::default(),
+        }
+    }
+
+    fn namespaces_config(&self, base: watcher::Config) -> watcher::Config {
+        match &self.namespace_selector {
+            Some(selector) => base.labels(selector),
+            None => base,
+        }
+    }
+}
+
 /// State shared by every reconcile of source Secrets.
 ///
 /// The permissions, exactly what the controller uses (`make manifests` writes them to
 /// config/rbac/role.yaml):
-/// - Secrets: `get` (is a same-named Secret ours?), `list` (copies by label, and the
-///   Controller's list of the source namespace), `watch` (the Controller's watcher, which
-///   only watches `secretsync`), `patch` (server-side apply of the copies; the finalizer on
-///   sources), `create` (a server-side apply that creates a missing copy is authorized as
-///   `create`), `delete` (copies of deleted sources). `watch` is cluster-wide although only `secretsync`
-///   is watched: a `namespace = "secretsync"` rule would make `make manifests` write a
-///   `Role` with no RoleBinding, whose namespace `config/default`'s kustomize `namespace:`
-///   then rewrites to the manager's. It adds no read access: `list` reads every Secret anyway.
-/// - Namespaces: `list` and `watch` (the target namespaces; new namespaces get copies).
+/// - Secrets: `get` (is a same-named Secret ours?), `list` and `watch` (the sources in
+///   `secretsync`, and the copies cluster-wide by their labels), `patch` (server-side apply
+///   of the copies; the finalizer on sources), `create` (a server-side apply that creates a
+///   missing copy is authorized as `create`), `delete` (copies of deleted sources).
+/// - Namespaces: `list` (the target namespaces, read on every reconcile) and `watch` (new
+///   namespaces get copies).
 /// - Events (`events.k8s.io`): `create`, and `patch` for a repeated Event.
 #[derive(Rbac)]
 #[rbac(groups = ["core"], resources = ["secrets"], verbs = [get, list, watch, create, patch, delete])]
@@ -88,9 +148,7 @@ pub const DEFAULT_BLOCKLIST: [&str; 2] = ["kube-system", "kube-public"];
 #[rbac(groups = ["events.k8s.io"], resources = ["events"], verbs = [create, patch])]
 pub struct SecretReconciler {
     pub client: Client,
-    /// The namespaces, from a reflector's cache (see [`run`]).
-    namespaces: Lister<Namespace>,
-    blocklist: BTreeSet<String>,
+    settings: Settings,
     recorder: Recorder,
     backoff: ErrorBackoff,
 }
@@ -99,19 +157,13 @@ pub struct SecretReconciler {
 impl std::fmt::Debug for SecretReconciler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SecretReconciler")
-            .field("blocklist", &self.blocklist)
+            .field("settings", &self.settings)
             .finish_non_exhaustive()
     }
 }
 
 impl SecretReconciler {
-    /// `namespaces`: a cache of the cluster's Namespaces; `blocklist`: the namespaces that
-    /// get no copies (the source namespace never does).
-    pub fn new(
-        client: Client,
-        namespaces: Lister<Namespace>,
-        blocklist: impl IntoIterator<Item = String>,
-    ) -> Self {
+    pub fn new(client: Client, settings: Settings) -> Self {
         let reporter = Reporter {
             controller: "secret-sync".into(),
             instance: std::env::var("POD_NAME").ok(),
@@ -119,33 +171,33 @@ impl SecretReconciler {
         Self {
             recorder: Recorder::new(client.clone(), reporter),
             client,
-            namespaces,
-            blocklist: blocklist.into_iter().collect(),
+            settings,
             backoff: ErrorBackoff::default(),
         }
     }
 
-    /// Whether `namespace` gets copies.
-    pub fn is_target(&self, namespace: &str) -> bool {
-        namespace != SOURCE_NAMESPACE && !self.blocklist.contains(namespace)
+    fn secrets(&self, namespace: &str) -> TypedApi<Secret> {
+        Secret::api(self.client.clone(), namespace).with_field_manager(FIELD_MANAGER)
     }
 
     /// Copies `source` into every target namespace and deletes its copies elsewhere.
     async fn sync(&self, source: &Secret) -> kube::Result<Action> {
         let name = source.name_any();
-        let targets: BTreeSet<String> = self
-            .namespaces
-            .list("")
+        // Read from the API server, not a cache: a namespace whose event triggered this
+        // reconcile is there even if a cache has not seen it yet.
+        let targets: BTreeSet<String> = Api::<Namespace>::all(self.client.clone())
+            .list(&self.settings.namespaces_params())
+            .await?
             .into_iter()
             // A terminating namespace accepts no new objects, and its copies go with it.
             .filter(|ns| ns.metadata.deletion_timestamp.is_none())
             .map(|ns| ns.name_any())
-            .filter(|ns| self.is_target(ns))
+            .filter(|ns| self.settings.is_target(ns))
             .collect();
         let mut copies = self.copies_of(&name).await?;
         for namespace in &targets {
             let desired = copy_of(source, namespace);
-            let secrets = Secret::api(self.client.clone(), namespace);
+            let secrets = self.secrets(namespace);
             match copies.remove(namespace) {
                 Some(copy) if same_content(&copy, &desired) => continue,
                 Some(_) => {}
@@ -159,7 +211,7 @@ impl SecretReconciler {
             // The window between the check above and this apply is the only moment a
             // foreign Secret created at the same time could be taken over.
             secrets.apply(&desired).await?;
-            tracing::info!(source = %key(SOURCE_NAMESPACE, &name), copy = %key(namespace, &name), "copied");
+            tracing::info!(source = %key(&self.settings.source_namespace, &name), copy = %key(namespace, &name), "copied");
         }
         // What is left: copies in namespaces that are no target (any more), e.g. blocklisted.
         for namespace in copies.into_keys() {
@@ -173,29 +225,29 @@ impl SecretReconciler {
         for namespace in self.copies_of(name).await?.into_keys() {
             self.delete_copy(&namespace, name).await?;
         }
-        tracing::info!(source = %key(SOURCE_NAMESPACE, name), "source deleted; copies removed");
+        tracing::info!(source = %key(&self.settings.source_namespace, name), "source deleted; copies removed");
         Ok(Action::await_change())
     }
 
     /// The copies of the source `name`, by namespace, found by their labels.
     async fn copies_of(&self, name: &str) -> kube::Result<BTreeMap<String, Secret>> {
-        let selector = format!(
-            "{}={},{SOURCE_NAMESPACE_LABEL}={SOURCE_NAMESPACE},{SOURCE_NAME_LABEL}={name}",
-            MANAGED_BY.0, MANAGED_BY.1
-        );
+        let selector = self.settings.copies_selector(Some(name));
         let copies = Api::<Secret>::all(self.client.clone())
             .list(&ListParams::default().labels(&selector))
             .await?;
         Ok(copies
             .into_iter()
             .filter_map(|copy| Some((copy.namespace()?, copy)))
-            .filter(|(namespace, _)| namespace != SOURCE_NAMESPACE)
+            .filter(|(namespace, _)| *namespace != self.settings.source_namespace)
             .collect())
     }
 
     async fn delete_copy(&self, namespace: &str, name: &str) -> kube::Result<()> {
-        let secrets = Api::<Secret>::namespaced(self.client.clone(), namespace);
-        match secrets.delete(name, &DeleteParams::default()).await {
+        match self
+            .secrets(namespace)
+            .delete(name, &DeleteParams::default())
+            .await
+        {
             Ok(_) => {}
             // Already gone: what we wanted.
             Err(kube::Error::Api(status)) if status.code == 404 => {}
@@ -210,7 +262,7 @@ impl SecretReconciler {
     async fn foreign_secret(&self, source: &Secret, namespace: &str) {
         let name = source.name_any();
         tracing::warn!(
-            source = %key(SOURCE_NAMESPACE, &name),
+            source = %key(&self.settings.source_namespace, &name),
             secret = %key(namespace, &name),
             "not copying: a Secret of that name exists and is not managed by secret-sync"
         );
@@ -234,7 +286,10 @@ impl SecretReconciler {
 pub fn copy_of(source: &Secret, namespace: &str) -> Secret {
     let mut labels = source.labels().clone();
     labels.insert(MANAGED_BY.0.into(), MANAGED_BY.1.into());
-    labels.insert(SOURCE_NAMESPACE_LABEL.into(), SOURCE_NAMESPACE.into());
+    labels.insert(
+        SOURCE_NAMESPACE_LABEL.into(),
+        source.namespace().unwrap_or_default(),
+    );
     labels.insert(SOURCE_NAME_LABEL.into(), source.name_any());
     Secret {
         metadata: ObjectMeta {
@@ -261,12 +316,6 @@ fn key(namespace: &str, name: &str) -> String {
     format!("{namespace}/{name}")
 }
 
-/// Whether `secret` is a source: of the secretsync type, in the source namespace.
-pub fn is_source(secret: &Secret) -> bool {
-    secret.namespace().as_deref() == Some(SOURCE_NAMESPACE)
-        && secret.type_.as_deref() == Some(SECRET_TYPE)
-}
-
 /// Why a reconcile failed; the controller retries it with backoff. It names no Secret
 /// content: Kubernetes' error statuses do not carry the request body.
 #[derive(Debug, thiserror::Error)]
@@ -279,12 +328,12 @@ pub enum Error {
 /// it is being deleted. Idempotent: it runs after every change and every failure.
 pub async fn reconcile(object: Arc<Secret>, ctx: Arc<SecretReconciler>) -> Result<Action, Error> {
     let source = key(&object.namespace().unwrap_or_default(), &object.name_any());
-    if !is_source(&object) {
+    if !ctx.settings.is_source(&object) {
         // The watcher only lists sources; this guards direct calls and odd field selectors.
         tracing::debug!(secret = %source, "not a secretsync Secret; ignored");
         return Ok(Action::await_change());
     }
-    let sources = Secret::api(ctx.client.clone(), SOURCE_NAMESPACE);
+    let sources = ctx.secrets(&ctx.settings.source_namespace);
     let action = if object.metadata.deletion_timestamp.is_some() {
         if object.finalizers().iter().any(|f| f == FINALIZER) {
             let action = ctx.cleanup(&object.name_any()).await?;
@@ -300,81 +349,78 @@ pub async fn reconcile(object: Arc<Secret>, ctx: Arc<SecretReconciler>) -> Resul
         ctx.sync(&object).await?
     };
     tracing::info!(secret = %source, "reconciled");
-    ctx.backoff.reset(&source);
+    ctx.backoff.reset_for(object.as_ref());
     Ok(action)
 }
 
-/// Retries a failed reconcile with per-object exponential backoff, as controller-runtime does.
+/// Retries a failed reconcile with per-object exponential backoff (keyed by UID, so a
+/// recreated source starts afresh), as controller-runtime does.
 pub fn error_policy(object: Arc<Secret>, error: &Error, ctx: Arc<SecretReconciler>) -> Action {
     let key = ObjectRef::from(object.as_ref()).to_string();
-    let delay = ctx.backoff.next(&key);
+    let delay = ctx.backoff.next_for(object.as_ref());
     tracing::warn!(object = %key, %error, retry_in = ?delay, "reconcile failed");
     Action::requeue(delay)
 }
 
-/// The watcher of the source Secrets: only the secretsync type, in the source namespace.
-pub fn source_watcher(client: Client) -> (Api<Secret>, watcher::Config) {
-    (
-        Api::namespaced(client, SOURCE_NAMESPACE),
-        watcher::Config::default()
-            .fields(&format!("type={SECRET_TYPE}"))
-            .any_semantic(),
-    )
+/// The Controller: source Secrets (only the secretsync type, in the source namespace), every
+/// target Namespace (each event re-syncs every source), and the copies (by their labels; each
+/// event reconciles its source). `base` is the watchers' configuration (the tests shorten
+/// its timeout).
+pub fn controller(
+    client: Client,
+    settings: &Settings,
+    base: watcher::Config,
+) -> Controller<Secret> {
+    let base = base.any_semantic();
+    let sources = Api::<Secret>::namespaced(client.clone(), &settings.source_namespace);
+    let controller = Controller::new(sources, base.clone().fields(&format!("type={SECRET_TYPE}")));
+    let store = controller.store();
+    let source_namespace = settings.source_namespace.clone();
+    controller
+        .watches(
+            Api::<Namespace>::all(client.clone()),
+            settings.namespaces_config(base.clone()),
+            move |_namespace| {
+                store
+                    .state()
+                    .iter()
+                    .map(|source| ObjectRef::from(source.as_ref()))
+                    .collect::<Vec<_>>()
+            },
+        )
+        .watches(
+            Api::<Secret>::all(client),
+            base.labels(&settings.copies_selector(None)),
+            move |copy| {
+                let name = copy.labels().get(SOURCE_NAME_LABEL)?;
+                Some(ObjectRef::new(name).within(&source_namespace))
+            },
+        )
 }
 
 /// Runs the Secret controller; the manager starts it once this replica leads and adds
 /// metrics, readiness, `--concurrency` and graceful shutdown.
-pub async fn run(ctx: Context, blocklist: Vec<String>) -> anyhow::Result<()> {
+pub async fn run(ctx: Context, settings: Settings) -> anyhow::Result<()> {
     let client = ctx.client();
-    let (sources, config) = source_watcher(client.clone());
     // Fail fast with a hint rather than a watch that retries forever.
-    sources
+    Api::<Secret>::namespaced(client.clone(), &settings.source_namespace)
         .list(
             &ListParams::default()
                 .fields(&format!("type={SECRET_TYPE}"))
                 .limit(1),
         )
         .await
-        .context("cannot list secrets in namespace secretsync: is the manager allowed to?")?;
-    // The Namespaces the copies go to, cached. The Controller watches them a second time
-    // below to be triggered (sharing one watch needs kube's `unstable-runtime-stream-control`
-    // feature, which would change kube's features for the whole workspace).
-    let (namespaces, reflect) = Lister::reflect(
-        Api::<Namespace>::all(client.clone()),
-        watcher::Config::default().any_semantic(),
-    );
-    let reflecting = tokio::spawn(reflect);
-    tokio::select! {
-        ready = namespaces.wait_until_ready() => ready.context("the namespace cache stopped")?,
-        () = ctx.shutdown().cancelled() => {
-            reflecting.abort();
-            return Ok(());
-        }
-    }
-    let controller = Controller::new(sources, config);
-    // Every namespace event (a new namespace above all) re-syncs every source.
-    let store = controller.store();
-    let controller = controller.watches(
-        Api::<Namespace>::all(client.clone()),
-        watcher::Config::default().any_semantic(),
-        move |_namespace| {
-            store
-                .state()
-                .iter()
-                .map(|source| ObjectRef::from(source.as_ref()))
-                .collect::<Vec<_>>()
-        },
-    );
-    let reconciler = Arc::new(SecretReconciler::new(client, namespaces, blocklist));
-    tracing::info!(
-        ?reconciler,
-        "syncing secrets from namespace {SOURCE_NAMESPACE}"
-    );
-    let result = ctx
-        .run(controller, reconcile, error_policy, reconciler)
-        .await;
-    reflecting.abort();
-    result
+        .with_context(|| {
+            format!(
+                "cannot list secrets in namespace {}: is the manager allowed to?",
+                settings.source_namespace
+            )
+        })?;
+    let controller = controller(client.clone(), &settings, watcher::Config::default());
+    let reconciler = Arc::new(SecretReconciler::new(client, settings));
+    tracing::info!(?reconciler, "syncing secrets");
+    ctx.run(controller, reconcile, error_policy, reconciler)
+        .await
 }
 
 #[cfg(test)]
