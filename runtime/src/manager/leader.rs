@@ -375,9 +375,208 @@ fn identity() -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+
     use clap::Parser;
+    use http::{Request, Response, StatusCode};
+    use http_body_util::BodyExt;
+    use k8s_openapi::jiff;
+    use kube::client::Body;
+    use tower_test::mock::{self, Handle};
 
     use super::*;
+
+    const TIMING: Timing = Timing {
+        lease_duration: Duration::from_secs(4),
+        renew_deadline: Duration::from_secs(3),
+        retry_period: Duration::from_millis(500),
+    };
+
+    /// An in-memory API server holding one Lease, with optimistic concurrency like the
+    /// real one. While `hung`, requests are never answered (a black-holed connection).
+    #[derive(Clone, Default)]
+    struct LeaseApi {
+        lease: Arc<Mutex<Option<Lease>>>,
+        hung: Arc<AtomicBool>,
+        /// When each successful write arrived.
+        writes: Arc<Mutex<Vec<Instant>>>,
+    }
+
+    impl LeaseApi {
+        fn start() -> (Client, Self) {
+            let (service, mut handle): (_, Handle<Request<Body>, Response<Body>>) = mock::pair();
+            let api = Self::default();
+            let state = api.clone();
+            tokio::spawn(async move {
+                let mut hung = Vec::new();
+                while let Some((request, reply)) = handle.next_request().await {
+                    if state.hung.load(Ordering::SeqCst) {
+                        hung.push(reply);
+                        continue;
+                    }
+                    let (status, body) = state.answer(request).await;
+                    let mut response = Response::new(Body::from(body));
+                    *response.status_mut() = status;
+                    reply.send_response(response);
+                }
+            });
+            (Client::new(service, "default"), api)
+        }
+
+        async fn answer(&self, request: Request<Body>) -> (StatusCode, Vec<u8>) {
+            let method = request.method().clone();
+            let body = request.into_body().collect().await.unwrap().to_bytes();
+            let mut stored = self.lease.lock().unwrap();
+            let status = |code: StatusCode| {
+                let reason = match code {
+                    StatusCode::NOT_FOUND => "NotFound",
+                    StatusCode::CONFLICT => "Conflict",
+                    _ => "MethodNotAllowed",
+                };
+                let status = serde_json::json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code.as_u16(), "reason": reason, "message": code.to_string()});
+                (code, serde_json::to_vec(&status).unwrap())
+            };
+            let version =
+                |lease: &Lease| lease.metadata.resource_version.clone().unwrap_or_default();
+            match method.as_str() {
+                "GET" => match stored.as_ref() {
+                    Some(lease) => (StatusCode::OK, serde_json::to_vec(lease).unwrap()),
+                    None => status(StatusCode::NOT_FOUND),
+                },
+                "POST" | "PUT" => {
+                    let mut lease: Lease = serde_json::from_slice(&body).unwrap();
+                    let (created, current) = match stored.as_ref() {
+                        None if method == "POST" => (true, 0),
+                        Some(old) if method == "PUT" && version(old) == version(&lease) => {
+                            (false, version(old).parse::<u64>().unwrap())
+                        }
+                        None => return status(StatusCode::NOT_FOUND),
+                        Some(_) => return status(StatusCode::CONFLICT),
+                    };
+                    lease.metadata.resource_version = Some((current + 1).to_string());
+                    *stored = Some(lease.clone());
+                    self.writes.lock().unwrap().push(Instant::now());
+                    let code = if created {
+                        StatusCode::CREATED
+                    } else {
+                        StatusCode::OK
+                    };
+                    (code, serde_json::to_vec(&lease).unwrap())
+                }
+                _ => status(StatusCode::METHOD_NOT_ALLOWED),
+            }
+        }
+
+        /// Another replica's write: holder `holder`, its clock `skew` off ours.
+        fn write_as(&self, holder: &str, skew: jiff::SignedDuration) {
+            let mut stored = self.lease.lock().unwrap();
+            let version = stored
+                .as_ref()
+                .and_then(|l| l.metadata.resource_version.clone())
+                .map_or(0, |v| v.parse::<u64>().unwrap());
+            let renewed = MicroTime(k8s_openapi::jiff::Timestamp::now() + skew);
+            *stored = Some(Lease {
+                metadata: ObjectMeta {
+                    name: Some("op-leader".into()),
+                    resource_version: Some((version + 1).to_string()),
+                    ..Default::default()
+                },
+                spec: Some(LeaseSpec {
+                    holder_identity: Some(holder.into()),
+                    lease_duration_seconds: Some(4),
+                    acquire_time: Some(renewed.clone()),
+                    renew_time: Some(renewed),
+                    lease_transitions: Some(0),
+                    ..Default::default()
+                }),
+            });
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_leader_stops_at_the_renew_deadline_while_its_requests_hang() {
+        let (client, api) = LeaseApi::start();
+        let election = Election::new(client, "default", "op-leader", TIMING);
+        let mut leadership = election.acquire().await;
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert!(api.writes.lock().unwrap().len() > 2, "it renews");
+
+        api.hung.store(true, Ordering::SeqCst);
+        let last_write = *api.writes.lock().unwrap().last().unwrap();
+        assert_eq!(leadership.lost().await, Lost::RenewDeadlineExceeded);
+        // The last successful renewal started before its write arrived.
+        assert!(
+            last_write.elapsed() <= TIMING.renew_deadline,
+            "led {:?} after the last renewal",
+            last_write.elapsed()
+        );
+        // A standby takes over a lease duration after it saw that write, at the earliest.
+        assert!(last_write.elapsed() < TIMING.lease_duration);
+
+        // Releasing cannot reach the API server either, and gives up at the renew deadline.
+        let releasing = Instant::now();
+        leadership.release().await;
+        assert_eq!(releasing.elapsed(), TIMING.renew_deadline);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_standby_measures_expiry_on_its_own_clock_not_the_leaders() {
+        let (client, api) = LeaseApi::start();
+        // The leader's clock is an hour behind: its renewTime always looks long expired.
+        let lagging = jiff::SignedDuration::from_hours(-1);
+        api.write_as("other", lagging);
+        let renewer = tokio::spawn({
+            let api = api.clone();
+            async move {
+                for _ in 0..20 {
+                    tokio::time::sleep(TIMING.retry_period).await;
+                    api.write_as("other", lagging);
+                }
+            }
+        });
+        let election = Election::new(client.clone(), "default", "op-leader", TIMING);
+        let start = Instant::now();
+        drop(election.acquire().await);
+        // The leader renewed for 10 s; the standby waited until a lease duration after the
+        // last renewal it saw.
+        renewer.await.unwrap();
+        assert!(
+            start.elapsed() >= Duration::from_secs(10) + TIMING.lease_duration,
+            "took over after {:?}, while the leader renewed",
+            start.elapsed()
+        );
+        assert!(
+            start.elapsed()
+                <= Duration::from_secs(10) + TIMING.lease_duration + 2 * TIMING.retry_period
+        );
+
+        // A leader an hour ahead that stopped renewing: taken over once the lease
+        // duration has passed here, not in an hour.
+        let (client, api) = LeaseApi::start();
+        api.write_as("other", jiff::SignedDuration::from_hours(1));
+        let election = Election::new(client, "default", "op-leader", TIMING);
+        let start = Instant::now();
+        drop(election.acquire().await);
+        assert!(start.elapsed() > TIMING.lease_duration);
+        assert!(start.elapsed() <= TIMING.lease_duration + TIMING.retry_period);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn of_two_standbys_racing_for_a_released_lease_one_wins() {
+        let (client, api) = LeaseApi::start();
+        api.write_as("", jiff::SignedDuration::ZERO);
+        let first = Election::new(client.clone(), "default", "op-leader", TIMING);
+        let second = Election::new(client, "default", "op-leader", TIMING);
+        // Both read the free Lease; the second write carries a stale resourceVersion.
+        let first = tokio::spawn(async move { first.acquire().await });
+        let second = tokio::spawn(async move { second.acquire().await });
+        tokio::time::sleep(TIMING.lease_duration * 3).await;
+        assert!(
+            first.is_finished() != second.is_finished(),
+            "exactly one leads, and renews"
+        );
+    }
 
     fn timing(flags: &[&str]) -> anyhow::Result<Timing> {
         let mut args = vec!["manager"];
