@@ -156,6 +156,8 @@ impl Line {
 /// A `memcached-example` process and what it logged.
 struct Manager {
     name: String,
+    /// Removed when the manager is dropped: it holds a token.
+    kubeconfig: PathBuf,
     child: Child,
     started: Instant,
     lines: Arc<Mutex<Vec<Line>>>,
@@ -204,6 +206,7 @@ impl Manager {
         });
         Self {
             name: name.into(),
+            kubeconfig: kubeconfig.to_owned(),
             child,
             started,
             lines,
@@ -277,6 +280,12 @@ impl Manager {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()?)).ok()?;
         let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
         line.split_whitespace().nth(1)?.parse().ok()
+    }
+}
+
+impl Drop for Manager {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.kubeconfig);
     }
 }
 
@@ -682,6 +691,14 @@ async fn a_black_holed_leader_stops_before_the_standby_takes_over() {
         lost - cut <= RENEW + SLACK,
         "stopped leading {:?} after the cut",
         lost - cut
+    );
+    // Releasing the Lease is time-boxed too (by the renew deadline): a hung request must
+    // not keep the process, its probes saying "alive", from restarting.
+    assert!(
+        exited - lost <= RENEW + SLACK,
+        "exited only {:?} after it stopped leading\n{}",
+        exited - lost,
+        a.log()
     );
     assert_one_reconciler_at_a_time(&a, &b, took_over);
     create_memcached(env, &namespace, "second").await;
