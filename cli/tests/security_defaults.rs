@@ -165,15 +165,19 @@ fn rbac_is_least_privilege() {
             "Role",
             "{at}: leader election must be namespaced"
         );
-        let resources: Vec<&str> = leader["rules"]
-            .as_sequence()
-            .unwrap()
-            .iter()
-            .flat_map(|r| strings(&r["resources"]))
-            .collect();
-        assert!(
-            resources.iter().all(|r| ["leases", "events"].contains(r)),
-            "{at}: {resources:?}"
+        // Exactly what rkb_runtime's leader election requests (manager/leader.rs).
+        let rules = leader["rules"].as_sequence().unwrap();
+        assert_eq!(rules.len(), 1, "{at}: {rules:?}");
+        assert_eq!(
+            strings(&rules[0]["apiGroups"]),
+            ["coordination.k8s.io"],
+            "{at}"
+        );
+        assert_eq!(strings(&rules[0]["resources"]), ["leases"], "{at}");
+        assert_eq!(
+            strings(&rules[0]["verbs"]),
+            ["get", "create", "update"],
+            "{at}"
         );
 
         let auth = find("metrics-auth-role");

@@ -130,7 +130,14 @@ impl Args {
     ///
     /// Text logs are coloured only on a terminal (and without `NO_COLOR`): in a pod,
     /// `kubectl logs` and log collectors would store the escape codes.
+    ///
+    /// It also makes ring the process's rustls crypto provider unless one was chosen:
+    /// rustls refuses to pick one itself when both ring and aws-lc-rs are compiled in,
+    /// as they are in the binary `cargo test` builds when a dev-dependency (such as
+    /// kube-fake-client) turns on kube's default features, and creating the kube client
+    /// then panics.
     pub fn init_logging(&self) -> anyhow::Result<()> {
+        let _ = tokio_rustls::rustls::crypto::ring::default_provider().install_default();
         let colour = std::io::stdout().is_terminal()
             && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
         self.subscriber(std::io::stdout, colour)?

@@ -76,7 +76,6 @@ mod tls;
 
 use std::sync::Arc;
 
-use anyhow::Context as _;
 use kube::Client;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -153,12 +152,18 @@ impl Manager {
         let runnables: Vec<Runnable> = runnables.into_iter().collect();
         check_unique_names(&runnables)?;
         // Servers and the signal handler; aborted when `run` returns.
+        // Refuse unsafe leader-election timing before binding anything.
+        let timing = if self.args.leader_elect {
+            Some(leader::Timing::from_args(&self.args)?)
+        } else {
+            None
+        };
         let mut background = JoinSet::new();
         self.start_servers(&mut background).await?;
         watch_signals(self.shutdown.clone(), self.abort.clone(), &mut background);
 
         let mut lease = None;
-        if self.args.leader_elect {
+        if let Some(timing) = timing {
             let id = self.leader_election_id();
             let namespace = self
                 .args
@@ -166,11 +171,11 @@ impl Manager {
                 .clone()
                 .unwrap_or_else(|| self.client.default_namespace().to_owned());
             self.metrics.set_leader(&id, false);
-            let election = leader::election(self.client.clone(), &namespace, &id, &self.args);
-            tracing::info!(lease = %id, %namespace, "waiting to become the leader");
+            let election = leader::Election::new(self.client.clone(), &namespace, &id, timing);
+            tracing::info!(lease = %id, %namespace, identity = election.identity(), "waiting to become the leader");
             tokio::select! {
                 acquired = election.acquire() => {
-                    lease = Some(acquired.with_context(|| format!("leader election on Lease {namespace}/{id} failed"))?);
+                    lease = Some(acquired);
                     self.metrics.set_leader(&id, true);
                     tracing::info!(lease = %id, "became the leader");
                 }
@@ -204,9 +209,13 @@ impl Manager {
         // Nothing may reconcile any more once the Lease is released (or lost).
         tasks.shutdown().await;
         if let Some(lease) = lease {
-            // Hand over now rather than after the lease duration (client-go's ReleaseOnCancel).
-            lease.step_down().await;
             self.metrics.set_leader(&self.leader_election_id(), false);
+            // Hand over now rather than after the lease duration (client-go's
+            // ReleaseOnCancel); bounded by the renew deadline, cut short by a second signal.
+            tokio::select! {
+                () = lease.release() => {}
+                () = self.abort.cancelled() => tracing::warn!("second signal: not releasing the leader Lease; it will expire"),
+            }
         }
         if result.is_ok() {
             tracing::info!("stopped gracefully");
@@ -219,7 +228,7 @@ impl Manager {
     async fn supervise(
         &self,
         tasks: &mut JoinSet<(String, anyhow::Result<()>)>,
-        mut lease: Option<&mut kunobi_ha::leader::LeaderGuard>,
+        mut lease: Option<&mut leader::Leadership>,
     ) -> anyhow::Result<()> {
         let timeout = self.args.graceful_shutdown_timeout;
         let deadline = async {
@@ -255,6 +264,7 @@ impl Manager {
                     }
                 } => {
                     self.metrics.set_leader(&self.leader_election_id(), false);
+                    tracing::error!(reason = ?reason, "lost the leader Lease: stopping every controller now");
                     // Another replica may already lead: stop reconciling now, not gracefully.
                     anyhow::bail!("lost the leader Lease ({reason:?}); exiting so that only the new leader reconciles");
                 }
@@ -271,6 +281,8 @@ impl Manager {
     async fn start_servers(&self, servers: &mut JoinSet<()>) -> anyhow::Result<()> {
         if let Some(addr) = self.args.health_probe_bind_address.0 {
             let listener = server::bind(addr, "health probes").await?;
+            // The bound address: the port differs from the flag's when that asks for port 0.
+            let addr = listener.local_addr().unwrap_or(addr);
             let readiness = self.readiness.clone();
             servers.spawn(server::serve(listener, None, move |request| {
                 let response = health::respond(request.method(), request.uri().path(), &readiness);
@@ -280,6 +292,7 @@ impl Manager {
         }
         if let Some(addr) = self.args.metrics_bind_address.0 {
             let listener = server::bind(addr, "metrics").await?;
+            let addr = listener.local_addr().unwrap_or(addr);
             let (tls, authorizer) = if self.args.metrics_secure {
                 let files = self.args.metrics_cert_path.as_ref().map(|dir| {
                     (

@@ -203,8 +203,8 @@ async fn a_failing_controller_stops_the_manager_with_its_error() {
     );
 }
 
-// Leader election, against the in-memory API. kunobi-ha reads the wall clock, so these
-// take a few real seconds.
+// Leader election, against the in-memory API. Expiry is measured on the real clock, so
+// these take a few real seconds.
 
 const LEASE: &str = "op-leader";
 
@@ -296,7 +296,7 @@ async fn a_standby_waits_for_the_lease_to_expire_then_leads_until_it_loses_it() 
             .contains(r#"leader_election_master_status{name="op-leader"} 1"#)
     };
 
-    // kunobi-ha truncates renewTime to whole seconds, so the lease may expire 1 s early.
+    // The standby waits the lease duration (3 s) from when it first saw the Lease.
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(
         !started.load(Ordering::SeqCst),
