@@ -33,7 +33,7 @@ use kube::runtime::controller;
 use kube::{Api, Client, ResourceExt};
 use memcached_example::api::cache::v1alpha1::{Memcached, MemcachedSpec};
 use memcached_example::controller::memcached::{
-    Error, IMAGE, MemcachedReconciler, error_policy, labels, reconcile,
+    CONTROLLER_NAME, Error, IMAGE, MemcachedReconciler, error_policy, labels, reconcile,
 };
 use rkb_runtime::testing::envtest::{self, Environment};
 use rkb_runtime::testing::{self, Fault, Faults, RbacAudit};
@@ -269,7 +269,9 @@ async fn run_pods(client: &Client, namespace: &str, name: &str, count: i32) {
         .unwrap();
 }
 
-/// The Events in the namespace as (reason, related kind, note, count).
+/// The controller's Events in the namespace as (reason, related kind, note, count). The
+/// API server records some of its own (e.g. `ClusterIPNotAllocated` when its repair loop
+/// races a new Service's cluster IP), which are left out.
 async fn events(client: &Client, namespace: &str) -> Vec<(String, String, String, i32)> {
     let events: Api<Event> = Api::namespaced(client.clone(), namespace);
     let mut out: Vec<_> = events
@@ -278,6 +280,7 @@ async fn events(client: &Client, namespace: &str) -> Vec<(String, String, String
         .unwrap()
         .items
         .into_iter()
+        .filter(|e| e.reporting_controller.as_deref() == Some(CONTROLLER_NAME))
         .map(|e| {
             (
                 e.reason.unwrap_or_default(),
