@@ -10,105 +10,237 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-//! The Memcached reconciler against kube-fake-client's in-memory API (no cluster): what it
-//! creates and updates, the status and Events it writes, convergence under injected faults,
-//! and an RBAC audit of config/rbac/role.yaml.
+//! The Memcached controller against a real kube-apiserver and etcd (envtest): kube-runtime's
+//! `Controller` with the example's watches reconciles what the tests create and change;
+//! server-side apply, the status subresource, Events and RBAC are the API server's own.
 //!
-//! The in-memory API has no watches and no Deployment controller, so the tests call
-//! `reconcile` the way the controller would and play the Deployment controller themselves
-//! (pods, `status.availableReplicas`).
+//! envtest runs no kube-controller-manager and no kubelet: no Deployment controller creates
+//! pods or sets `status.availableReplicas` (the tests play it, creating pods and writing
+//! the Deployment's status), and no garbage collector deletes owned objects (the tests check
+//! the owner references, not the collection).
 
-use std::sync::Arc;
+use std::future::Future;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::StreamExt as _;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, Service};
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
-use kube::runtime::controller::Action;
+use kube::runtime::controller;
 use kube::{Api, Client, ResourceExt};
-use kube_fake_client::ClientBuilder;
 use memcached_example::api::cache::v1alpha1::{Memcached, MemcachedSpec};
 use memcached_example::controller::memcached::{
-    IMAGE, MemcachedReconciler, error_policy, labels, reconcile,
+    CONTROLLER_NAME, Error, IMAGE, MemcachedReconciler, error_policy, labels, reconcile,
 };
+use rkb_runtime::testing::envtest::{self, Environment};
 use rkb_runtime::testing::{self, Fault, Faults, RbacAudit};
 use serde_json::json;
 
-const NS: &str = "default";
+/// The field manager of the operator's writes: the manager binary's name, which is
+/// `rkb_runtime::client::field_manager()` when it runs.
+const FIELD_MANAGER: &str = "memcached-example";
+/// How long a test waits for the controller to act (generous: CI machines are loaded).
+const WAIT: Duration = Duration::from_secs(60);
 
-async fn fake_client() -> Client {
-    ClientBuilder::new()
-        .with_resource::<Memcached>()
-        .with_status_subresource::<Memcached>()
-        .with_status_subresource::<Deployment>()
-        .build()
+/// The test binary's API server with the CRD installed as `make install` would, and a
+/// fresh namespace for the test.
+async fn api_server() -> (&'static Environment, String) {
+    rkb_runtime::client::set_field_manager(FIELD_MANAGER);
+    let env = envtest::shared().await;
+    let crds = memcached_example::manifests()
+        .crds()
+        .unwrap_or_else(|e| panic!("{e}"));
+    env.apply().crds(crds).await.unwrap();
+    let namespace = env.create_namespace().await.unwrap();
+    (env, namespace)
+}
+
+/// What the controller reported: each reconcile's object, the resourceVersion it
+/// reconciled, and the outcome, in order.
+#[derive(Clone, Default)]
+struct Reports(Arc<Mutex<Vec<Report>>>);
+
+#[derive(Clone, Debug)]
+struct Report {
+    name: String,
+    resource_version: String,
+    /// A failure's HTTP status (when the API server answered) and message.
+    result: Result<(), (Option<u16>, String)>,
+}
+
+impl Reports {
+    fn all(&self) -> Vec<Report> {
+        self.0.lock().unwrap().clone()
+    }
+    /// Whether `name` was reconciled successfully at `resource_version`.
+    fn reconciled(&self, name: &str, resource_version: &str) -> bool {
+        self.all()
+            .iter()
+            .any(|r| r.name == name && r.resource_version == resource_version && r.result.is_ok())
+    }
+    fn failures(&self) -> Vec<(Option<u16>, String)> {
+        self.all()
+            .into_iter()
+            .filter_map(|r| r.result.err())
+            .collect()
+    }
+}
+
+/// Runs the example's Controller (its watches on Memcacheds and the Deployments and Services
+/// they own) in `namespace` until the test ends: watches through `watch_client`, reconciles
+/// through `client`.
+fn start_controller(watch_client: &Client, client: Client, namespace: &str) -> Reports {
+    let reports = Reports::default();
+    let sink = reports.clone();
+    let reconciler = Arc::new(MemcachedReconciler::new(client));
+    let reconcile = move |object: Arc<Memcached>, ctx| {
+        let sink = sink.clone();
+        async move {
+            let (name, resource_version) = (
+                object.name_any(),
+                object.resource_version().unwrap_or_default(),
+            );
+            let result = reconcile(object, ctx).await;
+            sink.0.lock().unwrap().push(Report {
+                name,
+                resource_version,
+                result: result.as_ref().map(|_| ()).map_err(|error| {
+                    let code = match error {
+                        Error::Kube(kube::Error::Api(status)) => Some(status.code),
+                        _ => None,
+                    };
+                    (code, error.to_string())
+                }),
+            });
+            result
+        }
+    };
+    let running =
+        memcached_example::controller::memcached::controller(watch_client, Some(namespace))
+            .run(reconcile, error_policy, reconciler)
+            .for_each(|result| async move {
+                if let Err(controller::Error::QueueError(error)) = result {
+                    eprintln!("watch failed: {error}");
+                }
+            });
+    tokio::spawn(running);
+    reports
+}
+
+/// Polls `probe` until it returns `Some`, failing the test after [`WAIT`] with `what`.
+async fn eventually<T, F: Future<Output = Option<T>>>(what: &str, probe: impl Fn() -> F) -> T {
+    let poll = async {
+        loop {
+            if let Some(value) = probe().await {
+                return value;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    tokio::time::timeout(WAIT, poll)
         .await
-        .expect("the in-memory API starts")
+        .unwrap_or_else(|_| panic!("not within {WAIT:?}: {what}"))
 }
 
-fn memcacheds(client: &Client) -> Api<Memcached> {
-    Api::namespaced(client.clone(), NS)
-}
-
-async fn create(client: &Client, name: &str, size: i32) -> Memcached {
-    let mut object = Memcached::new(
-        name,
-        MemcachedSpec {
-            size,
-            container_port: None,
-        },
-    );
-    object.metadata.namespace = Some(NS.into());
-    memcacheds(client)
+async fn create(client: &Client, namespace: &str, name: &str, spec: MemcachedSpec) -> Memcached {
+    let mut object = Memcached::new(name, spec);
+    object.metadata.namespace = Some(namespace.into());
+    Api::namespaced(client.clone(), namespace)
         .create(&PostParams::default(), &object)
         .await
         .expect("the Memcached is created")
 }
 
-async fn resize(client: &Client, name: &str, size: i32) {
-    memcacheds(client)
+fn size(size: i32) -> MemcachedSpec {
+    MemcachedSpec {
+        size,
+        container_port: None,
+    }
+}
+
+/// Changes the spec as a user would (`kubectl patch --type=merge`).
+async fn patch_spec(client: &Client, namespace: &str, name: &str, spec: serde_json::Value) {
+    Api::<Memcached>::namespaced(client.clone(), namespace)
         .patch(
             name,
             &PatchParams::default(),
-            &Patch::Merge(json!({ "spec": { "size": size } })),
+            &Patch::Merge(json!({ "spec": spec })),
         )
         .await
-        .expect("the Memcached is resized");
+        .expect("the Memcached is changed");
 }
 
-/// Reconciles the current state of `name` once, as the controller does after a change.
-async fn reconcile_once(
+fn replicas(deployment: &Deployment) -> Option<i32> {
+    deployment.spec.as_ref().and_then(|s| s.replicas)
+}
+
+/// The container ports of the Deployment's only container, as (name, port).
+fn container_ports(deployment: &Deployment) -> Vec<(String, i32)> {
+    let pod = deployment.spec.as_ref().unwrap().template.spec.as_ref();
+    pod.unwrap().containers[0]
+        .ports
+        .iter()
+        .flatten()
+        .map(|p| (p.name.clone().unwrap_or_default(), p.container_port))
+        .collect()
+}
+
+fn service_ports(service: &Service) -> Vec<(String, i32)> {
+    service
+        .spec
+        .iter()
+        .flat_map(|s| s.ports.iter().flatten())
+        .map(|p| (p.name.clone().unwrap_or_default(), p.port))
+        .collect()
+}
+
+/// Waits for the Deployment `name` to satisfy `done`.
+async fn deployment_until(
     client: &Client,
-    ctx: &Arc<MemcachedReconciler>,
+    namespace: &str,
     name: &str,
-) -> Result<Action, memcached_example::controller::memcached::Error> {
-    let object = memcacheds(client)
-        .get(name)
-        .await
-        .expect("the Memcached exists");
-    reconcile(Arc::new(object), ctx.clone()).await
+    what: &str,
+    done: impl Fn(&Deployment) -> bool,
+) -> Deployment {
+    let deployments = Api::<Deployment>::namespaced(client.clone(), namespace);
+    eventually(what, || async {
+        deployments.get_opt(name).await.unwrap().filter(|d| done(d))
+    })
+    .await
 }
 
-/// Reconciles `name` until a reconcile succeeds, calling `error_policy` after each failure as
-/// the controller does (without waiting out the backoff). Returns the number of attempts.
-async fn reconcile_until_ok(client: &Client, ctx: &Arc<MemcachedReconciler>, name: &str) -> usize {
-    for attempt in 1..=50 {
-        let object = Arc::new(memcacheds(client).get(name).await.unwrap());
-        match reconcile(object.clone(), ctx.clone()).await {
-            Ok(_) => return attempt,
-            Err(error) => {
-                error_policy(object, &error, ctx.clone());
-            }
-        }
-    }
-    panic!("{name} did not converge in 50 reconciles");
+/// Waits for the Memcached `name` to satisfy `done`.
+async fn memcached_until(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+    what: &str,
+    done: impl Fn(&Memcached) -> bool,
+) -> Memcached {
+    let memcacheds = Api::<Memcached>::namespaced(client.clone(), namespace);
+    eventually(what, || async {
+        memcacheds.get_opt(name).await.unwrap().filter(|m| done(m))
+    })
+    .await
 }
 
-/// Plays the Deployment controller: `count` running pods of `name`, and the Deployment's
-/// available replicas.
-async fn run_pods(client: &Client, name: &str, count: usize) {
-    let pods: Api<Pod> = Api::namespaced(client.clone(), NS);
+/// The `Available` condition as (status, message), if any.
+fn available(object: &Memcached) -> Option<(String, String)> {
+    let condition = object
+        .status
+        .iter()
+        .flat_map(|s| &s.conditions)
+        .find(|c| c.type_ == "Available")?;
+    Some((condition.status.clone(), condition.message.clone()))
+}
+
+/// Plays the Deployment controller: `count` pods of `name` (never running: envtest has no
+/// scheduler or kubelet), and the Deployment's status saying they are available.
+async fn run_pods(client: &Client, namespace: &str, name: &str, count: i32) {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
     for i in 0..count {
         let mut pod = Pod {
             spec: Some(PodSpec {
@@ -126,26 +258,29 @@ async fn run_pods(client: &Client, name: &str, count: usize) {
         pod.metadata.labels = Some(labels(name));
         pods.create(&PostParams::default(), &pod).await.unwrap();
     }
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), NS);
-    deployments
-        .patch_status(
-            name,
-            &PatchParams::default(),
-            &Patch::Merge(json!({ "status": { "availableReplicas": count } })),
-        )
+    // The API server validates a Deployment's status: no more available than ready, no
+    // more ready than replicas.
+    let status = json!({ "status": {
+        "replicas": count, "readyReplicas": count, "availableReplicas": count
+    } });
+    Api::<Deployment>::namespaced(client.clone(), namespace)
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(status))
         .await
         .unwrap();
 }
 
-/// The Events in the namespace as (reason, related kind, note, count).
-async fn events(client: &Client) -> Vec<(String, String, String, i32)> {
-    let events: Api<Event> = Api::namespaced(client.clone(), NS);
+/// The controller's Events in the namespace as (reason, related kind, note, count). The
+/// API server records some of its own (e.g. `ClusterIPNotAllocated` when its repair loop
+/// races a new Service's cluster IP), which are left out.
+async fn events(client: &Client, namespace: &str) -> Vec<(String, String, String, i32)> {
+    let events: Api<Event> = Api::namespaced(client.clone(), namespace);
     let mut out: Vec<_> = events
         .list(&ListParams::default())
         .await
         .unwrap()
         .items
         .into_iter()
+        .filter(|e| e.reporting_controller.as_deref() == Some(CONTROLLER_NAME))
         .map(|e| {
             (
                 e.reason.unwrap_or_default(),
@@ -159,19 +294,35 @@ async fn events(client: &Client) -> Vec<(String, String, String, i32)> {
     out
 }
 
-fn replicas(deployment: &Deployment) -> Option<i32> {
-    deployment.spec.as_ref().and_then(|s| s.replicas)
+/// The field managers of an object's fields, as (manager, operation, subresource).
+fn managers<K: ResourceExt>(object: &K) -> Vec<(String, String, String)> {
+    let mut managers: Vec<_> = object
+        .managed_fields()
+        .iter()
+        .map(|m| {
+            (
+                m.manager.clone().unwrap_or_default(),
+                m.operation.clone().unwrap_or_default(),
+                m.subresource.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    managers.sort();
+    managers
 }
 
 #[tokio::test]
-async fn creates_an_owned_deployment_and_service() {
-    let client = fake_client().await;
-    let memcached = create(&client, "cache", 3).await;
-    let ctx = Arc::new(MemcachedReconciler::new(client.clone()));
-    let action = reconcile_once(&client, &ctx, "cache").await.unwrap();
-    assert_eq!(action, Action::await_change());
+async fn the_controller_creates_an_owned_deployment_and_service() {
+    let (env, ns) = api_server().await;
+    let client = env.client();
+    let reports = start_controller(&client, client.clone(), &ns);
+    let memcached = create(&client, &ns, "cache", size(3)).await;
+    memcached_until(&client, &ns, "cache", "a status", |m| {
+        available(m).is_some()
+    })
+    .await;
 
-    let deployment = Api::<Deployment>::namespaced(client.clone(), NS)
+    let deployment = Api::<Deployment>::namespaced(client.clone(), &ns)
         .get("cache")
         .await
         .expect("the Deployment exists");
@@ -182,7 +333,12 @@ async fn creates_an_owned_deployment_and_service() {
         ("Memcached", "cache", Some(true))
     );
     assert_eq!(Some(&owner.uid), memcached.metadata.uid.as_ref());
-    let spec = deployment.spec.unwrap();
+    // Created by server-side apply: one field manager, the operator's, from the start.
+    assert_eq!(
+        managers(&deployment),
+        [(FIELD_MANAGER.into(), "Apply".into(), String::new())]
+    );
+    let spec = deployment.spec.clone().unwrap();
     assert_eq!(spec.selector.match_labels, Some(labels("cache")));
     let pod = spec.template.spec.unwrap();
     let container = &pod.containers[0];
@@ -191,7 +347,7 @@ async fn creates_an_owned_deployment_and_service() {
         container.args.as_deref().unwrap(),
         ["-m=64", "-o", "modern", "-v"]
     );
-    assert_eq!(container.ports.as_ref().unwrap()[0].container_port, 11211);
+    assert_eq!(container_ports(&deployment), [("memcached".into(), 11211)]);
     let security = container.security_context.as_ref().unwrap();
     assert_eq!(security.run_as_non_root, Some(true));
     assert_eq!(security.run_as_user, Some(1001));
@@ -207,17 +363,23 @@ async fn creates_an_owned_deployment_and_service() {
         "RuntimeDefault"
     );
 
-    let service = Api::<Service>::namespaced(client.clone(), NS)
+    let service = Api::<Service>::namespaced(client.clone(), &ns)
         .get("cache")
         .await
         .expect("the Service exists");
     assert_eq!(service.owner_references()[0].uid, owner.uid);
+    assert_eq!(
+        managers(&service),
+        [(FIELD_MANAGER.into(), "Apply".into(), String::new())]
+    );
+    assert_eq!(service_ports(&service), [("memcached".into(), 11211)]);
     let service_spec = service.spec.unwrap();
     assert_eq!(service_spec.selector, Some(labels("cache")));
-    assert_eq!(service_spec.ports.unwrap()[0].port, 11211);
+    // The API server allocated a cluster IP: the operator's apply does not fight over it.
+    assert!(service_spec.cluster_ip.is_some_and(|ip| !ip.is_empty()));
 
     assert_eq!(
-        events(&client).await,
+        events(&client, &ns).await,
         [
             (
                 "Created".into(),
@@ -233,51 +395,93 @@ async fn creates_an_owned_deployment_and_service() {
             ),
         ]
     );
+    assert_eq!(reports.failures(), []);
 }
 
+/// Every spec field can change after creation: the objects follow under one field manager,
+/// and no stale list entry survives (a container port left behind by another manager would
+/// duplicate the port name, which the API server refuses with a 422).
 #[tokio::test]
-async fn the_container_port_is_used_by_the_pods_and_the_service() {
-    let client = fake_client().await;
-    let mut object = Memcached::new(
-        "cache",
-        MemcachedSpec {
-            size: 1,
-            container_port: Some(11311),
-        },
-    );
-    object.metadata.namespace = Some(NS.into());
-    memcacheds(&client)
-        .create(&PostParams::default(), &object)
-        .await
-        .unwrap();
-    let ctx = Arc::new(MemcachedReconciler::new(client.clone()));
-    reconcile_once(&client, &ctx, "cache").await.unwrap();
-    let deployment = Api::<Deployment>::namespaced(client.clone(), NS)
-        .get("cache")
-        .await
-        .unwrap();
-    let container = &deployment.spec.unwrap().template.spec.unwrap().containers[0];
-    assert_eq!(container.ports.as_ref().unwrap()[0].container_port, 11311);
-    let service = Api::<Service>::namespaced(client, NS)
-        .get("cache")
-        .await
-        .unwrap();
-    assert_eq!(service.spec.unwrap().ports.unwrap()[0].port, 11311);
+async fn every_spec_field_can_change() {
+    let (env, ns) = api_server().await;
+    let client = env.client();
+    let reports = start_controller(&client, client.clone(), &ns);
+    create(&client, &ns, "cache", size(1)).await;
+    memcached_until(&client, &ns, "cache", "a status", |m| {
+        available(m).is_some()
+    })
+    .await;
+
+    for (spec, want_replicas, want_port) in [
+        (json!({ "size": 4, "containerPort": 11311 }), 4, 11311),
+        (json!({ "containerPort": 12000 }), 4, 12000),
+        (json!({ "size": 2 }), 2, 12000),
+        (json!({ "containerPort": null }), 2, 11211),
+    ] {
+        patch_spec(&client, &ns, "cache", spec.clone()).await;
+        let deployment = deployment_until(&client, &ns, "cache", &spec.to_string(), |d| {
+            // A refused apply is retried forever: fail at once, with the API server's answer.
+            if let Some(failure) = reports.failures().first() {
+                panic!("a reconcile failed after {spec}: {failure:?}");
+            }
+            replicas(d) == Some(want_replicas)
+                && container_ports(d).iter().any(|(_, p)| *p == want_port)
+        })
+        .await;
+        assert_eq!(
+            container_ports(&deployment),
+            [("memcached".into(), want_port)],
+            "after {spec}"
+        );
+        let services = Api::<Service>::namespaced(client.clone(), &ns);
+        let service = eventually(&format!("the Service's port after {spec}"), || async {
+            let service = services.get("cache").await.unwrap();
+            service_ports(&service)
+                .iter()
+                .any(|(_, p)| *p == want_port)
+                .then_some(service)
+        })
+        .await;
+        assert_eq!(
+            service_ports(&service),
+            [("memcached".into(), want_port)],
+            "after {spec}"
+        );
+        assert_eq!(
+            managers(&deployment),
+            [(FIELD_MANAGER.into(), "Apply".into(), String::new())]
+        );
+        memcached_until(&client, &ns, "cache", "the status follows", |m| {
+            available(m).is_some_and(|(_, message)| {
+                message == format!("0 of {want_replicas} memcached pods are available")
+            })
+        })
+        .await;
+    }
+    assert_eq!(reports.failures(), []);
 }
 
+/// A hand-made change of the replicas is seen through the Deployment watch and undone;
+/// the size changes are recorded as one series of Events.
 #[tokio::test]
-async fn the_deployment_follows_the_size_and_scaling_is_recorded() {
-    let client = fake_client().await;
-    create(&client, "cache", 1).await;
-    let ctx = Arc::new(MemcachedReconciler::new(client.clone()));
-    reconcile_once(&client, &ctx, "cache").await.unwrap();
-    resize(&client, "cache", 4).await;
-    reconcile_once(&client, &ctx, "cache").await.unwrap();
-    let deployments = Api::<Deployment>::namespaced(client.clone(), NS);
-    assert_eq!(replicas(&deployments.get("cache").await.unwrap()), Some(4));
+async fn the_deployment_follows_the_size_and_drift_is_undone() {
+    let (env, ns) = api_server().await;
+    let client = env.client();
+    start_controller(&client, client.clone(), &ns);
+    create(&client, &ns, "cache", size(1)).await;
+    deployment_until(&client, &ns, "cache", "replicas 1", |d| {
+        replicas(d) == Some(1)
+    })
+    .await;
+    patch_spec(&client, &ns, "cache", json!({ "size": 4 })).await;
+    deployment_until(&client, &ns, "cache", "replicas 4", |d| {
+        replicas(d) == Some(4)
+    })
+    .await;
 
-    // Drift (someone scaled the Deployment by hand) is undone on the next reconcile.
-    deployments
+    // Someone scales the Deployment by hand (a merge patch under kubectl's manager).
+    let deployments = Api::<Deployment>::namespaced(client.clone(), &ns);
+    let scaled = deployments
         .patch(
             "cache",
             &PatchParams::default(),
@@ -285,16 +489,23 @@ async fn the_deployment_follows_the_size_and_scaling_is_recorded() {
         )
         .await
         .unwrap();
-    reconcile_once(&client, &ctx, "cache").await.unwrap();
-    assert_eq!(replicas(&deployments.get("cache").await.unwrap()), Some(4));
+    assert_eq!(replicas(&scaled), Some(7));
+    deployment_until(&client, &ns, "cache", "replicas back to 4", |d| {
+        replicas(d) == Some(4)
+    })
+    .await;
 
-    let scaled: Vec<_> = events(&client)
-        .await
-        .into_iter()
-        .filter(|e| e.0 == "Scaled")
-        .collect();
     // Both scalings form one series of two (kube's Recorder aggregates by reason and
     // object; the note is the first one's).
+    let scaled = eventually("two Scaled Events", || async {
+        let scaled: Vec<_> = events(&client, &ns)
+            .await
+            .into_iter()
+            .filter(|e| e.0 == "Scaled")
+            .collect();
+        (scaled.first().is_some_and(|e| e.3 == 2)).then_some(scaled)
+    })
+    .await;
     assert_eq!(
         scaled,
         [(
@@ -304,31 +515,88 @@ async fn the_deployment_follows_the_size_and_scaling_is_recorded() {
             2
         )]
     );
-    assert_eq!(
-        deployments
-            .list(&ListParams::default())
-            .await
-            .unwrap()
-            .items
-            .len(),
-        1,
-        "updated, not created again"
-    );
+    let all = deployments.list(&ListParams::default()).await.unwrap();
+    assert_eq!(all.items.len(), 1, "updated, never created again");
 }
 
+/// The operator's server-side apply owns the fields it sets: another manager's plain apply
+/// of one of them is a real conflict naming the operator, and a forced one is undone.
+#[tokio::test]
+async fn another_managers_apply_conflicts_with_the_operators_fields() {
+    let (env, ns) = api_server().await;
+    let client = env.client();
+    start_controller(&client, client.clone(), &ns);
+    create(&client, &ns, "cache", size(2)).await;
+    deployment_until(&client, &ns, "cache", "replicas 2", |d| {
+        replicas(d) == Some(2)
+    })
+    .await;
+
+    let deployments = Api::<Deployment>::namespaced(client.clone(), &ns);
+    let theirs = json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": { "name": "cache" },
+        "spec": { "replicas": 5 },
+    });
+    let error = deployments
+        .patch(
+            "cache",
+            &PatchParams::apply("someone-else"),
+            &Patch::Apply(&theirs),
+        )
+        .await
+        .unwrap_err();
+    let kube::Error::Api(status) = error else {
+        panic!("not an API error: {error}");
+    };
+    assert_eq!(status.code, 409, "{status:?}");
+    assert!(
+        status.message.contains(FIELD_MANAGER) && status.message.contains(".spec.replicas"),
+        "{}",
+        status.message
+    );
+
+    deployments
+        .patch(
+            "cache",
+            &PatchParams::apply("someone-else").force(),
+            &Patch::Apply(&theirs),
+        )
+        .await
+        .unwrap();
+    let deployment = deployment_until(&client, &ns, "cache", "replicas back to 2", |d| {
+        replicas(d) == Some(2)
+    })
+    .await;
+    // The operator took the field back; the other manager keeps only what it still owns.
+    let owners: Vec<_> = deployment
+        .managed_fields()
+        .iter()
+        .filter(|m| {
+            m.fields_v1
+                .as_ref()
+                .is_some_and(|f| f.0["f:spec"].get("f:replicas").is_some())
+        })
+        .map(|m| m.manager.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(owners, [FIELD_MANAGER]);
+}
+
+/// The status, written through the status subresource, lists the pods and says whether
+/// they are available; a change of the Deployment's status reaches it through the watch.
 #[tokio::test]
 async fn status_lists_the_pods_and_whether_they_are_available() {
-    let client = fake_client().await;
-    create(&client, "cache", 3).await;
-    create(&client, "other", 1).await;
-    let ctx = Arc::new(MemcachedReconciler::new(client.clone()));
-    reconcile_once(&client, &ctx, "cache").await.unwrap();
-    let status = memcacheds(&client)
-        .get("cache")
-        .await
-        .unwrap()
-        .status
-        .unwrap();
+    let (env, ns) = api_server().await;
+    let client = env.client();
+    let reports = start_controller(&client, client.clone(), &ns);
+    create(&client, &ns, "cache", size(3)).await;
+    create(&client, &ns, "other", size(1)).await;
+    let cache = memcached_until(&client, &ns, "cache", "a status", |m| {
+        available(m).is_some()
+    })
+    .await;
+    let status = cache.status.clone().unwrap();
     assert!(status.nodes.is_empty());
     let condition = &status.conditions[0];
     assert_eq!(
@@ -340,119 +608,154 @@ async fn status_lists_the_pods_and_whether_they_are_available() {
         ("Available", "False", "DeploymentUnavailable")
     );
     assert_eq!(condition.message, "0 of 3 memcached pods are available");
+    // The status subresource: the status write did not change the generation.
+    assert_eq!(cache.metadata.generation, Some(1));
+    assert_eq!(condition.observed_generation, Some(1));
+    assert!(
+        managers(&cache).contains(&(FIELD_MANAGER.into(), "Apply".into(), "status".into())),
+        "{:?}",
+        managers(&cache)
+    );
 
-    run_pods(&client, "cache", 3).await;
-    reconcile_once(&client, &ctx, "other").await.unwrap();
-    run_pods(&client, "other", 1).await;
-    reconcile_once(&client, &ctx, "cache").await.unwrap();
-    let cache = memcacheds(&client).get("cache").await.unwrap();
+    memcached_until(&client, &ns, "other", "a status", |m| {
+        available(m).is_some()
+    })
+    .await;
+    run_pods(&client, &ns, "other", 1).await;
+    run_pods(&client, &ns, "cache", 3).await;
+    let cache = memcached_until(&client, &ns, "cache", "available", |m| {
+        available(m).is_some_and(|(status, _)| status == "True")
+    })
+    .await;
     let status = cache.status.clone().unwrap();
     assert_eq!(
         status.nodes,
         ["cache-pod-1", "cache-pod-2", "cache-pod-3"],
         "sorted, and only this Memcached's pods"
     );
-    let condition = &status.conditions[0];
-    assert_eq!(
-        (condition.status.as_str(), condition.reason.as_str()),
-        ("True", "DeploymentAvailable")
-    );
-    assert_eq!(condition.observed_generation, cache.metadata.generation);
+    assert_eq!(status.conditions[0].reason, "DeploymentAvailable");
 
-    // Nothing changed: the status is not written again.
-    reconcile_once(&client, &ctx, "cache").await.unwrap();
-    let again = memcacheds(&client).get("cache").await.unwrap();
-    assert_eq!(again.resource_version(), cache.resource_version());
+    // Nothing changed: a reconcile (here, after an annotation) does not write the status.
+    let annotated = Api::<Memcached>::namespaced(client.clone(), &ns)
+        .patch(
+            "cache",
+            &PatchParams::default(),
+            &Patch::Merge(json!({ "metadata": { "annotations": { "touched": "yes" } } })),
+        )
+        .await
+        .unwrap();
+    let touched = annotated.resource_version().unwrap();
+    eventually("a reconcile of the annotated Memcached", || async {
+        reports.reconciled("cache", &touched).then_some(())
+    })
+    .await;
+    let again = Api::<Memcached>::namespaced(client.clone(), &ns)
+        .get("cache")
+        .await
+        .unwrap();
+    assert_eq!(again.resource_version(), annotated.resource_version());
 }
 
+/// No finalizer: deleting a Memcached is not held up, and its Deployment and Service carry
+/// the owner reference by which a cluster's garbage collector deletes them. envtest runs no
+/// garbage collector, so they stay here; the reconciler never deletes them itself.
 #[tokio::test]
-async fn owned_objects_are_garbage_collected_with_their_memcached() {
-    let client = fake_client().await;
-    create(&client, "cache", 2).await;
-    let ctx = Arc::new(MemcachedReconciler::new(client.clone()));
-    reconcile_once(&client, &ctx, "cache").await.unwrap();
-    memcacheds(&client)
+async fn deletion_is_not_held_and_the_owned_objects_name_their_owner() {
+    let (env, ns) = api_server().await;
+    let client = env.client();
+    start_controller(&client, client.clone(), &ns);
+    let memcached = create(&client, &ns, "cache", size(2)).await;
+    memcached_until(&client, &ns, "cache", "a status", |m| {
+        available(m).is_some()
+    })
+    .await;
+    let memcacheds = Api::<Memcached>::namespaced(client.clone(), &ns);
+    memcacheds
         .delete("cache", &DeleteParams::default())
         .await
         .unwrap();
-    // No finalizer: the Memcached is gone at once and its owned objects with it.
-    assert!(
-        memcacheds(&client)
-            .get_opt("cache")
-            .await
-            .unwrap()
-            .is_none()
-    );
-    let deployments = Api::<Deployment>::namespaced(client.clone(), NS);
-    let services = Api::<Service>::namespaced(client.clone(), NS);
-    assert!(deployments.get_opt("cache").await.unwrap().is_none());
-    assert!(services.get_opt("cache").await.unwrap().is_none());
+    assert!(memcacheds.get_opt("cache").await.unwrap().is_none());
+    let uid = memcached.uid().unwrap();
+    let deployment = Api::<Deployment>::namespaced(client.clone(), &ns)
+        .get("cache")
+        .await
+        .unwrap();
+    let service = Api::<Service>::namespaced(client.clone(), &ns)
+        .get("cache")
+        .await
+        .unwrap();
+    for owners in [deployment.owner_references(), service.owner_references()] {
+        assert_eq!(owners.len(), 1);
+        assert_eq!(
+            (owners[0].uid.as_str(), owners[0].controller),
+            (uid.as_str(), Some(true))
+        );
+    }
 }
 
+/// The reconciler converges while its requests fail: conflicts (409), server errors (500)
+/// and timeouts, injected between it and the API server. The Controller retries with the
+/// example's backoff; the watches use a client without faults.
 #[tokio::test]
 async fn converges_despite_conflicts_server_errors_and_timeouts() {
-    let fake = fake_client().await;
+    let (env, ns) = api_server().await;
+    let client = env.client();
     let timeout = Duration::from_millis(5);
     let faults = Faults::default()
-        .fail(Fault::conflict().on_resource("memcacheds/status").times(2))
-        .fail(Fault::conflict().on_verb("patch").times(3))
         .fail(Fault::server_error().on_verb("get").times(3))
-        .fail(Fault::server_error().on_verb("create").times(2))
+        .fail(Fault::conflict().on_resource("deployments").times(2))
+        .fail(Fault::server_error().on_resource("services").times(2))
         .fail(Fault::timeout(timeout).on_verb("list").times(2))
-        .fail(Fault::timeout(timeout).on_resource("services").times(2));
-    let client = testing::wrap(fake.clone(), &RbacAudit::default(), &faults);
-    let ctx = Arc::new(MemcachedReconciler::new(client.clone()));
-    create(&fake, "cache", 2).await;
-    let first = reconcile_until_ok(&fake, &ctx, "cache").await;
+        .fail(Fault::conflict().on_resource("memcacheds/status").times(2));
+    let faulty = testing::wrap(client.clone(), &RbacAudit::default(), &faults);
+    let reports = start_controller(&client, faulty, &ns);
+    create(&client, &ns, "cache", size(2)).await;
+    memcached_until(&client, &ns, "cache", "a status", |m| {
+        available(m).is_some()
+    })
+    .await;
+    let first = faults.injected().len();
+    assert_eq!(first, 11, "{:?}", faults.injected());
 
     // The pods come up, the size changes, and more faults hit the next reconciles.
-    run_pods(&fake, "cache", 2).await;
-    resize(&fake, "cache", 5).await;
     let faults = faults
-        .clone()
         .fail(Fault::conflict().on_verb("patch").times(2))
         .fail(Fault::server_error().on_verb("get").times(2))
         .fail(Fault::timeout(timeout).on_verb("list").times(1));
-    let second = reconcile_until_ok(&fake, &ctx, "cache").await;
+    run_pods(&client, &ns, "cache", 2).await;
+    patch_spec(&client, &ns, "cache", json!({ "size": 5 })).await;
+    let status = memcached_until(&client, &ns, "cache", "the new size", |m| {
+        available(m).is_some_and(|(_, message)| message == "2 of 5 memcached pods are available")
+    })
+    .await
+    .status
+    .unwrap();
+    assert_eq!(status.nodes, ["cache-pod-1", "cache-pod-2"]);
+    assert_eq!(status.conditions.len(), 1);
 
     let injected = faults.injected();
     eprintln!(
-        "memcached: {} faults injected; converged after {first} and {second} reconciles",
-        injected.len()
+        "memcached: {} faults injected, {} failed reconciles",
+        injected.len(),
+        reports.failures().len()
     );
-    for (kind, access) in &injected {
-        eprintln!("  {kind:?}: {access}");
-    }
-    assert!(injected.len() >= 15, "only {} faults hit", injected.len());
-
-    let deployments = Api::<Deployment>::namespaced(fake.clone(), NS)
+    assert_eq!(injected.len(), 16, "{injected:?}");
+    assert!(reports.failures().len() >= 16);
+    let deployments = Api::<Deployment>::namespaced(client.clone(), &ns)
         .list(&ListParams::default())
         .await
         .unwrap()
         .items;
     assert_eq!(deployments.len(), 1, "exactly one Deployment");
     assert_eq!(replicas(&deployments[0]), Some(5));
-    let services = Api::<Service>::namespaced(fake.clone(), NS)
+    let services = Api::<Service>::namespaced(client.clone(), &ns)
         .list(&ListParams::default())
         .await
         .unwrap()
         .items;
     assert_eq!(services.len(), 1, "exactly one Service");
-    let status = memcacheds(&fake)
-        .get("cache")
-        .await
-        .unwrap()
-        .status
-        .unwrap();
-    assert_eq!(status.nodes, ["cache-pod-1", "cache-pod-2"]);
-    assert_eq!(status.conditions.len(), 1);
-    assert_eq!(status.conditions[0].reason, "DeploymentUnavailable");
-    assert_eq!(
-        status.conditions[0].message,
-        "2 of 5 memcached pods are available"
-    );
     // Each Event at most once: none was duplicated by a retried reconcile.
-    for (reason, related, _, count) in events(&fake).await {
+    for (reason, related, _, count) in events(&client, &ns).await {
         assert_eq!(count, 1, "{reason} {related} recorded {count} times");
     }
 }
@@ -461,18 +764,33 @@ async fn converges_despite_conflicts_server_errors_and_timeouts() {
 /// must be allowed by config/rbac/role.yaml, and every rule there must be used.
 #[tokio::test]
 async fn rbac_role_allows_exactly_what_the_controller_uses() {
-    let fake = fake_client().await;
+    let (env, ns) = api_server().await;
+    let client = env.client();
     let audit = RbacAudit::default();
-    let client = testing::wrap(fake.clone(), &audit, &Faults::default());
-    let ctx = Arc::new(MemcachedReconciler::new(client.clone()));
+    let audited = testing::wrap(client.clone(), &audit, &Faults::default());
+    start_controller(&client, audited, &ns);
 
-    create(&fake, "cache", 1).await;
-    reconcile_once(&fake, &ctx, "cache").await.unwrap();
-    run_pods(&fake, "cache", 1).await;
-    resize(&fake, "cache", 3).await;
-    reconcile_once(&fake, &ctx, "cache").await.unwrap();
-    resize(&fake, "cache", 2).await;
-    reconcile_once(&fake, &ctx, "cache").await.unwrap();
+    create(&client, &ns, "cache", size(1)).await;
+    memcached_until(&client, &ns, "cache", "a status", |m| {
+        available(m).is_some()
+    })
+    .await;
+    run_pods(&client, &ns, "cache", 1).await;
+    patch_spec(&client, &ns, "cache", json!({ "size": 3 })).await;
+    deployment_until(&client, &ns, "cache", "replicas 3", |d| {
+        replicas(d) == Some(3)
+    })
+    .await;
+    // A second scaling: its Event joins the first one's series (a patch).
+    patch_spec(&client, &ns, "cache", json!({ "size": 2 })).await;
+    eventually("a series of two Scaled Events", || async {
+        let events = events(&client, &ns).await;
+        events
+            .iter()
+            .any(|e| e.0 == "Scaled" && e.3 == 2)
+            .then_some(())
+    })
+    .await;
 
     // What `run` makes: its CRD check lists Memcacheds; the Controller lists and watches
     // Memcacheds and the Deployments and Services it owns.
@@ -493,4 +811,99 @@ async fn rbac_role_allows_exactly_what_the_controller_uses() {
     let missing = yaml.replacen("  - create\n", "", 1);
     let report = audit.check_role_yaml(&missing).unwrap_err();
     assert!(report.contains("missing rule"), "{report}");
+}
+
+/// The controller runs as the operator's ServiceAccount with config/rbac applied, so the
+/// API server's own authorizer judges every request, watches included.
+#[tokio::test]
+async fn the_operator_service_account_may_do_what_the_controller_does() {
+    let (env, ns) = api_server().await;
+    let client = env.client();
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/default");
+    let operator = env.operator_client(&config).await.unwrap();
+    let reports = start_controller(&operator, operator.clone(), &ns);
+    create(&client, &ns, "cache", size(2)).await;
+    memcached_until(&client, &ns, "cache", "a status", |m| {
+        available(m).is_some()
+    })
+    .await;
+    run_pods(&client, &ns, "cache", 2).await;
+    memcached_until(&client, &ns, "cache", "available", |m| {
+        available(m).is_some_and(|(status, _)| status == "True")
+    })
+    .await;
+    assert_eq!(events(&client, &ns).await.len(), 2, "the Created Events");
+    assert_eq!(reports.failures(), []);
+}
+
+/// The same, with one rule removed from the generated role (listing pods): the API server
+/// refuses that request with a 403, and the reconcile fails on it after doing what the role
+/// still allows.
+#[tokio::test]
+async fn a_rule_removed_from_the_role_is_refused_by_the_api_server() {
+    let (env, ns) = api_server().await;
+    let client = env.client();
+    let overlay = testing_overlay(&ns, "pods");
+    let operator = env.operator_client(&overlay).await.unwrap();
+    let reports = start_controller(&operator, operator.clone(), &ns);
+    create(&client, &ns, "cache", size(1)).await;
+    let refused = eventually("a refused reconcile", || async {
+        reports
+            .failures()
+            .into_iter()
+            .find_map(|(code, message)| (code == Some(403)).then_some(message))
+    })
+    .await;
+    assert!(
+        refused.contains(r#"cannot list resource "pods""#),
+        "{refused}"
+    );
+    // What the role still allows was done.
+    deployment_until(&client, &ns, "cache", "the Deployment", |_| true).await;
+    let memcached = Api::<Memcached>::namespaced(client.clone(), &ns)
+        .get("cache")
+        .await
+        .unwrap();
+    assert!(memcached.status.is_none(), "no status without the pods");
+}
+
+/// A kustomization over config/default with its own namespace and name prefix (so that
+/// its ServiceAccount and ClusterRole are this test's alone) and without the role's rule
+/// on `resource`.
+fn testing_overlay(namespace: &str, resource: &str) -> std::path::PathBuf {
+    let role = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/config/rbac/role.yaml"
+    ))
+    .unwrap();
+    let rules: Vec<serde_json::Value> = role_rules(&role);
+    let index = rules
+        .iter()
+        .position(|r| r["resources"][0] == resource)
+        .unwrap_or_else(|| panic!("role.yaml has no rule on {resource}"));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("rbac-{namespace}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    // kustomize takes bases by relative path only: up to the root, then down.
+    let up = "../".repeat(dir.components().count() - 1);
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/default");
+    let base = format!("{up}{}", base.strip_prefix("/").unwrap().display());
+    let kustomization = format!(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\n\
+         kind: Kustomization\n\
+         namespace: {namespace}\n\
+         namePrefix: {namespace}-\n\
+         resources:\n- {base}\n\
+         patches:\n\
+         - target:\n    kind: ClusterRole\n    name: memcached-example-manager-role\n  \
+           patch: |-\n    - op: remove\n      path: /rules/{index}\n",
+    );
+    std::fs::write(dir.join("kustomization.yaml"), kustomization).unwrap();
+    dir
+}
+
+/// The rules of role.yaml, in order.
+fn role_rules(yaml: &str) -> Vec<serde_json::Value> {
+    let objects = envtest::parse_yaml(yaml).unwrap();
+    let role = objects.first().expect("role.yaml holds the ClusterRole");
+    role.data["rules"].as_array().cloned().unwrap_or_default()
 }

@@ -10,48 +10,145 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-//! The Foo reconciler against kube-fake-client's in-memory API (no cluster): the upstream
-//! sample-controller's behaviour, convergence under injected faults, and an RBAC audit of
-//! config/rbac/role.yaml.
+//! The Foo controller against a real kube-apiserver and etcd (envtest): kube-runtime's
+//! `Controller` with the example's watches reconciles what the tests create and change, as
+//! upstream's informers and workqueue do; the status subresource, Events, optimistic
+//! concurrency and RBAC are the API server's own.
 //!
-//! The in-memory API has no watches and no Deployment controller, so the tests call
-//! `reconcile` the way the controller would and set the Deployment's status themselves.
+//! envtest runs no kube-controller-manager and no kubelet: no Deployment controller sets
+//! `status.availableReplicas` (the tests play it, writing the Deployment's status), and no
+//! garbage collector deletes owned objects (the tests check the owner references, not the
+//! collection).
 
-use std::sync::Arc;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use k8s_openapi::api::apps::v1::Deployment;
+use futures::StreamExt as _;
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
+use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
 use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
-use kube::runtime::controller::Action;
+use kube::runtime::controller;
 use kube::{Api, Client, ResourceExt};
-use kube_fake_client::ClientBuilder;
+use rkb_runtime::testing::envtest::{self, Environment};
 use rkb_runtime::testing::{self, Fault, Faults, RbacAudit};
 use sample_controller::api::samplecontroller::v1alpha1::{Foo, FooSpec};
 use sample_controller::controller::foo::{Error, FooReconciler, error_policy, reconcile};
 use serde_json::json;
 
-const NS: &str = "default";
+/// How long a test waits for the controller to act (generous: CI machines are loaded).
+const WAIT: Duration = Duration::from_secs(60);
 
-async fn fake_client() -> Client {
-    ClientBuilder::new()
-        .with_resource::<Foo>()
-        .with_status_subresource::<Foo>()
-        .with_status_subresource::<Deployment>()
-        .build()
+/// The test binary's API server with the CRD installed as `make install` would, and a
+/// fresh namespace for the test.
+async fn api_server() -> (&'static Environment, String) {
+    let env = envtest::shared().await;
+    let crds = sample_controller::manifests()
+        .crds()
+        .unwrap_or_else(|e| panic!("{e}"));
+    env.apply().crds(crds).await.unwrap();
+    let namespace = env.create_namespace().await.unwrap();
+    (env, namespace)
+}
+
+/// What the controller reported: each reconcile's object, the resourceVersion it
+/// reconciled, and the outcome, in order.
+#[derive(Clone, Default)]
+struct Reports(Arc<Mutex<Vec<Report>>>);
+
+#[derive(Clone, Debug)]
+struct Report {
+    name: String,
+    resource_version: String,
+    /// A failure's HTTP status (when the API server answered) and message.
+    result: Result<(), (Option<u16>, String)>,
+}
+
+impl Reports {
+    fn all(&self) -> Vec<Report> {
+        self.0.lock().unwrap().clone()
+    }
+    /// Whether `name` was reconciled successfully at `resource_version`.
+    fn reconciled(&self, name: &str, resource_version: &str) -> bool {
+        self.all()
+            .iter()
+            .any(|r| r.name == name && r.resource_version == resource_version && r.result.is_ok())
+    }
+    fn failures(&self) -> Vec<(Option<u16>, String)> {
+        self.all()
+            .into_iter()
+            .filter_map(|r| r.result.err())
+            .collect()
+    }
+}
+
+/// Runs the example's Controller (its watches on Foos and the Deployments they control) in
+/// `namespace` until the test ends: watches through `watch_client`, reconciles through
+/// `client`.
+fn start_controller(watch_client: &Client, client: Client, namespace: &str) -> Reports {
+    let reports = Reports::default();
+    let sink = reports.clone();
+    let reconciler = Arc::new(FooReconciler::new(client));
+    let reconcile = move |object: Arc<Foo>, ctx| {
+        let sink = sink.clone();
+        async move {
+            let (name, resource_version) = (
+                object.name_any(),
+                object.resource_version().unwrap_or_default(),
+            );
+            let result = reconcile(object, ctx).await;
+            sink.0.lock().unwrap().push(Report {
+                name,
+                resource_version,
+                result: result.as_ref().map(|_| ()).map_err(|error| {
+                    let code = match error {
+                        Error::Kube(kube::Error::Api(status)) => Some(status.code),
+                        _ => None,
+                    };
+                    (code, error.to_string())
+                }),
+            });
+            result
+        }
+    };
+    let running = sample_controller::controller::foo::controller(watch_client, Some(namespace))
+        .run(reconcile, error_policy, reconciler)
+        .for_each(|result| async move {
+            if let Err(controller::Error::QueueError(error)) = result {
+                eprintln!("watch failed: {error}");
+            }
+        });
+    tokio::spawn(running);
+    reports
+}
+
+/// Polls `probe` until it returns `Some`, failing the test after [`WAIT`] with `what`.
+async fn eventually<T, F: Future<Output = Option<T>>>(what: &str, probe: impl Fn() -> F) -> T {
+    let poll = async {
+        loop {
+            if let Some(value) = probe().await {
+                return value;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    tokio::time::timeout(WAIT, poll)
         .await
-        .expect("the in-memory API starts")
+        .unwrap_or_else(|_| panic!("not within {WAIT:?}: {what}"))
 }
 
-fn foos(client: &Client) -> Api<Foo> {
-    Api::namespaced(client.clone(), NS)
+fn foos(client: &Client, namespace: &str) -> Api<Foo> {
+    Api::namespaced(client.clone(), namespace)
 }
 
-fn deployments(client: &Client) -> Api<Deployment> {
-    Api::namespaced(client.clone(), NS)
+fn deployments(client: &Client, namespace: &str) -> Api<Deployment> {
+    Api::namespaced(client.clone(), namespace)
 }
 
-async fn create(client: &Client, name: &str, deployment: &str, replicas: i32) -> Foo {
+async fn create(client: &Client, ns: &str, name: &str, deployment: &str, replicas: i32) -> Foo {
     let mut object = Foo::new(
         name,
         FooSpec {
@@ -59,15 +156,15 @@ async fn create(client: &Client, name: &str, deployment: &str, replicas: i32) ->
             replicas,
         },
     );
-    object.metadata.namespace = Some(NS.into());
-    foos(client)
+    object.metadata.namespace = Some(ns.into());
+    foos(client, ns)
         .create(&PostParams::default(), &object)
         .await
         .expect("the Foo is created")
 }
 
-async fn set_replicas(client: &Client, name: &str, replicas: i32) {
-    foos(client)
+async fn set_replicas(client: &Client, ns: &str, name: &str, replicas: i32) {
+    foos(client, ns)
         .patch(
             name,
             &PatchParams::default(),
@@ -77,46 +174,48 @@ async fn set_replicas(client: &Client, name: &str, replicas: i32) {
         .unwrap();
 }
 
-/// Plays the Deployment controller: `available` pods of `deployment` are available.
-async fn make_available(client: &Client, deployment: &str, available: i32) {
-    deployments(client)
-        .patch_status(
-            deployment,
-            &PatchParams::default(),
-            &Patch::Merge(json!({ "status": { "availableReplicas": available } })),
-        )
+/// Plays the Deployment controller: `available` pods of `deployment` are available. The API
+/// server validates a Deployment's status: no more available than ready, no more ready
+/// than replicas.
+async fn make_available(client: &Client, ns: &str, deployment: &str, available: i32) {
+    let status = json!({ "status": {
+        "replicas": available, "readyReplicas": available, "availableReplicas": available
+    } });
+    deployments(client, ns)
+        .patch_status(deployment, &PatchParams::default(), &Patch::Merge(status))
         .await
         .unwrap();
 }
 
-/// Reconciles the current state of `name` once, as the controller does after a change.
-async fn reconcile_once(
+/// Waits for the Deployment `name` to satisfy `done`.
+async fn deployment_until(
     client: &Client,
-    ctx: &Arc<FooReconciler>,
+    ns: &str,
     name: &str,
-) -> Result<Action, Error> {
-    let object = foos(client).get(name).await.expect("the Foo exists");
-    reconcile(Arc::new(object), ctx.clone()).await
+    what: &str,
+    done: impl Fn(&Deployment) -> bool,
+) -> Deployment {
+    let deployments = deployments(client, ns);
+    eventually(what, || async {
+        deployments.get_opt(name).await.unwrap().filter(|d| done(d))
+    })
+    .await
 }
 
-/// Reconciles `name` until a reconcile succeeds, calling `error_policy` after each failure as
-/// the controller does (without waiting out the backoff). Returns the number of attempts.
-async fn reconcile_until_ok(client: &Client, ctx: &Arc<FooReconciler>, name: &str) -> usize {
-    for attempt in 1..=50 {
-        let object = Arc::new(foos(client).get(name).await.unwrap());
-        match reconcile(object.clone(), ctx.clone()).await {
-            Ok(_) => return attempt,
-            Err(error) => {
-                error_policy(object, &error, ctx.clone());
-            }
-        }
-    }
-    panic!("{name} did not converge in 50 reconciles");
+/// Waits for the Foo `name` to report `available` replicas.
+async fn available_until(client: &Client, ns: &str, name: &str, available: i32) -> Foo {
+    let foos = foos(client, ns);
+    eventually(&format!("{name} reports {available} available"), || async {
+        let object = foos.get(name).await.unwrap();
+        let status = object.status.as_ref()?;
+        (status.available_replicas == available).then_some(object)
+    })
+    .await
 }
 
 /// The Events in the namespace as (type, reason, note, count).
-async fn events(client: &Client) -> Vec<(String, String, String, i32)> {
-    let events: Api<Event> = Api::namespaced(client.clone(), NS);
+async fn events(client: &Client, ns: &str) -> Vec<(String, String, String, i32)> {
+    let events: Api<Event> = Api::namespaced(client.clone(), ns);
     let mut out: Vec<_> = events
         .list(&ListParams::default())
         .await
@@ -142,13 +241,12 @@ fn replicas(deployment: &Deployment) -> Option<i32> {
 
 #[tokio::test]
 async fn creates_the_named_nginx_deployment_owned_by_the_foo() {
-    let client = fake_client().await;
-    let object = create(&client, "example-foo", "example-nginx", 2).await;
-    let ctx = Arc::new(FooReconciler::new(client.clone()));
-    let action = reconcile_once(&client, &ctx, "example-foo").await.unwrap();
-    assert_eq!(action, Action::await_change());
-
-    let deployment = deployments(&client).get("example-nginx").await.unwrap();
+    let (env, ns) = api_server().await;
+    let client = env.client();
+    let reports = start_controller(&client, client.clone(), &ns);
+    let object = create(&client, &ns, "example-foo", "example-nginx", 2).await;
+    let deployment =
+        deployment_until(&client, &ns, "example-nginx", "the Deployment", |_| true).await;
     assert_eq!(replicas(&deployment), Some(2));
     let owner = &deployment.owner_references()[0];
     assert_eq!(
@@ -166,185 +264,267 @@ async fn creates_the_named_nginx_deployment_owned_by_the_foo() {
         ("nginx", Some("nginx:latest"))
     );
 
-    let status = foos(&client).get("example-foo").await.unwrap().status;
-    assert_eq!(status.unwrap().available_replicas, 0);
+    // The status subresource: written, and the generation did not move.
+    let object = available_until(&client, &ns, "example-foo", 0).await;
+    assert_eq!(object.metadata.generation, Some(1));
+    let synced = eventually("the Synced Event", || async {
+        let events = events(&client, &ns).await;
+        (!events.is_empty()).then_some(events)
+    })
+    .await;
+    // Every successful sync records it; repeats form one series.
+    assert_eq!(synced.len(), 1, "{synced:?}");
+    let (type_, reason, note, _) = &synced[0];
     assert_eq!(
-        events(&client).await,
-        [(
-            "Normal".into(),
-            "Synced".into(),
-            "Foo synced successfully".into(),
-            1
-        )]
+        (type_.as_str(), reason.as_str(), note.as_str()),
+        ("Normal", "Synced", "Foo synced successfully")
     );
+    assert_eq!(reports.failures(), []);
 }
 
 #[tokio::test]
 async fn replicas_follow_the_foo_and_status_follows_the_deployment() {
-    let client = fake_client().await;
-    create(&client, "example-foo", "example-nginx", 1).await;
-    let ctx = Arc::new(FooReconciler::new(client.clone()));
-    reconcile_once(&client, &ctx, "example-foo").await.unwrap();
+    let (env, ns) = api_server().await;
+    let client = env.client();
+    let reports = start_controller(&client, client.clone(), &ns);
+    create(&client, &ns, "example-foo", "example-nginx", 1).await;
+    available_until(&client, &ns, "example-foo", 0).await;
 
-    set_replicas(&client, "example-foo", 3).await;
-    reconcile_once(&client, &ctx, "example-foo").await.unwrap();
-    let deployment = deployments(&client).get("example-nginx").await.unwrap();
-    assert_eq!(replicas(&deployment), Some(3));
+    set_replicas(&client, &ns, "example-foo", 3).await;
+    deployment_until(&client, &ns, "example-nginx", "replicas 3", |d| {
+        replicas(d) == Some(3)
+    })
+    .await;
+    // Through the Deployment watch, the status follows the Deployment's.
+    make_available(&client, &ns, "example-nginx", 3).await;
+    available_until(&client, &ns, "example-foo", 3).await;
 
-    make_available(&client, "example-nginx", 3).await;
-    reconcile_once(&client, &ctx, "example-foo").await.unwrap();
-    let object = foos(&client).get("example-foo").await.unwrap();
-    assert_eq!(object.status.as_ref().unwrap().available_replicas, 3);
-
-    // Nothing changed: neither the Deployment nor the status is written again.
-    let before = deployments(&client).get("example-nginx").await.unwrap();
-    reconcile_once(&client, &ctx, "example-foo").await.unwrap();
-    let after = deployments(&client).get("example-nginx").await.unwrap();
+    // Nothing changed: a reconcile (here, after an annotation) writes neither the
+    // Deployment nor the status.
+    let before = deployments(&client, &ns)
+        .get("example-nginx")
+        .await
+        .unwrap();
+    let annotated = foos(&client, &ns)
+        .patch(
+            "example-foo",
+            &PatchParams::default(),
+            &Patch::Merge(json!({ "metadata": { "annotations": { "touched": "yes" } } })),
+        )
+        .await
+        .unwrap();
+    let touched = annotated.resource_version().unwrap();
+    eventually("a reconcile of the annotated Foo", || async {
+        reports.reconciled("example-foo", &touched).then_some(())
+    })
+    .await;
+    let after = deployments(&client, &ns)
+        .get("example-nginx")
+        .await
+        .unwrap();
     assert_eq!(after.resource_version(), before.resource_version());
-    let again = foos(&client).get("example-foo").await.unwrap();
-    assert_eq!(again.resource_version(), object.resource_version());
+    let again = foos(&client, &ns).get("example-foo").await.unwrap();
+    assert_eq!(again.resource_version(), annotated.resource_version());
 
-    assert_eq!(
-        deployments(&client)
-            .list(&ListParams::default())
-            .await
-            .unwrap()
-            .items
-            .len(),
-        1,
-        "updated, never created twice"
-    );
-    // Four successful syncs: one Event, in a series of four.
-    assert_eq!(
-        events(&client).await,
-        [(
-            "Normal".into(),
-            "Synced".into(),
-            "Foo synced successfully".into(),
-            4
-        )]
-    );
+    let all = deployments(&client, &ns).list(&ListParams::default()).await;
+    assert_eq!(all.unwrap().items.len(), 1, "updated, never created twice");
+    assert_eq!(reports.failures(), []);
 }
 
+/// A hand-made change of the Deployment's replicas is seen through the watch and undone
+/// with an update that carries the resourceVersion read (upstream's `Update`).
+#[tokio::test]
+async fn drift_of_the_replicas_is_undone() {
+    let (env, ns) = api_server().await;
+    let client = env.client();
+    start_controller(&client, client.clone(), &ns);
+    create(&client, &ns, "example-foo", "example-nginx", 2).await;
+    deployment_until(&client, &ns, "example-nginx", "the Deployment", |_| true).await;
+    let scaled = deployments(&client, &ns)
+        .patch(
+            "example-nginx",
+            &PatchParams::default(),
+            &Patch::Merge(json!({ "spec": { "replicas": 7 } })),
+        )
+        .await
+        .unwrap();
+    assert_eq!(replicas(&scaled), Some(7));
+    deployment_until(&client, &ns, "example-nginx", "replicas back to 2", |d| {
+        replicas(d) == Some(2)
+    })
+    .await;
+}
+
+/// A Deployment of the name the Foo gives that the Foo does not control is left alone, the
+/// reconcile fails with upstream's message, and a Warning Event says why.
 #[tokio::test]
 async fn refuses_to_adopt_a_deployment_it_does_not_control() {
-    let client = fake_client().await;
+    let (env, ns) = api_server().await;
+    let client = env.client();
+    let reports = start_controller(&client, client.clone(), &ns);
     // A Deployment of the same name that someone else created.
-    let mut theirs = Deployment::default();
-    theirs.metadata.name = Some("taken".into());
-    theirs.metadata.namespace = Some(NS.into());
-    theirs.spec = Some(k8s_openapi::api::apps::v1::DeploymentSpec {
-        replicas: Some(5),
+    let labels = json!({ "app": "theirs" });
+    let theirs = Deployment {
+        metadata: kube::api::ObjectMeta {
+            name: Some("taken".into()),
+            ..Default::default()
+        },
+        spec: Some(DeploymentSpec {
+            replicas: Some(5),
+            selector: LabelSelector {
+                match_labels: serde_json::from_value(labels.clone()).unwrap(),
+                ..Default::default()
+            },
+            template: PodTemplateSpec {
+                metadata: Some(kube::api::ObjectMeta {
+                    labels: serde_json::from_value(labels).unwrap(),
+                    ..Default::default()
+                }),
+                spec: Some(PodSpec {
+                    containers: vec![Container {
+                        name: "theirs".into(),
+                        image: Some("busybox".into()),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }),
+            },
+            ..Default::default()
+        }),
         ..Default::default()
-    });
-    let theirs = deployments(&client)
+    };
+    let theirs = deployments(&client, &ns)
         .create(&PostParams::default(), &theirs)
         .await
         .unwrap();
-    create(&client, "example-foo", "taken", 1).await;
-    let ctx = Arc::new(FooReconciler::new(client.clone()));
+    create(&client, &ns, "example-foo", "taken", 1).await;
 
-    let error = reconcile_once(&client, &ctx, "example-foo")
-        .await
-        .unwrap_err();
-    assert!(matches!(error, Error::ResourceExists(_)));
+    let refused = eventually("a refused reconcile", || async {
+        reports
+            .failures()
+            .into_iter()
+            .find_map(|(_, message)| message.contains("taken").then_some(message))
+    })
+    .await;
     assert_eq!(
-        error.to_string(),
+        refused,
         r#"Resource "taken" already exists and is not managed by Foo"#
     );
-    let untouched = deployments(&client).get("taken").await.unwrap();
+    let warning = eventually("the Warning Event", || async {
+        events(&client, &ns).await.into_iter().next()
+    })
+    .await;
+    assert_eq!(
+        (warning.0.as_str(), warning.1.as_str(), warning.2.as_str()),
+        (
+            "Warning",
+            "ErrResourceExists",
+            r#"Resource "taken" already exists and is not managed by Foo"#
+        )
+    );
+    let untouched = deployments(&client, &ns).get("taken").await.unwrap();
     assert_eq!(untouched.resource_version(), theirs.resource_version());
     assert_eq!(replicas(&untouched), Some(5));
     assert!(untouched.owner_references().is_empty());
+    let object = foos(&client, &ns).get("example-foo").await.unwrap();
     assert!(
-        foos(&client)
-            .get("example-foo")
-            .await
-            .unwrap()
-            .status
-            .is_none(),
+        object.status.is_none(),
         "no status from a Deployment it does not control"
-    );
-    assert_eq!(
-        events(&client).await,
-        [(
-            "Warning".into(),
-            "ErrResourceExists".into(),
-            r#"Resource "taken" already exists and is not managed by Foo"#.into(),
-            1
-        )]
     );
 
     // A Deployment controlled by another Foo is refused as well.
-    create(&client, "first", "shared", 1).await;
-    create(&client, "second", "shared", 2).await;
-    reconcile_once(&client, &ctx, "first").await.unwrap();
-    assert!(matches!(
-        reconcile_once(&client, &ctx, "second").await,
-        Err(Error::ResourceExists(_))
-    ));
-    assert_eq!(
-        replicas(&deployments(&client).get("shared").await.unwrap()),
-        Some(1)
-    );
+    create(&client, &ns, "first", "shared", 1).await;
+    deployment_until(&client, &ns, "shared", "the shared Deployment", |_| true).await;
+    create(&client, &ns, "second", "shared", 2).await;
+    eventually("the second Foo refused", || async {
+        reports
+            .all()
+            .iter()
+            .any(|r| r.name == "second" && r.result.is_err())
+            .then_some(())
+    })
+    .await;
+    let shared = deployments(&client, &ns).get("shared").await.unwrap();
+    assert_eq!(replicas(&shared), Some(1));
+    assert_eq!(shared.owner_references()[0].name, "first");
 }
 
+/// No finalizer: deleting a Foo is not held up, and its Deployment carries the owner
+/// reference by which a cluster's garbage collector deletes it. envtest runs no garbage
+/// collector, so it stays here; the reconciler never deletes it itself.
 #[tokio::test]
-async fn the_deployment_is_garbage_collected_with_its_foo() {
-    let client = fake_client().await;
-    create(&client, "example-foo", "example-nginx", 1).await;
-    let ctx = Arc::new(FooReconciler::new(client.clone()));
-    reconcile_once(&client, &ctx, "example-foo").await.unwrap();
-    foos(&client)
+async fn deletion_is_not_held_and_the_deployment_names_its_owner() {
+    let (env, ns) = api_server().await;
+    let client = env.client();
+    start_controller(&client, client.clone(), &ns);
+    let object = create(&client, &ns, "example-foo", "example-nginx", 1).await;
+    available_until(&client, &ns, "example-foo", 0).await;
+    foos(&client, &ns)
         .delete("example-foo", &DeleteParams::default())
         .await
         .unwrap();
     assert!(
-        deployments(&client)
-            .get_opt("example-nginx")
+        foos(&client, &ns)
+            .get_opt("example-foo")
             .await
             .unwrap()
             .is_none()
     );
+    let deployment = deployments(&client, &ns)
+        .get("example-nginx")
+        .await
+        .unwrap();
+    let owners = deployment.owner_references();
+    assert_eq!(owners.len(), 1);
+    assert_eq!(
+        (Some(&owners[0].uid), owners[0].controller),
+        (object.metadata.uid.as_ref(), Some(true))
+    );
 }
 
+/// The reconciler converges while its requests fail: server errors (500), timeouts and
+/// conflicts (409), injected between it and the API server. The Controller retries with the
+/// example's backoff; the watches use a client without faults.
 #[tokio::test]
 async fn converges_despite_conflicts_server_errors_and_timeouts() {
-    let fake = fake_client().await;
+    let (env, ns) = api_server().await;
+    let client = env.client();
     let timeout = Duration::from_millis(5);
     let faults = Faults::default()
         .fail(Fault::server_error().on_verb("get").times(3))
-        .fail(Fault::server_error().on_verb("create").times(2))
+        .fail(Fault::server_error().on_resource("deployments").times(1))
         .fail(Fault::timeout(timeout).on_verb("create").times(1))
-        .fail(Fault::conflict().on_verb("patch").times(2))
-        .fail(Fault::timeout(timeout).on_verb("patch").times(1));
-    let client = testing::wrap(fake.clone(), &RbacAudit::default(), &faults);
-    let ctx = Arc::new(FooReconciler::new(client.clone()));
-    create(&fake, "example-foo", "example-nginx", 1).await;
-    let first = reconcile_until_ok(&fake, &ctx, "example-foo").await;
+        .fail(Fault::conflict().on_resource("foos/status").times(2))
+        .fail(Fault::timeout(timeout).on_resource("foos/status").times(1));
+    let faulty = testing::wrap(client.clone(), &RbacAudit::default(), &faults);
+    let reports = start_controller(&client, faulty, &ns);
+    create(&client, &ns, "example-foo", "example-nginx", 1).await;
+    available_until(&client, &ns, "example-foo", 0).await;
+    assert_eq!(faults.injected().len(), 8, "{:?}", faults.injected());
 
     // The Foo is scaled and its pods come up, while updates conflict and reads fail.
-    set_replicas(&fake, "example-foo", 4).await;
-    make_available(&fake, "example-nginx", 1).await;
     let faults = faults
-        .clone()
         .fail(Fault::conflict().on_verb("update").times(3))
         .fail(Fault::timeout(timeout).on_verb("update").times(1))
         .fail(Fault::server_error().on_verb("get").times(2))
         .fail(Fault::conflict().on_resource("foos/status").times(2));
-    let second = reconcile_until_ok(&fake, &ctx, "example-foo").await;
+    set_replicas(&client, &ns, "example-foo", 4).await;
+    deployment_until(&client, &ns, "example-nginx", "replicas 4", |d| {
+        replicas(d) == Some(4)
+    })
+    .await;
+    make_available(&client, &ns, "example-nginx", 1).await;
+    available_until(&client, &ns, "example-foo", 1).await;
 
     let injected = faults.injected();
     eprintln!(
-        "sample-controller: {} faults injected; converged after {first} and {second} reconciles",
-        injected.len()
+        "sample-controller: {} faults injected, {} failed reconciles",
+        injected.len(),
+        reports.failures().len()
     );
-    for (kind, access) in &injected {
-        eprintln!("  {kind:?}: {access}");
-    }
-    assert!(injected.len() >= 15, "only {} faults hit", injected.len());
-
-    let all = deployments(&fake)
+    assert_eq!(injected.len(), 16, "{injected:?}");
+    assert!(reports.failures().len() >= 16);
+    let all = deployments(&client, &ns)
         .list(&ListParams::default())
         .await
         .unwrap()
@@ -352,24 +532,27 @@ async fn converges_despite_conflicts_server_errors_and_timeouts() {
     assert_eq!(all.len(), 1, "exactly one Deployment");
     assert_eq!(replicas(&all[0]), Some(4));
     assert_eq!(all[0].owner_references().len(), 1);
-    let object = foos(&fake).get("example-foo").await.unwrap();
-    assert_eq!(object.status.unwrap().available_replicas, 1);
 }
 
 /// Every request the reconciler makes, plus the list+watch of the Controller's watchers,
 /// must be allowed by config/rbac/role.yaml, and every rule there must be used.
 #[tokio::test]
 async fn rbac_role_allows_exactly_what_the_controller_uses() {
-    let fake = fake_client().await;
+    let (env, ns) = api_server().await;
+    let client = env.client();
     let audit = RbacAudit::default();
-    let client = testing::wrap(fake.clone(), &audit, &Faults::default());
-    let ctx = Arc::new(FooReconciler::new(client.clone()));
+    let audited = testing::wrap(client.clone(), &audit, &Faults::default());
+    start_controller(&client, audited, &ns);
 
-    create(&fake, "example-foo", "example-nginx", 1).await;
-    reconcile_once(&fake, &ctx, "example-foo").await.unwrap();
-    set_replicas(&fake, "example-foo", 2).await;
-    make_available(&fake, "example-nginx", 2).await;
-    reconcile_once(&fake, &ctx, "example-foo").await.unwrap();
+    create(&client, &ns, "example-foo", "example-nginx", 1).await;
+    available_until(&client, &ns, "example-foo", 0).await;
+    set_replicas(&client, &ns, "example-foo", 2).await;
+    deployment_until(&client, &ns, "example-nginx", "replicas 2", |d| {
+        replicas(d) == Some(2)
+    })
+    .await;
+    make_available(&client, &ns, "example-nginx", 2).await;
+    available_until(&client, &ns, "example-foo", 2).await;
 
     // What `run` makes: its CRD check lists Foos; the Controller lists and watches Foos and
     // the Deployments they own.
@@ -379,4 +562,92 @@ async fn rbac_role_allows_exactly_what_the_controller_uses() {
     if let Err(report) = audit.check_role_file(role) {
         panic!("{report}");
     }
+}
+
+/// The controller runs as the operator's ServiceAccount with config/rbac applied, so the
+/// API server's own authorizer judges every request, watches included.
+#[tokio::test]
+async fn the_operator_service_account_may_do_what_the_controller_does() {
+    let (env, ns) = api_server().await;
+    let client = env.client();
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/default");
+    let operator = env.operator_client(&config).await.unwrap();
+    let reports = start_controller(&operator, operator.clone(), &ns);
+    create(&client, &ns, "example-foo", "example-nginx", 1).await;
+    available_until(&client, &ns, "example-foo", 0).await;
+    set_replicas(&client, &ns, "example-foo", 2).await;
+    deployment_until(&client, &ns, "example-nginx", "replicas 2", |d| {
+        replicas(d) == Some(2)
+    })
+    .await;
+    make_available(&client, &ns, "example-nginx", 2).await;
+    available_until(&client, &ns, "example-foo", 2).await;
+    let synced = eventually("the Synced Event", || async {
+        let events = events(&client, &ns).await;
+        (!events.is_empty()).then_some(events)
+    })
+    .await;
+    assert_eq!(synced[0].1, "Synced");
+    assert_eq!(reports.failures(), []);
+}
+
+/// The same, with one rule removed from the generated role (patching foos/status): the API
+/// server refuses that request with a 403, after the Deployment the role still allows.
+#[tokio::test]
+async fn a_rule_removed_from_the_role_is_refused_by_the_api_server() {
+    let (env, ns) = api_server().await;
+    let client = env.client();
+    let overlay = overlay_without_rule(&ns, "foos/status");
+    let operator = env.operator_client(&overlay).await.unwrap();
+    let reports = start_controller(&operator, operator.clone(), &ns);
+    create(&client, &ns, "example-foo", "example-nginx", 1).await;
+    let refused = eventually("a refused reconcile", || async {
+        reports
+            .failures()
+            .into_iter()
+            .find_map(|(code, message)| (code == Some(403)).then_some(message))
+    })
+    .await;
+    assert!(
+        refused.contains(r#"cannot patch resource "foos/status""#),
+        "{refused}"
+    );
+    deployment_until(&client, &ns, "example-nginx", "the Deployment", |_| true).await;
+    let object = foos(&client, &ns).get("example-foo").await.unwrap();
+    assert!(object.status.is_none());
+}
+
+/// A kustomization over config/default with its own namespace and name prefix (so that
+/// its ServiceAccount and ClusterRole are this test's alone) and without the role's rule
+/// on `resource`.
+fn overlay_without_rule(namespace: &str, resource: &str) -> PathBuf {
+    let role = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/config/rbac/role.yaml"
+    ))
+    .unwrap();
+    let objects = envtest::parse_yaml(&role).unwrap();
+    let rules = objects[0].data["rules"].as_array().cloned().unwrap();
+    let index = rules
+        .iter()
+        .position(|r| r["resources"][0] == resource)
+        .unwrap_or_else(|| panic!("role.yaml has no rule on {resource}"));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("rbac-{namespace}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    // kustomize takes bases by relative path only: up to the root, then down.
+    let up = "../".repeat(dir.components().count() - 1);
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/default");
+    let base = format!("{up}{}", base.strip_prefix("/").unwrap().display());
+    let kustomization = format!(
+        "apiVersion: kustomize.config.k8s.io/v1beta1\n\
+         kind: Kustomization\n\
+         namespace: {namespace}\n\
+         namePrefix: {namespace}-\n\
+         resources:\n- {base}\n\
+         patches:\n\
+         - target:\n    kind: ClusterRole\n    name: sample-controller-manager-role\n  \
+           patch: |-\n    - op: remove\n      path: /rules/{index}\n",
+    );
+    std::fs::write(dir.join("kustomization.yaml"), kustomization).unwrap();
+    dir
 }

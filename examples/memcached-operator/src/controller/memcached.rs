@@ -25,7 +25,7 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, LabelSelector, ObjectMeta, Time};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{ListParams, PostParams};
+use kube::api::ListParams;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::ObjectRef;
@@ -33,7 +33,7 @@ use kube::runtime::watcher;
 use kube::{Api, Client, Resource, ResourceExt};
 use rkb_runtime::backoff::ErrorBackoff;
 use rkb_runtime::manager::Context;
-use rkb_runtime::{NamespacedApi, Rbac, TypedApi};
+use rkb_runtime::{NamespacedApi, Rbac};
 
 use crate::api::cache::v1alpha1::{Memcached, MemcachedStatus};
 
@@ -46,8 +46,9 @@ pub const CONTROLLER_NAME: &str = "memcached-controller";
 ///
 /// The `rbac` attributes list exactly the permissions the reconciler and its watches use
 /// (the RBAC audit in tests/controller.rs fails on a missing or an unused rule); `make
-/// manifests` turns them into config/rbac/role.yaml. Deployments and Services are created,
-/// then kept as desired with server-side apply (a `patch`). There is no
+/// manifests` turns them into config/rbac/role.yaml. Deployments and Services are created
+/// and kept as desired by server-side apply, a `patch` that the API server also authorizes
+/// as a `create` when the object does not exist yet. There is no
 /// finalizer, hence no update on `memcacheds`: the owner references let the garbage
 /// collector delete the Deployment and Service with their Memcached.
 #[derive(Rbac)]
@@ -226,28 +227,6 @@ pub fn desired_service(memcached: &Memcached) -> Result<Service, Error> {
     })
 }
 
-/// Creates `desired` when it does not exist, else server-side applies it (which also resets
-/// fields someone else changed, e.g. the replicas).
-///
-/// A server-side apply that creates the object is authorized by the API server as a
-/// `create` as well as a `patch`; creating with a POST makes that `create` a request of its
-/// own, which the RBAC audit of the tests sees. An object created between the read and the
-/// POST makes it fail with a conflict, and the reconcile is retried.
-async fn create_or_apply<K: rkb_runtime::client::Object>(
-    api: &TypedApi<K>,
-    exists: bool,
-    desired: &K,
-) -> kube::Result<K> {
-    if exists {
-        return api.apply(desired).await;
-    }
-    let params = PostParams {
-        field_manager: Some(api.field_manager().to_owned()),
-        ..PostParams::default()
-    };
-    api.create(&params, desired).await
-}
-
 /// A reference to `object` for an Event, without the resourceVersion (which would make
 /// every repeat a new Event rather than one series).
 fn reference<K: Resource<DynamicType = ()>>(object: &K) -> ObjectReference {
@@ -306,15 +285,13 @@ pub async fn reconcile(
     let name = object.name_any();
     let size = object.spec.size;
 
-    // The Deployment: created when missing, its replicas kept at `size`.
+    // The Deployment, created or updated by the same server-side apply, so that one field
+    // manager owns its fields from the start: a field the spec no longer sets (e.g. the old
+    // container port) is removed, not left behind under the manager of a POST. The read
+    // before tells whether it was created or scaled (for the Events).
     let deployments = Deployment::api(ctx.client.clone(), &namespace);
     let existing = deployments.get_or_none(&name).await?;
-    let deployment = create_or_apply(
-        &deployments,
-        existing.is_some(),
-        &desired_deployment(&object)?,
-    )
-    .await?;
+    let deployment = deployments.apply(&desired_deployment(&object)?).await?;
     let related = Some(reference(&deployment));
     match existing.and_then(|d| d.spec).and_then(|s| s.replicas) {
         None => {
@@ -331,8 +308,7 @@ pub async fn reconcile(
     // The Service in front of the pods.
     let services = Service::api(ctx.client.clone(), &namespace);
     let existing = services.get_or_none(&name).await?;
-    let service =
-        create_or_apply(&services, existing.is_some(), &desired_service(&object)?).await?;
+    let service = services.apply(&desired_service(&object)?).await?;
     if existing.is_none() {
         let note = format!("Created Service {name}");
         ctx.record(&object, Some(reference(&service)), "Created", note)
@@ -380,42 +356,63 @@ pub fn error_policy(
     Action::requeue(delay)
 }
 
+/// The Memcached controller: it watches Memcacheds and the Deployments and Services they
+/// own, in `namespace` or (with `None`) in every namespace. A change of an owned Deployment
+/// (e.g. pods becoming available) or Service (e.g. edited by hand) reconciles its Memcached
+/// again.
+pub fn controller(client: &Client, namespace: Option<&str>) -> Controller<Memcached> {
+    let config = || watcher::Config::default().any_semantic();
+    Controller::new(scoped(client, namespace), config())
+        .owns(scoped::<Deployment>(client, namespace), config())
+        .owns(scoped::<Service>(client, namespace), config())
+}
+
+/// The API of `K` in `namespace`, or in every namespace.
+fn scoped<K>(client: &Client, namespace: Option<&str>) -> Api<K>
+where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>,
+{
+    match namespace {
+        Some(namespace) => Api::namespaced(client.clone(), namespace),
+        None => Api::all(client.clone()),
+    }
+}
+
 /// Runs the Memcached controller; the manager starts it once this replica leads and adds
 /// metrics, readiness, `--concurrency` and graceful shutdown.
 pub async fn run(ctx: Context) -> anyhow::Result<()> {
     let client = ctx.client();
-    let objects = Api::<Memcached>::all(client.clone());
     // Fail fast with a hint rather than a watch that retries forever.
-    objects
+    Api::<Memcached>::all(client.clone())
         .list(&ListParams::default().limit(1))
         .await
         .context("cannot list memcacheds.cache.example.com: is the CRD installed (`make install`) and is the manager allowed to?")?;
-    // A change of an owned Deployment (e.g. pods becoming available) or Service (e.g.
-    // edited by hand) reconciles its Memcached again.
-    let controller = Controller::new(objects, watcher::Config::default().any_semantic())
-        .owns(
-            Api::<Deployment>::all(client.clone()),
-            watcher::Config::default().any_semantic(),
-        )
-        .owns(
-            Api::<Service>::all(client.clone()),
-            watcher::Config::default().any_semantic(),
-        );
-    let reconciler = Arc::new(MemcachedReconciler::new(client));
-    ctx.run(controller, reconcile, error_policy, reconciler)
-        .await
+    let reconciler = Arc::new(MemcachedReconciler::new(client.clone()));
+    ctx.run(
+        controller(&client, None),
+        reconcile,
+        error_policy,
+        reconciler,
+    )
+    .await
 }
 
 #[cfg(test)]
 mod tests {
     use kube::api::PostParams;
-    use kube_fake_client::ClientBuilder;
+    use rkb_runtime::testing::envtest;
 
     use super::*;
 
     use crate::api::cache::v1alpha1::MemcachedSpec;
 
-    fn sample() -> Memcached {
+    /// A Memcached in a fresh namespace of the test binary's real API server (envtest),
+    /// with the CRD installed as `make install` would; tests/controller.rs has the rest.
+    async fn sample() -> (Client, Memcached) {
+        let env = envtest::shared().await;
+        let crds = crate::manifests().crds().unwrap_or_else(|e| panic!("{e}"));
+        env.apply().crds(crds).await.unwrap();
+        let namespace = env.create_namespace().await.unwrap();
         let mut object = Memcached::new(
             "sample",
             MemcachedSpec {
@@ -423,25 +420,18 @@ mod tests {
                 container_port: None,
             },
         );
-        object.metadata.namespace = Some("default".into());
-        object
-    }
-
-    async fn fake_client() -> Client {
-        ClientBuilder::new()
-            .with_resource::<Memcached>()
-            .with_status_subresource::<Memcached>()
-            .with_status_subresource::<Deployment>()
-            .build()
+        object.metadata.namespace = Some(namespace.clone());
+        let client = env.client();
+        let object = Api::namespaced(client.clone(), &namespace)
+            .create(&PostParams::default(), &object)
             .await
-            .expect("the in-memory API starts")
+            .unwrap();
+        (client, object)
     }
 
     #[tokio::test]
     async fn reconciling_an_object_succeeds_and_waits_for_changes() {
-        let client = fake_client().await;
-        let api: Api<Memcached> = Api::namespaced(client.clone(), "default");
-        let object = api.create(&PostParams::default(), &sample()).await.unwrap();
+        let (client, object) = sample().await;
         let ctx = Arc::new(MemcachedReconciler::new(client));
         let action = reconcile(Arc::new(object), ctx).await.unwrap();
         assert_eq!(action, Action::await_change());
@@ -449,9 +439,8 @@ mod tests {
 
     #[tokio::test]
     async fn failures_back_off_per_object_until_a_success() {
-        let client = fake_client().await;
-        let api: Api<Memcached> = Api::namespaced(client.clone(), "default");
-        let object = Arc::new(api.create(&PostParams::default(), &sample()).await.unwrap());
+        let (client, object) = sample().await;
+        let object = Arc::new(object);
         let ctx = Arc::new(MemcachedReconciler::new(client));
         let status =
             kube::core::Status::failure("etcd is unavailable", "InternalError").with_code(500);

@@ -16,6 +16,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
@@ -261,36 +262,77 @@ pub fn error_policy(object: Arc<Foo>, error: &Error, ctx: Arc<FooReconciler>) ->
     Action::requeue(delay)
 }
 
+/// The Foo controller: it watches Foos and the Deployments they control, in `namespace` or
+/// (with `None`) in every namespace. A change of a Deployment controlled by a Foo
+/// reconciles that Foo again (upstream's `handleObject`).
+pub fn controller(client: &Client, namespace: Option<&str>) -> Controller<Foo> {
+    let config = || watcher::Config::default().any_semantic();
+    let (foos, deployments) = match namespace {
+        Some(namespace) => (
+            Api::namespaced(client.clone(), namespace),
+            Api::namespaced(client.clone(), namespace),
+        ),
+        None => (Api::all(client.clone()), Api::all(client.clone())),
+    };
+    Controller::new(foos, config()).owns::<Deployment>(deployments, config())
+}
+
 /// Runs the Foo controller; the manager starts it once this replica leads and adds metrics,
-/// readiness, `--concurrency` (upstream's workers) and graceful shutdown.
+/// readiness, `--concurrency` (upstream's workers) and graceful shutdown. It logs upstream's
+/// start and stop lines.
 pub async fn run(ctx: Context) -> anyhow::Result<()> {
     let client = ctx.client();
-    let objects = Api::<Foo>::all(client.clone());
     // Fail fast with a hint rather than a watch that retries forever.
-    objects
+    Api::<Foo>::all(client.clone())
         .list(&ListParams::default().limit(1))
         .await
         .context("cannot list foos.samplecontroller.k8s.io: is the CRD installed (`make install`) and is the manager allowed to?")?;
-    // A change of a Deployment controlled by a Foo reconciles that Foo again (upstream's
-    // `handleObject`).
-    let controller = Controller::new(objects, watcher::Config::default().any_semantic()).owns(
-        Api::<Deployment>::all(client.clone()),
-        watcher::Config::default().any_semantic(),
-    );
-    let reconciler = Arc::new(FooReconciler::new(client));
-    ctx.run(controller, reconcile, error_policy, reconciler)
-        .await
+    tracing::info!("Setting up event handlers");
+    let controller = controller(&client, None);
+    tracing::info!("Starting Foo controller");
+    tracing::info!("Waiting for informer caches to sync");
+    let store = controller.store();
+    let workers = ctx.concurrency();
+    let started = tokio::spawn(async move {
+        // As the manager does: kube-runtime's `wait_until_ready` can miss a wake-up when the
+        // store has another waiter, so ask again every 100 ms.
+        loop {
+            let ready = tokio::time::timeout(Duration::from_millis(100), store.wait_until_ready());
+            match ready.await {
+                Ok(Ok(())) => {
+                    tracing::info!(count = workers, "Starting workers");
+                    tracing::info!("Started workers");
+                    break;
+                }
+                Ok(Err(_)) => break, // the controller stopped before its first list
+                Err(_) => {}
+            }
+        }
+    });
+    let reconciler = Arc::new(FooReconciler::new(client.clone()));
+    let result = ctx
+        .run(controller, reconcile, error_policy, reconciler)
+        .await;
+    started.abort();
+    tracing::info!("Shutting down workers");
+    result
 }
 
 #[cfg(test)]
 mod tests {
-    use kube_fake_client::ClientBuilder;
+    use rkb_runtime::testing::envtest;
 
     use super::*;
 
     use crate::api::samplecontroller::v1alpha1::FooSpec;
 
-    fn sample() -> Foo {
+    /// A Foo in a fresh namespace of the test binary's real API server (envtest), with the
+    /// CRD installed as `make install` would; tests/controller.rs has the rest.
+    async fn sample() -> (Client, Foo) {
+        let env = envtest::shared().await;
+        let crds = crate::manifests().crds().unwrap_or_else(|e| panic!("{e}"));
+        env.apply().crds(crds).await.unwrap();
+        let namespace = env.create_namespace().await.unwrap();
         let mut object = Foo::new(
             "sample",
             FooSpec {
@@ -298,24 +340,18 @@ mod tests {
                 replicas: 1,
             },
         );
-        object.metadata.namespace = Some("default".into());
-        object
-    }
-
-    async fn fake_client() -> Client {
-        ClientBuilder::new()
-            .with_resource::<Foo>()
-            .with_status_subresource::<Foo>()
-            .build()
+        object.metadata.namespace = Some(namespace.clone());
+        let client = env.client();
+        let object = Api::namespaced(client.clone(), &namespace)
+            .create(&PostParams::default(), &object)
             .await
-            .expect("the in-memory API starts")
+            .unwrap();
+        (client, object)
     }
 
     #[tokio::test]
     async fn reconciling_an_object_succeeds_and_waits_for_changes() {
-        let client = fake_client().await;
-        let api: Api<Foo> = Api::namespaced(client.clone(), "default");
-        let object = api.create(&PostParams::default(), &sample()).await.unwrap();
+        let (client, object) = sample().await;
         let ctx = Arc::new(FooReconciler::new(client));
         let action = reconcile(Arc::new(object), ctx).await.unwrap();
         assert_eq!(action, Action::await_change());
@@ -323,9 +359,8 @@ mod tests {
 
     #[tokio::test]
     async fn failures_back_off_per_object_until_a_success() {
-        let client = fake_client().await;
-        let api: Api<Foo> = Api::namespaced(client.clone(), "default");
-        let object = Arc::new(api.create(&PostParams::default(), &sample()).await.unwrap());
+        let (client, object) = sample().await;
+        let object = Arc::new(object);
         let ctx = Arc::new(FooReconciler::new(client));
         let status =
             kube::core::Status::failure("etcd is unavailable", "InternalError").with_code(500);
