@@ -111,7 +111,7 @@ pub enum Error {
         /// The CRD's `metadata.name`.
         crd: String,
         /// kube's reason.
-        source: kube::core::crd::MergeError,
+        source: kube_core::crd::MergeError,
     },
     /// Two differently named CRDs would be written to the same file.
     #[error("CRDs {first} and {second} would both be written to {}", .path.display())]
@@ -603,7 +603,7 @@ fn merge_versions(
         let mut crd = if parts.len() == 1 {
             parts.remove(0)
         } else {
-            kube::core::crd::merge_crds(parts, &stored).map_err(|source| Error::Merge {
+            kube_core::crd::merge_crds(parts, &stored).map_err(|source| Error::Merge {
                 crd: name.clone(),
                 source,
             })?

@@ -1,7 +1,6 @@
 //! Test kit for reconcilers.
 //!
-//! - [`envtest`] (feature `envtest`, which generated projects switch on in their
-//!   `[dev-dependencies]`): a real kube-apiserver and etcd for the tests, like
+//! - [`envtest`]: a real kube-apiserver and etcd for the tests, like
 //!   controller-runtime's envtest; see the `rkb-envtest` crate.
 //!
 //! Wrap any [`kube::Client`] (envtest's, a `tower-test` mock, a real cluster) to
@@ -22,7 +21,6 @@
 //! audit.check_role_file("config/rbac/role.yaml").unwrap();
 //! ```
 
-#[cfg(feature = "envtest")]
 pub use rkb_envtest as envtest;
 
 use std::collections::BTreeSet;
@@ -215,7 +213,7 @@ impl RbacAudit {
     /// Checks the recorded requests against one reconciler's declared rules
     /// (`Reconciler::rbac_rules()`), for projects whose role.yaml also holds the rules of
     /// other controllers: missing and unused rules fail as with [`Self::check_role_yaml`].
-    pub fn check_rules(&self, rules: &[crate::rbac::Rule]) -> Result<(), String> {
+    pub fn check_rules(&self, rules: &[rkb_manifests::rbac::Rule]) -> Result<(), String> {
         let grants = rules
             .iter()
             .flat_map(|rule| flatten(&rule.to_policy_rule(), rule.namespace.as_deref()))
@@ -626,7 +624,7 @@ rules:
 
     #[test]
     fn audit_checks_a_reconcilers_declared_rules() {
-        let rules = [crate::rbac::Rule {
+        let rules = [rkb_manifests::rbac::Rule {
             api_groups: vec!["apps".into()],
             resources: vec!["deployments".into()],
             verbs: vec!["get".into(), "list".into()],

@@ -6,7 +6,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 use kube::api::{ObjectMeta, PostParams};
-use rkb_runtime::testing::{self, Fault, FaultKind, Faults, RbacAudit};
+use rkb_testing::{self as testing, Fault, FaultKind, Faults, RbacAudit};
 
 fn config_map(name: &str) -> ConfigMap {
     ConfigMap {

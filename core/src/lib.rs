@@ -1,0 +1,1 @@
+//! Kubernetes rules shared by rkb crates.
