@@ -12,7 +12,10 @@ pub const MAX_SUBDOMAIN_LEN: usize = 253;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NameError {
     Empty,
-    TooLong { len: usize, max: usize },
+    TooLong {
+        len: usize,
+        max: usize,
+    },
     Uppercase(char),
     InvalidChar(char),
     /// A label starts or ends with `-`.
@@ -22,7 +25,10 @@ pub enum NameError {
     /// Two dots in a row, or a leading or trailing dot.
     EmptyLabel,
     /// One label of a subdomain is invalid.
-    Label { label: String, error: Box<NameError> },
+    Label {
+        label: String,
+        error: Box<NameError>,
+    },
 }
 
 impl fmt::Display for NameError {

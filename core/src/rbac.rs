@@ -14,6 +14,15 @@ pub fn api_group(group: &str) -> &str {
     if group == CORE_GROUP_ALIAS { "" } else { group }
 }
 
+/// The API group as people read it: `""` is shown as [`CORE_GROUP_ALIAS`].
+pub fn display_group(group: &str) -> &str {
+    if group.is_empty() {
+        CORE_GROUP_ALIAS
+    } else {
+        group
+    }
+}
+
 /// The verbs Kubernetes' own authorizers check: the API verbs plus the special ones
 /// (`impersonate`, `bind`, `escalate`, `use`).
 pub const KNOWN_VERBS: &[&str] = &[
@@ -271,6 +280,8 @@ mod tests {
         assert_eq!(api_group("core"), "");
         assert_eq!(api_group(""), "");
         assert_eq!(api_group("apps"), "apps");
+        assert_eq!(display_group(""), "core");
+        assert_eq!(display_group("apps"), "apps");
         assert!(is_resource("pods"));
         assert!(is_resource("deployments/status"));
         assert!(!is_resource("Pods"));

@@ -129,7 +129,8 @@ pub enum Error {
         /// The rule as given.
         rule: Box<Rule>,
         /// What is wrong with it.
-        reason: String,
+        #[source]
+        reason: rbac::RuleError,
     },
     /// The role name is not a valid object name.
     #[error("invalid role name {0:?}: it must be a DNS-1123 subdomain, e.g. \"manager-role\"")]
@@ -402,7 +403,7 @@ impl Manifests {
     }
 
     fn render_roles(&self) -> Result<String, Error> {
-        if !rbac::is_dns_subdomain(&self.role_name) {
+        if !rkb_core::names::is_dns1123_subdomain(&self.role_name) {
             return Err(Error::InvalidRoleName(self.role_name.clone()));
         }
         for rule in &self.rules {

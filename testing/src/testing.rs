@@ -49,11 +49,7 @@ pub struct Access {
 
 impl fmt::Display for Access {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let group = if self.group.is_empty() {
-            "core"
-        } else {
-            &self.group
-        };
+        let group = rkb_core::rbac::display_group(&self.group);
         write!(f, "{} {}/{}", self.verb, group, self.resource)?;
         if let Some(ns) = &self.namespace {
             write!(f, " in namespace {ns}")?;
@@ -241,11 +237,7 @@ impl RbacAudit {
             ));
         }
         for grant in unused {
-            let group = if grant.group.is_empty() {
-                "core"
-            } else {
-                &grant.group
-            };
+            let group = rkb_core::rbac::display_group(&grant.group);
             report.push_str(&format!(
                 "  excessive rule: the role allows `{} {group}/{}`{}, which no request used\n",
                 grant.verb,
