@@ -7,6 +7,7 @@
 use std::fmt;
 
 use heck::ToSnakeCase;
+use rkb_core::names;
 
 /// A rejected input: what was wrong, what is accepted, and an example that works.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,53 +65,17 @@ fn invalid(
 
 /// Why `s` is not a DNS-1123 label (`[a-z0-9]([-a-z0-9]*[a-z0-9])?`, at most 63), if it isn't.
 fn dns1123_label_problem(s: &str) -> Option<String> {
-    if s.is_empty() {
-        return Some("it is empty".into());
-    }
-    if s.len() > 63 {
-        return Some(format!("it is {} characters long, more than 63", s.len()));
-    }
-    if let Some(c) = s
-        .chars()
-        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '-'))
-    {
-        return Some(if c.is_ascii_uppercase() {
-            format!("it contains the uppercase letter {c:?}")
-        } else {
-            format!("it contains {c:?}")
-        });
-    }
-    if s.starts_with('-') || s.ends_with('-') {
-        return Some("it starts or ends with '-'".into());
-    }
-    None
+    names::dns1123_label(s).err().map(|e| e.to_string())
 }
 
 /// Why `s` is not a DNS-1123 subdomain (dot-separated labels, at most 253), if it isn't.
 fn dns1123_subdomain_problem(s: &str) -> Option<String> {
-    if s.is_empty() {
-        return Some("it is empty".into());
-    }
-    if s.len() > 253 {
-        return Some(format!("it is {} characters long, more than 253", s.len()));
-    }
-    s.split('.').find_map(|label| {
-        dns1123_label_problem(label).map(|p| {
-            if label.is_empty() {
-                "it has an empty label (two dots in a row, or a leading or trailing dot)".into()
-            } else {
-                format!("its label {label:?} is invalid: {p}")
-            }
-        })
-    })
+    names::dns1123_subdomain(s).err().map(|e| e.to_string())
 }
 
 /// Why `s` is not a DNS-1035 label (like DNS-1123, but starting with a letter), if it isn't.
 fn dns1035_label_problem(s: &str) -> Option<String> {
-    dns1123_label_problem(s).or_else(|| {
-        (!s.starts_with(|c: char| c.is_ascii_lowercase()))
-            .then(|| "it must start with a lowercase letter".into())
-    })
+    names::dns1035_label(s).err().map(|e| e.to_string())
 }
 
 pub fn check_domain(domain: &str) -> Check {

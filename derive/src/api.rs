@@ -249,7 +249,8 @@ fn json_object(spec: &Spec) -> TokenStream {
         .collect();
     if !spec.validations.is_empty() {
         let rules = &spec.validations;
-        pairs.push(quote!("x-kubernetes-validations": [#(#rules),*]));
+        let key = rkb_core::schema::VALIDATIONS;
+        pairs.push(quote!(#key: [#(#rules),*]));
     }
     quote!({ #(#pairs),* })
 }

@@ -11,6 +11,9 @@ use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::{Attribute, Ident, LitStr, Token, bracketed, token};
 
+use rkb_core::names;
+use rkb_core::rbac::{self, KNOWN_VERBS, Shape, ShapeError, Verb};
+
 use crate::ctxt::Ctxt;
 use crate::suggest;
 
@@ -24,31 +27,8 @@ pub(crate) struct Rule {
     pub namespace: Option<String>,
 }
 
-/// Kubernetes' built-in authorization verbs.
-const VERBS: &[&str] = &[
-    "get",
-    "list",
-    "watch",
-    "create",
-    "update",
-    "patch",
-    "delete",
-    "deletecollection",
-    "impersonate",
-    "bind",
-    "escalate",
-    "use",
-];
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Key {
-    Groups,
-    Resources,
-    ResourceNames,
-    Verbs,
-    Namespace,
-    Urls,
-}
+/// The keys of `#[rbac(...)]` are the fields of a rule, as rkb-core names them.
+use rkb_core::rbac::Field as Key;
 
 const KEYS: &[(&str, Key)] = &[
     ("groups", Key::Groups),
@@ -67,10 +47,8 @@ const KEY_ALIASES: &[(&str, &str)] = &[
     ("non_resource_urls", "urls"),
 ];
 
-impl Key {
-    fn name(self) -> &'static str {
-        KEYS.iter().find(|(_, k)| *k == self).map_or("", |(n, _)| n)
-    }
+fn key_name(key: Key) -> &'static str {
+    KEYS.iter().find(|(_, k)| *k == key).map_or("", |(n, _)| n)
 }
 
 struct Entry {
@@ -249,69 +227,57 @@ fn check_rule(
     })
 }
 
-/// Mirrors the API server's PolicyRule validation, so a bad rule fails at
-/// compile time rather than when the role is applied.
+/// rkb-core's PolicyRule shape rules (the API server's), each error pointed at the key
+/// it is about, so a bad rule fails at compile time rather than when the role is applied.
 fn check_shape(cx: &mut Ctxt, attr: &Attribute, keys: &[(Key, Ident)]) -> bool {
     let get = |key: Key| keys.iter().find(|(k, _)| *k == key).map(|(_, i)| i);
-    let mut errors = Vec::new();
-    let at = |ident: &Ident, msg: &str| syn::Error::new(ident.span(), msg);
-    if get(Key::Verbs).is_none() {
-        errors.push(syn::Error::new_spanned(
-            attr,
-            "missing `verbs`: say what the reconciler may do, e.g. `verbs = [get, list, watch]`",
-        ));
-    }
-    let groups = get(Key::Groups);
-    let resources = get(Key::Resources);
-    if get(Key::Urls).is_some() {
-        for key in [Key::Groups, Key::Resources, Key::ResourceNames] {
-            if let Some(ident) = get(key) {
-                errors.push(at(
-                    ident,
-                    &format!(
-                        "`{}` cannot be combined with `urls`: non-resource URLs belong to no \
-                         API resource; declare them in a separate #[rbac(urls = [...], verbs = [...])]",
-                        key.name()
-                    ),
-                ));
-            }
-        }
-        if let Some(ident) = get(Key::Namespace) {
-            errors.push(at(
-                ident,
-                "`namespace` cannot be combined with `urls`: non-resource URLs are \
-                 cluster-scoped and can only be granted by the ClusterRole",
-            ));
-        }
-    } else if let (Some(ident), None) = (resources, groups) {
-        errors.push(at(
-            ident,
-            "`resources` need `groups`: add `groups = [\"core\"]` for core resources such as \
-             pods, or the resource's API group, e.g. `groups = [\"apps\"]` for deployments",
-        ));
-    } else if let (Some(ident), None) = (groups, resources) {
-        errors.push(at(
-            ident,
-            "`groups` need `resources`: name the resources of these groups that the \
-             reconciler uses, e.g. `resources = [\"deployments\"]`",
-        ));
-    } else if groups.is_none() {
-        match get(Key::ResourceNames) {
-            Some(ident) => errors.push(at(
-                ident,
-                "`resource_names` need `groups` and `resources`: say which kind of object \
-                 the names refer to",
-            )),
-            None => errors.push(syn::Error::new_spanned(
-                attr,
-                "the rule grants nothing: add `groups = [...], resources = [...]` for API \
-                 resources, or `urls = [...]` for non-resource URLs",
-            )),
+    let shape = Shape {
+        groups: get(Key::Groups).is_some(),
+        resources: get(Key::Resources).is_some(),
+        resource_names: get(Key::ResourceNames).is_some(),
+        verbs: get(Key::Verbs).is_some(),
+        urls: get(Key::Urls).is_some(),
+        namespace: get(Key::Namespace).is_some(),
+    };
+    let errors = shape.errors();
+    for error in &errors {
+        let message = shape_message(*error);
+        match error.field().and_then(get) {
+            Some(ident) => cx.error_at(ident.span(), message),
+            None => cx.error_spanned(attr, message),
         }
     }
-    let ok = errors.is_empty();
-    errors.into_iter().for_each(|e| cx.push(e));
-    ok
+    errors.is_empty()
+}
+
+fn shape_message(error: ShapeError) -> String {
+    match error {
+        ShapeError::NoVerbs => {
+            "missing `verbs`: say what the reconciler may do, e.g. `verbs = [get, list, watch]`"
+                .to_owned()
+        }
+        ShapeError::UrlsWith(key) => format!(
+            "`{}` cannot be combined with `urls`: non-resource URLs belong to no \
+             API resource; declare them in a separate #[rbac(urls = [...], verbs = [...])]",
+            key_name(key)
+        ),
+        ShapeError::NamespacedUrls => "`namespace` cannot be combined with `urls`: non-resource \
+             URLs are cluster-scoped and can only be granted by the ClusterRole"
+            .to_owned(),
+        ShapeError::ResourcesWithoutGroups => "`resources` need `groups`: add \
+             `groups = [\"core\"]` for core resources such as pods, or the resource's API \
+             group, e.g. `groups = [\"apps\"]` for deployments"
+            .to_owned(),
+        ShapeError::GroupsWithoutResources => "`groups` need `resources`: name the resources of \
+             these groups that the reconciler uses, e.g. `resources = [\"deployments\"]`"
+            .to_owned(),
+        ShapeError::NamesWithoutResources => "`resource_names` need `groups` and `resources`: \
+             say which kind of object the names refer to"
+            .to_owned(),
+        ShapeError::GrantsNothing => "the rule grants nothing: add `groups = [...], resources = \
+             [...]` for API resources, or `urls = [...]` for non-resource URLs"
+            .to_owned(),
+    }
 }
 
 fn unknown_key(name: &str) -> String {
@@ -322,7 +288,7 @@ fn unknown_key(name: &str) -> String {
 
 /// Checks a list-valued key and returns its values ("core" already mapped to "").
 fn list(cx: &mut Ctxt, key: Key, value: &Value) -> Option<Vec<String>> {
-    let name = key.name();
+    let name = key_name(key);
     let (bracket, items) = match value {
         Value::List { bracket, items } => (bracket, items),
         Value::Str(lit) => {
@@ -368,7 +334,7 @@ fn list(cx: &mut Ctxt, key: Key, value: &Value) -> Option<Vec<String>> {
 }
 
 fn check_item(key: Key, item: &Item) -> syn::Result<String> {
-    let name = key.name();
+    let name = key_name(key);
     let (value, span) = match item {
         Item::Star(star) => return Err(wildcard(key, "*", star.span)),
         Item::Ident(ident) if key == Key::Verbs => (ident.unraw().to_string(), ident.span()),
@@ -392,26 +358,28 @@ fn check_item(key: Key, item: &Item) -> syn::Result<String> {
     let err = |msg: String| Err(syn::Error::new(span, msg));
     match key {
         Key::Groups if value == "*" => Err(wildcard(key, &value, span)),
-        Key::Groups if value == "core" || value.is_empty() => Ok(String::new()),
-        Key::Groups if !is_dns_subdomain(&value) => err(format!(
+        Key::Groups if rbac::api_group(&value).is_empty() => Ok(String::new()),
+        Key::Groups if !names::is_dns1123_subdomain(&value) => err(format!(
             "invalid API group `{value}`: groups are lowercase DNS names such as \"apps\" or \
              \"cache.example.com\"; use \"core\" for the core group"
         )),
         Key::Resources if value.contains('*') => Err(wildcard(key, &value, span)),
-        Key::Resources if !is_resource(&value) => err(format!(
+        Key::Resources if !rbac::is_resource(&value) => err(format!(
             "invalid resource `{value}`: resources are lowercase plural names as listed by \
              `kubectl api-resources`, optionally with a subresource, e.g. \"deployments\" or \
              \"deployments/status\""
         )),
         Key::Verbs if value == "*" => Err(wildcard(key, &value, span)),
-        Key::Verbs if !VERBS.contains(&value.as_str()) => {
-            err(match suggest::closest(&value, VERBS) {
-                Some(verb) => format!("unknown verb `{value}`; did you mean `{verb}`?"),
-                None => format!(
-                    "unknown verb `{value}`; expected one of: {}",
-                    VERBS.join(", ")
-                ),
-            })
+        Key::Verbs => {
+            // Any lowercase verb is valid (APIs check their own, e.g. `approve` on
+            // `signers`), but one a slip away from a known verb is more likely a typo.
+            let known = Verb::parse(&value).map(|verb| matches!(verb, Verb::Known(_)));
+            match (known, suggest::closest(&value, KNOWN_VERBS)) {
+                (Ok(true), _) => Ok(value),
+                (_, Some(verb)) => err(format!("unknown verb `{value}`; did you mean `{verb}`?")),
+                (Ok(false), None) => Ok(value),
+                (Err(error), None) => err(error.to_string()),
+            }
         }
         Key::Urls if !value.starts_with('/') => err(format!(
             "invalid non-resource URL `{value}`: it must be a path starting with `/`, e.g. \"/metrics\""
@@ -433,7 +401,7 @@ fn wildcard(key: Key, value: &str, span: Span) -> syn::Error {
         format!(
             "wildcard in `{}` would grant {what}; list exactly what the reconciler needs \
              (least privilege), e.g. {}",
-            key.name(),
+            key_name(key),
             example(key)
         ),
     )
@@ -470,7 +438,7 @@ fn namespace(cx: &mut Ctxt, value: &Value) -> Option<String> {
         }
     };
     let ns = lit.value();
-    if is_dns_label(&ns) {
+    if names::is_dns1123_label(&ns) {
         Some(ns)
     } else {
         cx.error_spanned(
@@ -481,54 +449,5 @@ fn namespace(cx: &mut Ctxt, value: &Value) -> Option<String> {
             ),
         );
         None
-    }
-}
-
-fn is_dns_label(s: &str) -> bool {
-    let alnum = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
-    !s.is_empty()
-        && s.len() <= 63
-        && s.chars().all(|c| alnum(c) || c == '-')
-        && s.starts_with(alnum)
-        && s.ends_with(alnum)
-}
-
-fn is_dns_subdomain(s: &str) -> bool {
-    s.len() <= 253 && s.split('.').all(is_dns_label)
-}
-
-fn is_resource(s: &str) -> bool {
-    let mut parts = s.split('/');
-    let valid = |p: &str| {
-        !p.is_empty()
-            && p.chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
-    };
-    // `resource` or `resource/subresource`, nothing deeper.
-    parts.next().is_some_and(valid) && parts.next().is_none_or(valid) && parts.next().is_none()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dns_label() {
-        assert!(is_dns_label("system"));
-        assert!(is_dns_label("my-ns-1"));
-        assert!(!is_dns_label(""));
-        assert!(!is_dns_label("-a"));
-        assert!(!is_dns_label("a-"));
-        assert!(!is_dns_label("My_NS"));
-        assert!(!is_dns_label(&"a".repeat(64)));
-    }
-
-    #[test]
-    fn resource_names() {
-        assert!(is_resource("pods"));
-        assert!(is_resource("deployments/status"));
-        assert!(!is_resource("Pods"));
-        assert!(!is_resource("a/b/c"));
-        assert!(!is_resource("pods/"));
     }
 }

@@ -12,6 +12,7 @@ use syn::{Attribute, LitStr};
 use crate::ctxt::Ctxt;
 use crate::meta::{self, Entry, Number, Value};
 use crate::suggest;
+use rkb_core::schema;
 
 /// Where an `#[rkb(...)]` attribute is written.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -104,29 +105,19 @@ const KEYS: &[Key] = &[
     key("default", "default", Kind::Json, F),
     key("example", "example", Kind::Json, F),
     key("nullable", "nullable", Kind::Flag, F),
-    key("list_type", "x-kubernetes-list-type", Kind::ListType, F),
-    key(
-        "list_map_keys",
-        "x-kubernetes-list-map-keys",
-        Kind::Strings,
-        F,
-    ),
-    key("map_type", "x-kubernetes-map-type", Kind::MapType, FT),
+    key("list_type", schema::LIST_TYPE, Kind::ListType, F),
+    key("list_map_keys", schema::LIST_MAP_KEYS, Kind::Strings, F),
+    key("map_type", schema::MAP_TYPE, Kind::MapType, FT),
     key(
         "preserve_unknown_fields",
-        "x-kubernetes-preserve-unknown-fields",
+        schema::PRESERVE_UNKNOWN_FIELDS,
         Kind::Flag,
         FT,
     ),
     key("embedded_resource", "", Kind::Flag, F),
     key("int_or_string", "", Kind::Flag, F),
     key("schemaless", "", Kind::Flag, F),
-    key(
-        "validation",
-        "x-kubernetes-validations",
-        Kind::Validation,
-        FTI,
-    ),
+    key("validation", schema::VALIDATIONS, Kind::Validation, FTI),
     key("items", "", Kind::Items, F),
     key("printcolumn", "", Kind::Crd, CRD),
     key("short_names", "", Kind::Crd, CRD),
@@ -904,7 +895,7 @@ fn crd_entry(cx: &mut Ctxt, entry: &Entry, spec: &mut Spec) {
             };
             if let Some(values) = strings(cx, entry, example) {
                 for value in values {
-                    if !is_dns_label(&value.value()) {
+                    if !rkb_core::names::is_dns1123_label(&value.value()) {
                         cx.error_spanned(
                             &value,
                             format!(
@@ -1177,15 +1168,6 @@ fn balanced(path: &str) -> bool {
         }
     }
     stack.is_empty() && quote.is_none()
-}
-
-fn is_dns_label(s: &str) -> bool {
-    let alnum = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
-    !s.is_empty()
-        && s.len() <= 63
-        && s.chars().all(|c| alnum(c) || c == '-')
-        && s.starts_with(alnum)
-        && s.ends_with(alnum)
 }
 
 #[cfg(test)]

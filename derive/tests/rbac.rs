@@ -86,6 +86,18 @@ fn verbs_as_identifiers_keywords_and_strings() {
     assert_eq!(rules[3].resources, ["deployments", "jobs"]);
 }
 
+/// APIs check verbs of their own: a CSR approver needs `approve` on `signers`.
+#[derive(Rbac)]
+#[rbac(groups = ["certificates.k8s.io"], resources = ["signers"], resource_names = ["example.com/my-signer"], verbs = [approve, "sign"])]
+struct CsrApprover;
+
+#[test]
+fn custom_verbs() {
+    let rules = CsrApprover::rbac_rules();
+    assert_eq!(rules[0].verbs, ["approve", "sign"]);
+    assert_eq!(rules[0].validate(), Ok(()));
+}
+
 // The derive works on every kind of type, generics included.
 
 #[derive(Rbac)]

@@ -1,41 +1,49 @@
-//! Support library for operators scaffolded by rkb.
+//! Support library for operators scaffolded by rkb: the one crate generated projects
+//! depend on, a facade over one crate per job (as `kube` fronts kube-core, kube-client
+//! and kube-runtime).
 //!
 //! - [`Rbac`]: declare a reconciler's RBAC rules with `#[derive(Rbac)]` and
 //!   `#[rbac(...)]` attributes (controller-gen's `+kubebuilder:rbac` markers).
 //! - [`Manifests`]: render CRDs and the manager's roles into `config/`, the
-//!   job of `make manifests`.
+//!   job of `make manifests` (feature `manifests`, crate `rkb-manifests`).
 //! - [`backoff::ErrorBackoff`]: per-object exponential requeue delays.
 //! - [`manager::Manager`]: runs the controllers with leader election, metrics, health
-//!   probes and graceful shutdown, like controller-runtime's manager.
+//!   probes and graceful shutdown, like controller-runtime's manager (feature `manager`,
+//!   crate `rkb-manager`).
+//! - `testing`: envtest, RBAC audit and fault injection for tests (feature `testing`,
+//!   crate `rkb-testing`), switched on from `[dev-dependencies]`.
 
-pub mod backoff;
-pub mod client;
-pub mod crd;
-pub mod manager;
-pub mod manifests;
-pub mod rbac;
-pub mod schema;
-#[doc(hidden)]
-pub mod schema_macro;
-pub mod testing;
+#[cfg(feature = "manager")]
+pub use rkb_manager::{ClusterApi, Lister, NamespacedApi, TypedApi};
+#[cfg(feature = "manager")]
+pub use rkb_manager::{Manager, backoff, client, manager};
 
-pub use client::{ClusterApi, Lister, NamespacedApi, TypedApi};
-/// The CRD of a kube-derived custom resource, checked to be structural (lets
-/// generated code list CRDs without importing kube's trait).
-pub use crd::{CrdError, crd};
-pub use manager::Manager;
-pub use manifests::Manifests;
-/// The trait; the derive macro of the same name lives in the macro namespace,
-/// so `use rkb_runtime::Rbac;` imports both (as with serde).
-pub use rbac::Rbac;
+#[cfg(feature = "manifests")]
 pub use rkb_derive::Rbac;
 /// `#[rkb_runtime::api]` on a custom resource's spec struct and
 /// `#[rkb_runtime::schema]` on the types it contains: controller-gen's markers
 /// as `#[rkb(...)]` attributes (validation, defaults, list types, printer
 /// columns, ...).
+#[cfg(feature = "manifests")]
 pub use rkb_derive::{api, schema};
+/// The trait; the derive macro of the same name lives in the macro namespace,
+/// so `use rkb_runtime::Rbac;` imports both (as with serde).
+#[cfg(feature = "manifests")]
+pub use rkb_manifests::Rbac;
+#[doc(hidden)]
+#[cfg(feature = "manifests")]
+pub use rkb_manifests::schema_macro;
+/// `crd` is the module and, in the value namespace, the function: the CRD of a
+/// kube-derived custom resource, checked to be structural (lets generated code list
+/// CRDs without importing kube's trait).
+#[cfg(feature = "manifests")]
+pub use rkb_manifests::{CrdError, Manifests, crd, manifests, rbac, schema};
+
+#[cfg(feature = "testing")]
+pub use rkb_testing as testing;
 
 /// The RBAC rules a reconciler declared with `#[derive(Rbac)]`.
+#[cfg(feature = "manifests")]
 pub fn rbac_rules<R: rbac::Rbac>() -> Vec<rbac::Rule> {
     R::rbac_rules()
 }

@@ -4,6 +4,7 @@
 use std::io::Write;
 
 use anyhow::bail;
+use rkb_core::rbac;
 use serde::Serialize;
 
 use crate::cli::CreateApiArgs;
@@ -311,7 +312,7 @@ fn resolve(args: &CreateApiArgs, project: &Project) -> anyhow::Result<Api> {
             });
         }
         if builtin_kinds::CREATE_ONLY_KINDS.iter().any(|k| {
-            (k.group == args.group || (args.group.is_empty() && k.group == "core"))
+            k.group == rbac::display_group(&args.group)
                 && k.version == args.version
                 && k.kind == args.kind
         }) {
@@ -336,11 +337,7 @@ fn resolve(args: &CreateApiArgs, project: &Project) -> anyhow::Result<Api> {
                 suggestions(&args.group, &args.version)
             );
         };
-        let api_group = if builtin.group == "core" {
-            String::new()
-        } else {
-            builtin.group.to_owned()
-        };
+        let api_group = rbac::api_group(builtin.group).to_owned();
         return Ok(Api {
             api_version: if api_group.is_empty() {
                 builtin.version.to_owned()
@@ -524,7 +521,7 @@ fn check_conflicts(args: &CreateApiArgs, project: &Project, api: &Api) -> anyhow
 }
 
 fn suggestions(group: &str, version: &str) -> String {
-    let group = if group.is_empty() { "core" } else { group };
+    let group = rbac::display_group(group);
     let kinds: Vec<&str> = builtin_kinds::BUILTIN_KINDS
         .iter()
         .filter(|k| k.group == group && k.version == version)

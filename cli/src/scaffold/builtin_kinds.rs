@@ -146,7 +146,7 @@ pub fn required_fields(group: &str, kind: &str) -> Option<String> {
 
 /// Looks up a built-in kind; `group` is `core` or `""` for the legacy group.
 pub fn find(group: &str, version: &str, kind: &str) -> Option<&'static BuiltinKind> {
-    let group = if group.is_empty() { "core" } else { group };
+    let group = rkb_core::rbac::display_group(group);
     BUILTIN_KINDS
         .iter()
         .find(|k| k.group == group && k.version == version && k.kind == kind)

@@ -806,10 +806,10 @@ async fn rbac_role_allows_exactly_what_the_controller_uses() {
     let yaml = std::fs::read_to_string(role).unwrap();
     let excessive =
         format!("{yaml}- apiGroups: [apps]\n  resources: [deployments]\n  verbs: [delete]\n");
-    let report = audit.check_role_yaml(&excessive).unwrap_err();
+    let report = audit.check_role_yaml(&excessive).unwrap_err().to_string();
     assert!(report.contains("excessive rule: the role allows `delete apps/deployments`"));
     let missing = yaml.replacen("  - create\n", "", 1);
-    let report = audit.check_role_yaml(&missing).unwrap_err();
+    let report = audit.check_role_yaml(&missing).unwrap_err().to_string();
     assert!(report.contains("missing rule"), "{report}");
 }
 

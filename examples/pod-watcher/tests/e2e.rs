@@ -14,81 +14,32 @@
 //! built the image and deployed the operator: the manager becomes Ready, and logs
 //! "caches are synced" and the adds of the Pods it found. Skipped (passing) when no cluster is reachable.
 
-use std::time::Duration;
+use rkb_runtime::testing::e2e::{Deployed, TIMEOUT};
 
-use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::Pod;
-use kube::api::{ListParams, LogParams};
-use kube::runtime::wait::{Condition, await_condition};
-use kube::{Api, Client};
-
-const NAMESPACE: &str = "pod-watcher-system";
-const DEPLOYMENT: &str = "pod-watcher-controller-manager";
-const TIMEOUT: Duration = Duration::from_secs(180);
-
-/// A client for a reachable cluster, or `None` (with a note) to skip.
-async fn cluster() -> Option<Client> {
-    let client = match Client::try_default().await {
-        Ok(client) => client,
-        Err(error) => {
-            eprintln!("e2e: skipped: no Kubernetes client configuration ({error})");
-            return None;
-        }
-    };
-    match tokio::time::timeout(Duration::from_secs(10), client.apiserver_version()).await {
-        Ok(Ok(_)) => Some(client),
-        _ => {
-            eprintln!("e2e: skipped: the cluster of the current KUBECONFIG is not reachable");
-            None
-        }
-    }
-}
-
-fn available() -> impl Condition<Deployment> {
-    |deployment: Option<&Deployment>| {
-        deployment
-            .and_then(|d| d.status.as_ref())
-            .and_then(|s| s.ready_replicas)
-            .is_some_and(|ready| ready >= 1)
-    }
-}
+/// `make deploy` names the namespace and the manager's Deployment after the project.
+const PROJECT: &str = "pod-watcher";
 
 #[tokio::test]
 #[ignore = "needs a cluster with the operator deployed; run by `make test-e2e`"]
 async fn the_manager_becomes_ready_and_logs_pod_adds() {
-    let Some(client) = cluster().await else {
+    let Some(operator) = Deployed::connect(env!("CARGO_MANIFEST_DIR"), PROJECT).await else {
         return;
     };
-    let deployments = Api::<Deployment>::namespaced(client.clone(), NAMESPACE);
-    tokio::time::timeout(
-        TIMEOUT,
-        await_condition(deployments, DEPLOYMENT, available()),
-    )
-    .await
-    .unwrap_or_else(|_| panic!("{NAMESPACE}/{DEPLOYMENT} not Ready within {TIMEOUT:?}"))
-    .expect("the Deployment can be watched");
+    operator.wait_ready().await;
 
-    // The leader logs "caches are synced" after the initial list, then onAdd for a new Pod.
-    let pods = Api::<Pod>::namespaced(client, NAMESPACE);
-    let selector = ListParams::default().labels("control-plane=controller-manager");
+    // The leader logs "caches are synced" after the initial list, then onAdd for a new Pod;
+    // the manager's own Pod is listed at start-up, so an add of it is logged.
+    let added = format!("onAdd: {PROJECT}-system/");
     let deadline = tokio::time::Instant::now() + TIMEOUT;
     loop {
-        let mut logs = String::new();
-        for pod in pods.list(&selector).await.expect("pods can be listed") {
-            let name = pod.metadata.name.unwrap_or_default();
-            logs += &pods
-                .logs(&name, &LogParams::default())
-                .await
-                .unwrap_or_default();
-        }
-        // The manager's own Pod is listed at start-up: an add of it is logged.
-        if logs.contains("caches are synced") && logs.contains(&format!("onAdd: {NAMESPACE}/")) {
+        let logs = operator.manager_logs().await;
+        if logs.contains("caches are synced") && logs.contains(&added) {
             break;
         }
         assert!(
             tokio::time::Instant::now() < deadline,
             "no \"caches are synced\" and onAdd within {TIMEOUT:?}:\n{logs}"
         );
-        tokio::time::sleep(Duration::from_secs(2)).await;
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
     }
 }

@@ -768,7 +768,7 @@ mod tests {
             "kind: ClusterRole\napiVersion: rbac.authorization.k8s.io/v1\nmetadata: {name: r}\nrules:\n",
         );
         role.push_str("- apiGroups: ['']\n  resources: [pods]\n  verbs: [get, list, watch]\n");
-        let report = audit.check_role_yaml(&role).unwrap_err();
+        let report = audit.check_role_yaml(&role).unwrap_err().to_string();
         assert!(
             report.contains("excessive rule: the role allows `get core/pods`"),
             "the scaffold's `get` is not needed: {report}"

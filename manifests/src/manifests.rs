@@ -111,7 +111,7 @@ pub enum Error {
         /// The CRD's `metadata.name`.
         crd: String,
         /// kube's reason.
-        source: kube::core::crd::MergeError,
+        source: kube_core::crd::MergeError,
     },
     /// Two differently named CRDs would be written to the same file.
     #[error("CRDs {first} and {second} would both be written to {}", .path.display())]
@@ -129,7 +129,8 @@ pub enum Error {
         /// The rule as given.
         rule: Box<Rule>,
         /// What is wrong with it.
-        reason: String,
+        #[source]
+        reason: rbac::RuleError,
     },
     /// The role name is not a valid object name.
     #[error("invalid role name {0:?}: it must be a DNS-1123 subdomain, e.g. \"manager-role\"")]
@@ -158,9 +159,9 @@ pub enum Error {
         /// Each file that differs, and how.
         files: Vec<Drift>,
     },
-    /// Bad command-line arguments for [`Manifests::main`].
-    #[error("{0}\n{USAGE}")]
-    Usage(String),
+    /// Bad command-line arguments for [`Manifests::main`]: clap's message, with usage.
+    #[error("{}", .0.to_string().trim_end().trim_start_matches("error: "))]
+    Usage(Box<clap::Error>),
 }
 
 /// How a file on disk differs from the rendered manifests.
@@ -226,15 +227,30 @@ impl fmt::Display for Report {
     }
 }
 
-const USAGE: &str =
-    "usage: manifests [--check] [--dir <project root>] [--max-desc-len N] [--max-crd-size BYTES]
-  (no flag)       write config/crd/bases/*.yaml and config/rbac/role.yaml
-  --check         fail if they are not up to date, writing nothing
-  --dir           the project root (default: .)
-  --max-desc-len  cut descriptions to N bytes, 0 drops them (default: keep them while the CRD fits)
-  --max-crd-size  size budget of one CRD in bytes of compact JSON, the form client-side
-                  `kubectl apply` stores in an annotation; 0 for none (default: 261120)
-  (set both in manifests() in src/lib.rs to make them stick: `make test` checks without flags)";
+/// The flags of a project's manifests generator (`src/bin/manifests.rs`).
+#[derive(Debug, clap::Parser)]
+#[command(
+    name = "manifests",
+    about = "Writes config/crd/bases/*.yaml and config/rbac/role.yaml from the Rust types and \
+             #[rbac] attributes (`make manifests`).",
+    after_help = "Set both size flags in manifests() in src/lib.rs to make them stick: \
+                  `make test` checks without flags."
+)]
+struct Args {
+    /// Fail if the files are not up to date, writing nothing.
+    #[arg(long)]
+    check: bool,
+    /// The project root.
+    #[arg(long, value_name = "PROJECT_ROOT", default_value = ".")]
+    dir: PathBuf,
+    /// Cut descriptions to N bytes, 0 drops them (default: keep them while the CRD fits).
+    #[arg(long, value_name = "N")]
+    max_desc_len: Option<usize>,
+    /// Size budget of one CRD in bytes of compact JSON, the form client-side `kubectl
+    /// apply` stores in an annotation; 0 for none (default: 261120).
+    #[arg(long, value_name = "BYTES")]
+    max_crd_size: Option<usize>,
+}
 
 /// The CRDs and RBAC rules of an operator, and the files they render to.
 #[derive(Clone, Debug)]
@@ -402,7 +418,7 @@ impl Manifests {
     }
 
     fn render_roles(&self) -> Result<String, Error> {
-        if !rbac::is_dns_subdomain(&self.role_name) {
+        if !rkb_core::names::is_dns1123_subdomain(&self.role_name) {
             return Err(Error::InvalidRoleName(self.role_name.clone()));
         }
         for rule in &self.rules {
@@ -486,6 +502,11 @@ impl Manifests {
                 println!("{summary}");
                 ExitCode::SUCCESS
             }
+            Err(Error::Usage(err)) => {
+                // clap's own layout: "error: ...", then the usage line.
+                let _ = err.print();
+                ExitCode::FAILURE
+            }
             Err(err) => {
                 eprintln!("error: {err}");
                 ExitCode::FAILURE
@@ -493,50 +514,32 @@ impl Manifests {
         }
     }
 
-    /// [`Manifests::main`] without the process: returns the summary line.
+    /// [`Manifests::main`] without the process: returns the summary line (or the help).
     pub fn run(&self, args: impl IntoIterator<Item = String>) -> Result<String, Error> {
-        let mut check = false;
-        let mut dir = PathBuf::from(".");
-        let mut this = self.clone();
-        let mut args = args.into_iter();
-        while let Some(arg) = args.next() {
-            let (flag, inline) = match arg.split_once('=') {
-                Some((flag, value)) if flag.starts_with("--") => (flag, Some(value.to_owned())),
-                _ => (arg.as_str(), None),
-            };
-            let mut value = |what: &str| {
-                inline
-                    .clone()
-                    .or_else(|| args.next())
-                    .ok_or_else(|| Error::Usage(format!("{flag} needs {what}")))
-            };
-            match flag {
-                "--check" if inline.is_none() => check = true,
-                "--dir" => dir = PathBuf::from(value("a value")?),
-                "--max-desc-len" => this.max_desc_len = Some(number(flag, &value("a number")?)?),
-                "--max-crd-size" => {
-                    let bytes = number(flag, &value("a number of bytes")?)?;
-                    this.max_crd_size = (bytes > 0).then_some(bytes);
-                }
-                "-h" | "--help" => return Ok(USAGE.to_owned()),
-                _ => return Err(Error::Usage(format!("unexpected argument {arg:?}"))),
+        use clap::Parser as _;
+        use clap::error::ErrorKind;
+
+        let args = match Args::try_parse_from(std::iter::once("manifests".to_owned()).chain(args)) {
+            Ok(args) => args,
+            Err(help) if help.kind() == ErrorKind::DisplayHelp => {
+                return Ok(help.render().to_string().trim_end().to_owned());
             }
+            Err(err) => return Err(Error::Usage(Box::new(err))),
+        };
+        let mut this = self.clone();
+        if let Some(len) = args.max_desc_len {
+            this.max_desc_len = Some(len);
         }
-        if check {
-            let count = this.check_files(&dir)?;
+        if let Some(bytes) = args.max_crd_size {
+            this.max_crd_size = (bytes > 0).then_some(bytes);
+        }
+        if args.check {
+            let count = this.check_files(&args.dir)?;
             Ok(format!("manifests: {count} files up to date"))
         } else {
-            this.write(&dir).map(|report| report.to_string())
+            this.write(&args.dir).map(|report| report.to_string())
         }
     }
-}
-
-fn number(flag: &str, value: &str) -> Result<usize, Error> {
-    value.parse().map_err(|_| {
-        Error::Usage(format!(
-            "{flag} takes a non-negative integer, not {value:?}"
-        ))
-    })
 }
 
 /// Merges the CRDs that share a `metadata.name` (one per version of a kind)
@@ -603,7 +606,7 @@ fn merge_versions(
         let mut crd = if parts.len() == 1 {
             parts.remove(0)
         } else {
-            kube::core::crd::merge_crds(parts, &stored).map_err(|source| Error::Merge {
+            kube_core::crd::merge_crds(parts, &stored).map_err(|source| Error::Merge {
                 crd: name.clone(),
                 source,
             })?
@@ -762,26 +765,35 @@ mod tests {
     fn args() {
         let m = Manifests::new(vec![], vec![]);
         let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert!(m.run(args(&["--help"])).unwrap().starts_with("usage:"));
+        let help = m.run(args(&["--help"])).unwrap();
+        assert!(help.contains("Usage: manifests [OPTIONS]"), "{help}");
+        assert!(help.contains("--max-crd-size <BYTES>"), "{help}");
         let err = m.run(args(&["--bogus"])).unwrap_err().to_string();
-        assert!(err.contains("unexpected argument \"--bogus\""), "{err}");
+        assert!(err.starts_with("unexpected argument '--bogus'"), "{err}");
+        assert!(err.contains("Usage: manifests [OPTIONS]"), "{err}");
         let err = m.run(args(&["--dir"])).unwrap_err().to_string();
-        assert!(err.contains("--dir needs a value"), "{err}");
+        assert!(
+            err.contains("a value is required for '--dir <PROJECT_ROOT>'"),
+            "{err}"
+        );
         let err = m
             .run(args(&["--max-desc-len", "x"]))
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("--max-desc-len takes a non-negative integer, not \"x\""),
+            err.contains("invalid value 'x' for '--max-desc-len <N>'"),
             "{err}"
         );
         let err = m.run(args(&["--max-crd-size"])).unwrap_err().to_string();
         assert!(
-            err.contains("--max-crd-size needs a number of bytes"),
+            err.contains("a value is required for '--max-crd-size <BYTES>'"),
             "{err}"
         );
         let err = m.run(args(&["--check=yes"])).unwrap_err().to_string();
-        assert!(err.contains("unexpected argument \"--check=yes\""), "{err}");
+        assert!(
+            err.contains("unexpected value 'yes' for '--check'"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -5,9 +5,9 @@
 //! A generated `main.rs` boils down to
 //!
 //! ```no_run
-//! # mod controller { pub fn controllers() -> Vec<rkb_runtime::manager::Runnable> { vec![] } }
+//! # mod controller { pub fn controllers() -> Vec<rkb_manager::manager::Runnable> { vec![] } }
 //! use clap::Parser;
-//! use rkb_runtime::manager::{Args, Manager};
+//! use rkb_manager::manager::{Args, Manager};
 //!
 //! # async fn start() -> anyhow::Result<()> {
 //! let args = Args::parse();
@@ -29,7 +29,7 @@
 //! use kube::Api;
 //! use kube::runtime::controller::{Action, Controller};
 //! use kube::runtime::watcher;
-//! use rkb_runtime::manager::{Context, Runnable};
+//! use rkb_manager::manager::{Context, Runnable};
 //!
 //! #[derive(Debug, thiserror::Error)]
 //! #[error("reconcile failed")]

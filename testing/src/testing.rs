@@ -1,7 +1,6 @@
 //! Test kit for reconcilers.
 //!
-//! - [`envtest`] (feature `envtest`, which generated projects switch on in their
-//!   `[dev-dependencies]`): a real kube-apiserver and etcd for the tests, like
+//! - [`envtest`]: a real kube-apiserver and etcd for the tests, like
 //!   controller-runtime's envtest; see the `rkb-envtest` crate.
 //!
 //! Wrap any [`kube::Client`] (envtest's, a `tower-test` mock, a real cluster) to
@@ -22,12 +21,11 @@
 //! audit.check_role_file("config/rbac/role.yaml").unwrap();
 //! ```
 
-#[cfg(feature = "envtest")]
 pub use rkb_envtest as envtest;
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -51,11 +49,7 @@ pub struct Access {
 
 impl fmt::Display for Access {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let group = if self.group.is_empty() {
-            "core"
-        } else {
-            &self.group
-        };
+        let group = rkb_core::rbac::display_group(&self.group);
         write!(f, "{} {}/{}", self.verb, group, self.resource)?;
         if let Some(ns) = &self.namespace {
             write!(f, " in namespace {ns}")?;
@@ -131,13 +125,57 @@ pub struct RbacAudit {
 
 /// One rule of the role, flattened: what it grants, and where.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct Grant {
-    verb: String,
-    group: String,
-    resource: String,
-    names: Vec<String>,
+pub struct Grant {
+    pub verb: String,
+    /// `""` for the core group.
+    pub group: String,
+    pub resource: String,
+    pub names: Vec<String>,
     /// `None` for a ClusterRole.
-    namespace: Option<String>,
+    pub namespace: Option<String>,
+}
+
+/// Why an RBAC audit failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("role YAML: {0}")]
+    Yaml(#[from] serde_yaml_ng::Error),
+    /// Requests no rule allows, and rules no request used; the message lists both.
+    #[error("{}", mismatch_report(missing, excessive))]
+    Mismatch {
+        missing: Vec<Access>,
+        excessive: Vec<Grant>,
+    },
+}
+
+fn mismatch_report(missing: &[Access], excessive: &[Grant]) -> String {
+    let mut report = String::from("RBAC audit failed:\n");
+    for access in missing {
+        report.push_str(&format!(
+            "  missing rule: the reconciler made `{access}`, which the role does not allow\n"
+        ));
+    }
+    for grant in excessive {
+        let group = rkb_core::rbac::display_group(&grant.group);
+        report.push_str(&format!(
+            "  excessive rule: the role allows `{} {group}/{}`{}, which no request used\n",
+            grant.verb,
+            grant.resource,
+            grant
+                .namespace
+                .as_ref()
+                .map(|n| format!(" in namespace {n}"))
+                .unwrap_or_default()
+        ));
+    }
+    report
+        .push_str("Fix the #[rbac(...)] attributes of the reconciler, then run `make manifests`.");
+    report
 }
 
 impl RbacAudit {
@@ -173,34 +211,34 @@ impl RbacAudit {
     }
 
     /// Checks the recorded requests against a `role.yaml` (a ClusterRole and/or Roles).
-    pub fn check_role_file(&self, path: impl AsRef<Path>) -> Result<(), String> {
+    pub fn check_role_file(&self, path: impl AsRef<Path>) -> Result<(), AuditError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let text = std::fs::read_to_string(path).map_err(|source| AuditError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
         self.check_role_yaml(&text)
     }
 
     /// Checks the recorded requests against role YAML: fails when a request is not
     /// allowed (a missing rule) or when a rule allows something no request used (an
     /// excessive rule), listing both.
-    pub fn check_role_yaml(&self, yaml: &str) -> Result<(), String> {
+    pub fn check_role_yaml(&self, yaml: &str) -> Result<(), AuditError> {
         use serde::Deserialize as _;
         let mut grants = Vec::new();
         for doc in serde_yaml_ng::Deserializer::from_str(yaml) {
-            let value =
-                serde_yaml_ng::Value::deserialize(doc).map_err(|e| format!("role YAML: {e}"))?;
+            let value = serde_yaml_ng::Value::deserialize(doc)?;
             let kind = value
                 .get("kind")
                 .and_then(|k| k.as_str())
                 .unwrap_or_default();
             let (rules, namespace) = match kind {
                 "ClusterRole" => {
-                    let role: ClusterRole =
-                        serde_yaml_ng::from_value(value).map_err(|e| e.to_string())?;
+                    let role: ClusterRole = serde_yaml_ng::from_value(value)?;
                     (role.rules.unwrap_or_default(), None)
                 }
                 "Role" => {
-                    let role: Role = serde_yaml_ng::from_value(value).map_err(|e| e.to_string())?;
+                    let role: Role = serde_yaml_ng::from_value(value)?;
                     (role.rules.unwrap_or_default(), role.metadata.namespace)
                 }
                 _ => continue,
@@ -215,7 +253,7 @@ impl RbacAudit {
     /// Checks the recorded requests against one reconciler's declared rules
     /// (`Reconciler::rbac_rules()`), for projects whose role.yaml also holds the rules of
     /// other controllers: missing and unused rules fail as with [`Self::check_role_yaml`].
-    pub fn check_rules(&self, rules: &[crate::rbac::Rule]) -> Result<(), String> {
+    pub fn check_rules(&self, rules: &[rkb_manifests::rbac::Rule]) -> Result<(), AuditError> {
         let grants = rules
             .iter()
             .flat_map(|rule| flatten(&rule.to_policy_rule(), rule.namespace.as_deref()))
@@ -223,46 +261,22 @@ impl RbacAudit {
         self.check_grants(grants)
     }
 
-    fn check_grants(&self, grants: Vec<Grant>) -> Result<(), String> {
+    fn check_grants(&self, grants: Vec<Grant>) -> Result<(), AuditError> {
         let accesses = self.accesses();
-        let missing: Vec<&Access> = accesses
+        let missing: Vec<Access> = accesses
             .iter()
             .filter(|a| !grants.iter().any(|g| allows(g, a)))
+            .cloned()
             .collect();
-        let unused: Vec<&Grant> = grants
-            .iter()
+        let excessive: Vec<Grant> = grants
+            .into_iter()
             .filter(|g| !accesses.iter().any(|a| allows(g, a)))
             .collect();
-        if missing.is_empty() && unused.is_empty() {
-            return Ok(());
+        if missing.is_empty() && excessive.is_empty() {
+            Ok(())
+        } else {
+            Err(AuditError::Mismatch { missing, excessive })
         }
-        let mut report = String::from("RBAC audit failed:\n");
-        for access in missing {
-            report.push_str(&format!(
-                "  missing rule: the reconciler made `{access}`, which the role does not allow\n"
-            ));
-        }
-        for grant in unused {
-            let group = if grant.group.is_empty() {
-                "core"
-            } else {
-                &grant.group
-            };
-            report.push_str(&format!(
-                "  excessive rule: the role allows `{} {group}/{}`{}, which no request used\n",
-                grant.verb,
-                grant.resource,
-                grant
-                    .namespace
-                    .as_ref()
-                    .map(|n| format!(" in namespace {n}"))
-                    .unwrap_or_default()
-            ));
-        }
-        report.push_str(
-            "Fix the #[rbac(...)] attributes of the reconciler, then run `make manifests`.",
-        );
-        Err(report)
     }
 }
 
@@ -598,7 +612,12 @@ rules:
         audit.record(access("GET", "/apis/apps/v1/namespaces/a/deployments/web").unwrap());
         audit.record(access("PUT", "/apis/apps/v1/namespaces/a/deployments/web").unwrap());
         audit.record(access("GET", "/api/v1/namespaces/other/configmaps/c").unwrap());
-        let report = audit.check_role_yaml(ROLE).unwrap_err();
+        let error = audit.check_role_yaml(ROLE).unwrap_err();
+        let AuditError::Mismatch { missing, excessive } = &error else {
+            panic!("{error}");
+        };
+        assert_eq!((missing.len(), excessive.len()), (2, 2));
+        let report = error.to_string();
         assert!(report.contains("missing rule: the reconciler made `update apps/deployments in namespace a named web`"), "{report}");
         assert!(
             report.contains(
@@ -621,12 +640,12 @@ rules:
         exact.record(access("GET", "/apis/apps/v1/namespaces/a/deployments/web").unwrap());
         exact.record(access("POST", "/apis/apps/v1/namespaces/a/deployments").unwrap());
         exact.record(access("GET", "/api/v1/namespaces/system/configmaps/c").unwrap());
-        assert_eq!(exact.check_role_yaml(ROLE), Ok(()));
+        exact.check_role_yaml(ROLE).unwrap();
     }
 
     #[test]
     fn audit_checks_a_reconcilers_declared_rules() {
-        let rules = [crate::rbac::Rule {
+        let rules = [rkb_manifests::rbac::Rule {
             api_groups: vec!["apps".into()],
             resources: vec!["deployments".into()],
             verbs: vec!["get".into(), "list".into()],
@@ -634,18 +653,19 @@ rules:
         }];
         let audit = RbacAudit::default();
         audit.record(access("GET", "/apis/apps/v1/namespaces/a/deployments/web").unwrap());
-        let report = audit.check_rules(&rules).unwrap_err();
+        let report = audit.check_rules(&rules).unwrap_err().to_string();
         assert!(
             report.contains("excessive rule: the role allows `list apps/deployments`"),
             "{report}"
         );
         audit.record(access("GET", "/apis/apps/v1/deployments").unwrap());
-        assert_eq!(audit.check_rules(&rules), Ok(()));
+        audit.check_rules(&rules).unwrap();
         audit.record(access("DELETE", "/apis/apps/v1/namespaces/a/deployments/web").unwrap());
         assert!(
             audit
                 .check_rules(&rules)
                 .unwrap_err()
+                .to_string()
                 .contains("missing rule")
         );
     }

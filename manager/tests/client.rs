@@ -9,8 +9,8 @@ use kube::core::Selector;
 use kube::runtime::reflector;
 use kube::runtime::watcher::Event;
 use kube_fake_client::ClientBuilder;
-use rkb_runtime::client::{field_manager, set_field_manager};
-use rkb_runtime::{ClusterApi, Lister, NamespacedApi};
+use rkb_manager::client::{field_manager, set_field_manager};
+use rkb_manager::{ClusterApi, Lister, NamespacedApi};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

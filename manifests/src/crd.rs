@@ -14,7 +14,7 @@ use std::panic::{self, UnwindSafe};
 use std::sync::Once;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::CustomResourceExt;
+use kube_core::CustomResourceExt;
 use schemars::JsonSchema;
 use serde_json::{Map, Value};
 

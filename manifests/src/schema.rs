@@ -62,13 +62,10 @@ pub(crate) fn display_path(path: &str) -> String {
 }
 
 const JUNCTORS: [&str; 3] = ["allOf", "anyOf", "oneOf"];
-const PRESERVE: &str = "x-kubernetes-preserve-unknown-fields";
-const INT_OR_STRING: &str = "x-kubernetes-int-or-string";
-const EMBEDDED: &str = "x-kubernetes-embedded-resource";
-const LIST_TYPE: &str = "x-kubernetes-list-type";
-const LIST_MAP_KEYS: &str = "x-kubernetes-list-map-keys";
-const MAP_TYPE: &str = "x-kubernetes-map-type";
-const VALIDATIONS: &str = "x-kubernetes-validations";
+use rkb_core::schema::{
+    EMBEDDED_RESOURCE as EMBEDDED, INT_OR_STRING, LIST_MAP_KEYS, LIST_TYPE, MAP_TYPE,
+    PRESERVE_UNKNOWN_FIELDS as PRESERVE, VALIDATIONS,
+};
 
 fn flag(obj: &Map<String, Value>, key: &str) -> bool {
     obj.get(key) == Some(&Value::Bool(true))

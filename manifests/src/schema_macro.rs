@@ -56,8 +56,9 @@ fn error(at: &str, message: String) {
     });
 }
 
-const VALIDATIONS: &str = "x-kubernetes-validations";
-const PRESERVE: &str = "x-kubernetes-preserve-unknown-fields";
+use rkb_core::schema::{
+    EMBEDDED_RESOURCE, INT_OR_STRING, PRESERVE_UNKNOWN_FIELDS as PRESERVE, VALIDATIONS,
+};
 
 /// Applies the keywords of one `#[rkb(...)]`-annotated field or type (`at`,
 /// e.g. `MemcachedSpec.size`) to its schema.
@@ -108,7 +109,7 @@ fn reshape(obj: &mut Map<String, Value>, shape: Shape) {
             let mut new = keep(obj);
             // Just the flag, as k8s-openapi's IntOrString: kube's rewriter
             // strips the types out of an `anyOf: [integer, string]`.
-            new.insert("x-kubernetes-int-or-string".into(), Value::Bool(true));
+            new.insert(INT_OR_STRING.into(), Value::Bool(true));
             *obj = new;
         }
         Shape::Schemaless => {
@@ -124,7 +125,7 @@ fn reshape(obj: &mut Map<String, Value>, shape: Shape) {
             *obj = new;
         }
         Shape::EmbeddedResource => {
-            obj.insert("x-kubernetes-embedded-resource".into(), Value::Bool(true));
+            obj.insert(EMBEDDED_RESOURCE.into(), Value::Bool(true));
             if !types(obj).iter().any(|t| t == "object") {
                 obj.insert("type".into(), "object".into());
             }

@@ -10,6 +10,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule, Role};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+pub use rkb_core::rbac::RuleError;
+use rkb_core::rbac::Shape;
 
 /// One RBAC rule: the counterpart of one `#[rbac(...)]` attribute, or one
 /// `// +kubebuilder:rbac:...` marker.
@@ -49,48 +51,17 @@ impl Rule {
     }
 
     /// Why the API server would reject this rule, if it would.
-    pub fn validate(&self) -> Result<(), String> {
-        if self.verbs.is_empty() {
-            return Err("a rule needs at least one verb".into());
-        }
-        if self.non_resource_urls.is_empty() {
-            if self.api_groups.is_empty() {
-                return Err("a resource rule needs at least one API group".into());
-            }
-            if self.resources.is_empty() {
-                return Err("a resource rule needs at least one resource".into());
-            }
-        } else {
-            if self.namespace.is_some() {
-                return Err("non-resource URLs cannot be granted in a namespace".into());
-            }
-            if !self.api_groups.is_empty()
-                || !self.resources.is_empty()
-                || !self.resource_names.is_empty()
-            {
-                return Err("a rule cannot grant both resources and non-resource URLs".into());
-            }
-        }
-        if let Some(ns) = &self.namespace
-            && !is_dns_label(ns)
-        {
-            return Err(format!("namespace {ns:?} is not a DNS-1123 label"));
-        }
-        Ok(())
+    pub fn validate(&self) -> Result<(), RuleError> {
+        let shape = Shape {
+            groups: !self.api_groups.is_empty(),
+            resources: !self.resources.is_empty(),
+            resource_names: !self.resource_names.is_empty(),
+            verbs: !self.verbs.is_empty(),
+            urls: !self.non_resource_urls.is_empty(),
+            namespace: self.namespace.is_some(),
+        };
+        rkb_core::rbac::validate_rule(shape, &self.verbs, self.namespace.as_deref())
     }
-}
-
-pub(crate) fn is_dns_label(s: &str) -> bool {
-    let alnum = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
-    !s.is_empty()
-        && s.len() <= 63
-        && s.chars().all(|c| alnum(c) || c == '-')
-        && s.starts_with(alnum)
-        && s.ends_with(alnum)
-}
-
-pub(crate) fn is_dns_subdomain(s: &str) -> bool {
-    s.len() <= 253 && s.split('.').all(is_dns_label)
 }
 
 /// A rule while it is being normalised: every field a sorted set.
@@ -138,13 +109,7 @@ pub fn normalize(rules: &[Rule]) -> Vec<Rule> {
             groups: rule
                 .api_groups
                 .iter()
-                .map(|g| {
-                    if g == "core" {
-                        String::new()
-                    } else {
-                        g.clone()
-                    }
-                })
+                .map(|g| rkb_core::rbac::api_group(g).to_owned())
                 .collect(),
             resources: BTreeSet::new(),
             names: set(&rule.resource_names),

@@ -1,0 +1,14 @@
+//! Kubernetes' rules as rkb checks them, in one place: the CLI (`rkb init`, `rkb create
+//! api`), the derive macros (at compile time, with spans) and the runtime crates (when
+//! `make manifests` renders roles) all ask this crate, so they cannot drift apart.
+//!
+//! - [`names`]: DNS-1123 labels and subdomains, DNS-1035 labels.
+//! - [`rbac`]: verbs (the known ones plus custom ones, as the API server allows), API
+//!   group spellings (`core` is `""`), resource names, and the shape of a PolicyRule.
+//! - [`schema`]: the `x-kubernetes-*` OpenAPI extension keywords.
+//!
+//! No dependencies: it is linked by a proc-macro crate as well as by operators.
+
+pub mod names;
+pub mod rbac;
+pub mod schema;

@@ -1,0 +1,14 @@
+//! What generated operators run on, reached through `rkb-runtime`.
+//!
+//! - [`manager::Manager`]: runs the controllers with leader election, metrics, health
+//!   probes and graceful shutdown, like controller-runtime's manager.
+//! - [`client`]: typed namespaced and cluster-scoped clients, and listers over a
+//!   watch-fed cache.
+//! - [`backoff::ErrorBackoff`]: per-object exponential requeue delays.
+
+pub mod backoff;
+pub mod client;
+pub mod manager;
+
+pub use client::{ClusterApi, Lister, NamespacedApi, TypedApi};
+pub use manager::Manager;

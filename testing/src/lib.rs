@@ -1,0 +1,9 @@
+//! rkb's test kit, reached as `rkb_runtime::testing` (feature `testing`, which generated
+//! projects switch on from `[dev-dependencies]`): RBAC audit ([`RbacAudit`]), fault
+//! injection ([`Faults`], [`wrap`]), a real kube-apiserver and etcd ([`envtest`]), and
+//! the harness of generated end-to-end tests ([`e2e`]).
+
+pub mod e2e;
+mod testing;
+
+pub use testing::*;
