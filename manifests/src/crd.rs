@@ -42,6 +42,37 @@ impl fmt::Display for CrdError {
 
 impl std::error::Error for CrdError {}
 
+/// A CRD and the Rust type it was generated from, so that [`crate::Manifests`] can
+/// name the types behind a clash (two kinds claiming one CRD name, say).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Crd {
+    /// The Rust type, e.g. `my_operator::api::cache::v1alpha1::Memcached`;
+    /// `None` for a hand-made CRD.
+    pub rust_type: Option<String>,
+    /// The CustomResourceDefinition itself.
+    pub definition: CustomResourceDefinition,
+}
+
+impl Crd {
+    /// Where the CRD came from, for messages: `` `path::Type` `` or "a hand-made CRD".
+    pub fn source(&self) -> String {
+        match &self.rust_type {
+            Some(rust_type) => format!("`{rust_type}`"),
+            None => "a hand-made CRD".to_owned(),
+        }
+    }
+}
+
+/// A hand-made CRD, e.g. `Ok(definition.into())` beside `crd::<K>()`.
+impl From<CustomResourceDefinition> for Crd {
+    fn from(definition: CustomResourceDefinition) -> Self {
+        Crd {
+            rust_type: None,
+            definition,
+        }
+    }
+}
+
 /// The CRD of a kube-derived custom resource, made structural where that has
 /// one obvious fix and checked against the API server's schema rules.
 ///
@@ -49,7 +80,7 @@ impl std::error::Error for CrdError {}
 /// panics become a [`CrdError`] naming the enum or field at fault. The
 /// description kube invents for the root ("Auto-generated derived type for
 /// ...") and the root title (the Rust type name) are removed.
-pub fn crd<K>() -> Result<CustomResourceDefinition, CrdError>
+pub fn crd<K>() -> Result<Crd, CrdError>
 where
     K: CustomResourceExt + JsonSchema,
 {
@@ -70,7 +101,10 @@ where
         }
     };
     match tidy(crd) {
-        Ok(crd) if problems.is_empty() => Ok(crd),
+        Ok(definition) if problems.is_empty() => Ok(Crd {
+            rust_type: Some(rust_type),
+            definition,
+        }),
         Ok(_) => Err(CrdError {
             rust_type,
             problems,

@@ -17,6 +17,6 @@ pub mod schema;
 #[doc(hidden)]
 pub mod schema_macro;
 
-pub use crd::{CrdError, crd};
+pub use crd::{Crd, CrdError, crd};
 pub use manifests::Manifests;
 pub use rbac::Rbac;

@@ -42,7 +42,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::crd::CrdError;
+use crate::crd::{Crd, CrdError};
 use crate::rbac::{self, Rule};
 use crate::schema;
 
@@ -98,18 +98,68 @@ pub enum Error {
         storage: Vec<String>,
     },
     /// Two of the CRDs given for one name carry the same version.
-    #[error("CRD {crd} lists version {version} more than once: pass each version's type once")]
+    #[error(
+        "CRD {crd} gets version {version} from both {first} and {second}: {}",
+        if .first == .second {
+            "pass each version's type once"
+        } else {
+            "a CRD name is <plural>.<group>, so give one of the types another plural, \
+             e.g. #[kube(plural = \"...\")], or another version"
+        }
+    )]
     DuplicateVersion {
         /// The CRD's `metadata.name`.
         crd: String,
         /// The repeated version.
         version: String,
+        /// Where the first came from (see [`Crd::source`]).
+        first: String,
+        /// Where the second came from.
+        second: String,
     },
-    /// kube refused to merge the versions of a CRD (e.g. their groups or kinds differ).
-    #[error("cannot merge the versions of CRD {crd}: {source}")]
+    /// Two kinds claim one CRD name (their group and plural agree).
+    #[error(
+        "CRD {crd} is claimed by two kinds: {first} (kind {first_kind}) and {second} \
+         (kind {second_kind}); a CRD name is <plural>.<group>, so give one of them another \
+         plural, e.g. #[kube(plural = \"...\")] (`rkb create api --plural`)"
+    )]
+    KindClash {
+        /// The CRD's `metadata.name`.
+        crd: String,
+        /// Where the first came from (see [`Crd::source`]).
+        first: String,
+        /// Its kind.
+        first_kind: String,
+        /// Where the second came from.
+        second: String,
+        /// Its kind.
+        second_kind: String,
+    },
+    /// Two CRDs of one group share a name that the API server requires to be unique
+    /// in the group (plural, singular, short name, kind or list kind).
+    #[error(
+        "CRDs {} ({}) and {} ({}) both use {name:?} as a {what} in group {group}: the API \
+         server accepts only the first; plural, singular and short names, and kinds and \
+         list kinds, must be unique within a group",
+        .claims[0].source, .claims[0].crd, .claims[1].source, .claims[1].crd
+    )]
+    GroupNameClash {
+        /// The API group.
+        group: String,
+        /// The name both use.
+        name: String,
+        /// `resource name` (plural, singular or short name) or `kind`.
+        what: &'static str,
+        /// The two CRDs, in the order given.
+        claims: Box<[Claim; 2]>,
+    },
+    /// kube refused to merge the versions of a CRD (e.g. their scopes differ).
+    #[error("cannot merge the versions of CRD {crd} (from {}): {source}", .sources.join(", "))]
     Merge {
         /// The CRD's `metadata.name`.
         crd: String,
+        /// Where each version came from (see [`Crd::source`]).
+        sources: Vec<String>,
         /// kube's reason.
         source: kube_core::crd::MergeError,
     },
@@ -162,6 +212,15 @@ pub enum Error {
     /// Bad command-line arguments for [`Manifests::main`]: clap's message, with usage.
     #[error("{}", .0.to_string().trim_end().trim_start_matches("error: "))]
     Usage(Box<clap::Error>),
+}
+
+/// One side of a [`Error::GroupNameClash`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Claim {
+    /// The CRD's `metadata.name`.
+    pub crd: String,
+    /// Where it came from (see [`Crd::source`]).
+    pub source: String,
 }
 
 /// How a file on disk differs from the rendered manifests.
@@ -255,7 +314,7 @@ struct Args {
 /// The CRDs and RBAC rules of an operator, and the files they render to.
 #[derive(Clone, Debug)]
 pub struct Manifests {
-    crds: Vec<Result<CustomResourceDefinition, CrdError>>,
+    crds: Vec<Result<Crd, CrdError>>,
     rules: Vec<Rule>,
     role_name: String,
     max_desc_len: Option<usize>,
@@ -264,12 +323,9 @@ pub struct Manifests {
 
 impl Manifests {
     /// `crds`: one per version of each kind, e.g. `rkb_runtime::crd::<K>()`
-    /// (versions of one kind are merged; wrap a hand-made CRD in `Ok`);
+    /// (versions of one kind are merged; pass a hand-made CRD as `Ok(definition.into())`);
     /// `rbac`: the rules of each reconciler, e.g. `rkb_runtime::rbac_rules::<R>()`.
-    pub fn new(
-        crds: Vec<Result<CustomResourceDefinition, CrdError>>,
-        rbac: Vec<Vec<Rule>>,
-    ) -> Self {
+    pub fn new(crds: Vec<Result<Crd, CrdError>>, rbac: Vec<Vec<Rule>>) -> Self {
         Manifests {
             crds,
             rules: rbac.into_iter().flatten().collect(),
@@ -332,7 +388,9 @@ impl Manifests {
         }
         let mut fitted = Vec::new();
         let mut owners: BTreeMap<PathBuf, String> = BTreeMap::new();
-        for crd in merge_versions(crds)? {
+        let merged = merge_versions(crds)?;
+        check_group_names(&merged)?;
+        for Merged { crd, .. } in merged {
             let name = crd.metadata.name.clone().unwrap_or_default();
             let path = Path::new(CRD_DIR)
                 .join(format!("{}_{}.yaml", crd.spec.group, crd.spec.names.plural));
@@ -542,13 +600,20 @@ impl Manifests {
     }
 }
 
+/// A CRD with its versions merged, and where each version came from.
+struct Merged {
+    crd: CustomResourceDefinition,
+    sources: Vec<String>,
+}
+
 /// Merges the CRDs that share a `metadata.name` (one per version of a kind)
 /// into one CRD each, with versions sorted by name like controller-gen.
-fn merge_versions(
-    crds: Vec<CustomResourceDefinition>,
-) -> Result<Vec<CustomResourceDefinition>, Error> {
-    let mut by_name: BTreeMap<String, Vec<CustomResourceDefinition>> = BTreeMap::new();
-    for crd in crds {
+fn merge_versions(crds: Vec<Crd>) -> Result<Vec<Merged>, Error> {
+    // Each part is one version of a CRD, with the source it came from.
+    let mut by_name: BTreeMap<String, Vec<(String, CustomResourceDefinition)>> = BTreeMap::new();
+    for given in crds {
+        let source = given.source();
+        let crd = given.definition;
         let name = crd.metadata.name.clone().unwrap_or_default();
         let invalid = |reason: &str| Error::InvalidCrd {
             crd: if name.is_empty() {
@@ -571,27 +636,50 @@ fn merge_versions(
         for version in &crd.spec.versions {
             let mut single = crd.clone();
             single.spec.versions = vec![version.clone()];
-            by_name.entry(name.clone()).or_default().push(single);
+            by_name
+                .entry(name.clone())
+                .or_default()
+                .push((source.clone(), single));
         }
     }
 
     let mut merged = Vec::new();
     for (name, mut parts) in by_name {
-        parts.sort_by(|a, b| a.spec.versions[0].name.cmp(&b.spec.versions[0].name));
-        let versions: Vec<String> = parts
+        // Stable: of two parts with one version, the first given stays first.
+        parts.sort_by(|(_, a), (_, b)| a.spec.versions[0].name.cmp(&b.spec.versions[0].name));
+        let (first, a) = &parts[0];
+        if let Some((second, b)) = parts
             .iter()
-            .map(|c| c.spec.versions[0].name.clone())
-            .collect();
-        if let Some(dup) = versions.windows(2).find(|w| w[0] == w[1]) {
-            return Err(Error::DuplicateVersion {
+            .find(|(_, c)| c.spec.names.kind != a.spec.names.kind)
+        {
+            return Err(Error::KindClash {
                 crd: name,
-                version: dup[0].clone(),
+                first: first.clone(),
+                first_kind: a.spec.names.kind.clone(),
+                second: second.clone(),
+                second_kind: b.spec.names.kind.clone(),
             });
         }
+        if let Some(((first, a), (second, _))) = parts
+            .iter()
+            .zip(&parts[1..])
+            .find(|((_, a), (_, b))| a.spec.versions[0].name == b.spec.versions[0].name)
+        {
+            return Err(Error::DuplicateVersion {
+                crd: name,
+                version: a.spec.versions[0].name.clone(),
+                first: first.clone(),
+                second: second.clone(),
+            });
+        }
+        let versions: Vec<String> = parts
+            .iter()
+            .map(|(_, c)| c.spec.versions[0].name.clone())
+            .collect();
         let storage: Vec<String> = parts
             .iter()
-            .filter(|c| c.spec.versions[0].storage)
-            .map(|c| c.spec.versions[0].name.clone())
+            .filter(|(_, c)| c.spec.versions[0].storage)
+            .map(|(_, c)| c.spec.versions[0].name.clone())
             .collect();
         let stored = match storage.as_slice() {
             [one] => one.clone(),
@@ -603,20 +691,71 @@ fn merge_versions(
             }
             _ => return Err(Error::MultipleStorageVersions { crd: name, storage }),
         };
+        let mut sources: Vec<String> = Vec::new();
+        for (source, _) in &parts {
+            if !sources.contains(source) {
+                sources.push(source.clone());
+            }
+        }
+        let mut parts: Vec<CustomResourceDefinition> = parts.into_iter().map(|(_, c)| c).collect();
         let mut crd = if parts.len() == 1 {
             parts.remove(0)
         } else {
             kube_core::crd::merge_crds(parts, &stored).map_err(|source| Error::Merge {
                 crd: name.clone(),
+                sources: sources.clone(),
                 source,
             })?
         };
         // merge_crds puts the storage version first; the file should not
         // depend on which version that is.
         crd.spec.versions.sort_by(|a, b| a.name.cmp(&b.name));
-        merged.push(crd);
+        merged.push(Merged { crd, sources });
     }
     Ok(merged)
+}
+
+/// The API server accepts a CRD's names only if no other CRD of its group uses them:
+/// plural, singular and short names share one namespace, kind and list kind another
+/// (the apiextensions naming controller). Reports the first clash.
+fn check_group_names(merged: &[Merged]) -> Result<(), Error> {
+    // (group, what, name) -> (CRD name, its sources)
+    let mut taken: BTreeMap<(&str, &'static str, &str), (&str, &[String])> = BTreeMap::new();
+    for Merged { crd, sources } in merged {
+        let names = &crd.spec.names;
+        let crd_name = crd.metadata.name.as_deref().unwrap_or_default();
+        let resources = std::iter::once(names.plural.as_str())
+            .chain(names.singular.as_deref())
+            .chain(names.short_names.iter().flatten().map(String::as_str))
+            .map(|n| ("resource name", n));
+        let kinds = std::iter::once(names.kind.as_str())
+            .chain(names.list_kind.as_deref())
+            .map(|n| ("kind", n));
+        let mut own = BTreeMap::new();
+        for (what, name) in resources.chain(kinds) {
+            own.insert(
+                (crd.spec.group.as_str(), what, name),
+                (crd_name, sources.as_slice()),
+            );
+        }
+        for (key, mine) in own {
+            if let Some(&(first_crd, first)) = taken.get(&key) {
+                let (group, what, name) = key;
+                let claim = |crd: &str, sources: &[String]| Claim {
+                    crd: crd.to_owned(),
+                    source: sources.join(", "),
+                };
+                return Err(Error::GroupNameClash {
+                    group: group.to_owned(),
+                    name: name.to_owned(),
+                    what,
+                    claims: Box::new([claim(first_crd, first), claim(mine.0, mine.1)]),
+                });
+            }
+            taken.insert(key, mine);
+        }
+    }
+    Ok(())
 }
 
 fn fit_note(name: &str, full: usize, fitted: usize, budget: usize, steps: &[String]) -> String {

@@ -37,7 +37,7 @@ pub use rkb_manifests::schema_macro;
 /// kube-derived custom resource, checked to be structural (lets generated code list
 /// CRDs without importing kube's trait).
 #[cfg(feature = "manifests")]
-pub use rkb_manifests::{CrdError, Manifests, crd, manifests, rbac, schema};
+pub use rkb_manifests::{Crd, CrdError, Manifests, crd, manifests, rbac, schema};
 
 #[cfg(feature = "testing")]
 pub use rkb_testing as testing;

@@ -22,7 +22,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, MicroTime, Time}
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::CustomResource;
 use rkb_runtime::manifests::DEFAULT_MAX_CRD_SIZE;
-use rkb_runtime::{CrdError, Manifests, crd};
+use rkb_runtime::{Crd, CrdError, Manifests, crd};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -326,7 +326,7 @@ mod fleet {
 
 struct Case {
     name: &'static str,
-    crds: Vec<Result<CustomResourceDefinition, CrdError>>,
+    crds: Vec<Result<Crd, CrdError>>,
 }
 
 fn cases() -> Vec<Case> {
@@ -766,7 +766,7 @@ fn every_listed_shape_is_in_its_crd() {
 
 #[test]
 fn crd_level_attributes_reach_the_crd() {
-    let memcached = crd::<Memcached>().unwrap();
+    let memcached = crd::<Memcached>().unwrap().definition;
     let names = &memcached.spec.names;
     assert_eq!(names.short_names, Some(vec!["mc".into(), "memc".into()]));
     assert_eq!(names.categories, Some(vec!["all".into(), "cache".into()]));
@@ -1201,7 +1201,7 @@ mod reserved {
                 "#[kube(annotation(",
             ],
         );
-        let approved = crd::<Approved>().unwrap();
+        let approved = crd::<Approved>().unwrap().definition;
         assert!(
             approved
                 .metadata

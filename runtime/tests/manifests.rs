@@ -7,7 +7,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::CustomResource;
 use rkb_runtime::manifests::{Drift, Error};
 use rkb_runtime::rbac::Rule;
-use rkb_runtime::{CrdError, Manifests, Rbac, crd, rbac_rules};
+use rkb_runtime::{Crd, CrdError, Manifests, Rbac, crd, rbac_rules};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -69,7 +69,7 @@ struct MemcachedReconciler;
 #[rbac(groups = ["core"], resources = ["events"], verbs = [create, patch])]
 struct WidgetReconciler;
 
-fn crds() -> Vec<Result<CustomResourceDefinition, CrdError>> {
+fn crds() -> Vec<Result<Crd, CrdError>> {
     vec![
         crd::<v1::Memcached>(),
         crd::<Widget>(),
@@ -307,7 +307,7 @@ fn output_is_deterministic() {
 fn multi_version_crd_input_is_accepted() {
     // A CRD that already carries several versions is split and re-merged.
     let merged = manifests().render().unwrap()[Path::new(MEMCACHED_FILE)].clone();
-    let again = Manifests::new(vec![Ok(parse_crd(&merged))], vec![])
+    let again = Manifests::new(vec![Ok(parse_crd(&merged).into())], vec![])
         .render()
         .unwrap();
     assert_eq!(again[Path::new(MEMCACHED_FILE)], merged);
@@ -315,9 +315,9 @@ fn multi_version_crd_input_is_accepted() {
 
 #[test]
 fn two_storage_versions_are_an_error() {
-    let mut old = crd::<v1alpha1::Memcached>().unwrap();
+    let mut old = crd::<v1alpha1::Memcached>().unwrap().definition;
     old.spec.versions[0].storage = true;
-    let err = Manifests::new(vec![crd::<v1::Memcached>(), Ok(old)], vec![])
+    let err = Manifests::new(vec![crd::<v1::Memcached>(), Ok(old.into())], vec![])
         .render()
         .unwrap_err();
     assert!(
@@ -333,10 +333,10 @@ fn two_storage_versions_are_an_error() {
 
 #[test]
 fn no_storage_version_is_an_error() {
-    let mut new = crd::<v1::Memcached>().unwrap();
+    let mut new = crd::<v1::Memcached>().unwrap().definition;
     new.spec.versions[0].storage = false;
     for crds in [
-        vec![Ok(new.clone()), crd::<v1alpha1::Memcached>()],
+        vec![Ok(new.clone().into()), crd::<v1alpha1::Memcached>()],
         vec![crd::<v1alpha1::Memcached>()],
     ] {
         let err = Manifests::new(crds, vec![]).render().unwrap_err();
@@ -356,19 +356,166 @@ fn duplicate_versions_are_an_error() {
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "CRD memcacheds.cache.example.com lists version v1 more than once: \
+        "CRD memcacheds.cache.example.com gets version v1 from both \
+         `manifests::v1::Memcached` and `manifests::v1::Memcached`: \
          pass each version's type once"
     );
 }
 
 #[test]
 fn mismatched_versions_are_an_error() {
-    let mut odd = crd::<v1alpha1::Memcached>().unwrap();
+    let mut odd = crd::<v1alpha1::Memcached>().unwrap().definition;
     odd.spec.names.kind = "Other".into();
-    let err = Manifests::new(vec![crd::<v1::Memcached>(), Ok(odd)], vec![])
+    let err = Manifests::new(vec![crd::<v1::Memcached>(), Ok(odd.into())], vec![])
+        .render()
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "CRD memcacheds.cache.example.com is claimed by two kinds: `manifests::v1::Memcached` \
+         (kind Memcached) and a hand-made CRD (kind Other); a CRD name is <plural>.<group>, so \
+         give one of them another plural, e.g. #[kube(plural = \"...\")] (`rkb create api --plural`)"
+    );
+}
+
+#[test]
+fn mismatched_scopes_name_every_source() {
+    let mut odd = crd::<v1alpha1::Memcached>().unwrap().definition;
+    odd.spec.scope = "Cluster".into();
+    let err = Manifests::new(vec![crd::<v1::Memcached>(), Ok(odd.into())], vec![])
         .render()
         .unwrap_err();
     assert!(matches!(err, Error::Merge { .. }), "{err}");
+    assert!(
+        err.to_string().starts_with(
+            "cannot merge the versions of CRD memcacheds.cache.example.com \
+             (from `manifests::v1::Memcached`, a hand-made CRD): "
+        ),
+        "{err}"
+    );
+}
+
+/// Types a hand-edited project could hold: each claims a name another type has.
+mod clash {
+    use super::*;
+
+    /// Another kind whose plural is Memcached's: the same CRD name.
+    #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
+    #[kube(
+        group = "cache.example.com",
+        version = "v1beta1",
+        kind = "Memcache",
+        plural = "memcacheds",
+        namespaced
+    )]
+    pub struct MemcacheSpec {
+        pub size: i32,
+    }
+
+    /// Memcached v1 again, declared a second time elsewhere in the crate.
+    #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
+    #[kube(
+        group = "cache.example.com",
+        version = "v1",
+        kind = "Memcached",
+        namespaced
+    )]
+    pub struct MemcachedSpec {
+        pub size: i32,
+    }
+
+    /// Memcached's kind under another plural: two CRDs, one kind in one group.
+    pub mod server {
+        use super::*;
+
+        #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
+        #[kube(
+            group = "cache.example.com",
+            version = "v1",
+            kind = "Memcached",
+            plural = "memcacheservers",
+            namespaced
+        )]
+        pub struct MemcachedSpec {
+            pub size: i32,
+        }
+    }
+
+    /// A short name that is Memcached's singular.
+    #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, JsonSchema)]
+    #[kube(
+        group = "cache.example.com",
+        version = "v1",
+        kind = "Pool",
+        shortname = "memcached",
+        namespaced
+    )]
+    pub struct PoolSpec {
+        pub size: i32,
+    }
+}
+
+#[test]
+fn two_kinds_claiming_one_crd_name_are_named() {
+    let err = Manifests::new(
+        vec![crd::<v1::Memcached>(), crd::<clash::Memcache>()],
+        vec![],
+    )
+    .render()
+    .unwrap_err();
+    assert!(matches!(err, Error::KindClash { .. }), "{err}");
+    assert!(
+        err.to_string().starts_with(
+            "CRD memcacheds.cache.example.com is claimed by two kinds: \
+             `manifests::v1::Memcached` (kind Memcached) and \
+             `manifests::clash::Memcache` (kind Memcache);"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn two_types_of_one_version_are_named() {
+    let err = Manifests::new(
+        vec![crd::<v1::Memcached>(), crd::<clash::Memcached>()],
+        vec![],
+    )
+    .render()
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "CRD memcacheds.cache.example.com gets version v1 from both \
+         `manifests::v1::Memcached` and `manifests::clash::Memcached`: a CRD name is \
+         <plural>.<group>, so give one of the types another plural, \
+         e.g. #[kube(plural = \"...\")], or another version"
+    );
+}
+
+#[test]
+fn names_shared_within_a_group_are_refused() {
+    let kind = Manifests::new(
+        vec![crd::<v1::Memcached>(), crd::<clash::server::Memcached>()],
+        vec![],
+    )
+    .render()
+    .unwrap_err();
+    assert!(
+        matches!(kind, Error::GroupNameClash { what: "kind", .. }),
+        "{kind}"
+    );
+    let short = Manifests::new(vec![crd::<v1::Memcached>(), crd::<clash::Pool>()], vec![])
+        .render()
+        .unwrap_err();
+    assert_eq!(
+        short.to_string(),
+        "CRDs `manifests::v1::Memcached` (memcacheds.cache.example.com) and \
+         `manifests::clash::Pool` (pools.cache.example.com) both use \"memcached\" as a \
+         resource name in group cache.example.com: the API server accepts only the first; \
+         plural, singular and short names, and kinds and list kinds, must be unique within a group"
+    );
+    // Names are per group: the same kind in another group is fine.
+    Manifests::new(vec![crd::<v1::Memcached>(), crd::<Widget>()], vec![])
+        .render()
+        .unwrap();
 }
 
 #[test]
