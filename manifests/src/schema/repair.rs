@@ -1,0 +1,86 @@
+//! [`fix`]: what kube leaves non-structural but has one obvious repair.
+
+use rkb_core::schema::PRESERVE_UNKNOWN_FIELDS as PRESERVE;
+use serde_json::{Map, Value};
+
+use super::{JUNCTORS, flag, type_of};
+
+/// Repairs what kube leaves non-structural but has one obvious meaning:
+///
+/// - a schema that says nothing about its value (a `serde_json::Value` field)
+///   becomes `x-kubernetes-preserve-unknown-fields: true`, which is what
+///   "anything goes" means in a structural schema;
+/// - `additionalProperties: true` (a map of arbitrary values) becomes a map of
+///   preserved values, as controller-gen writes `map[string]apiextensionsv1.JSON`;
+/// - `null` is dropped from the `enum` of a `nullable` schema (`Option<Enum>`):
+///   `nullable` already admits it;
+/// - integer formats Kubernetes does not know (`uint8`, `uint64`, ...) become
+///   `int32`/`int64`, like controller-gen's for Go's unsigned types.
+pub fn fix(schema: &mut Value) {
+    fix_node(schema, false);
+}
+
+fn fix_node(node: &mut Value, in_junctor: bool) {
+    let Some(obj) = node.as_object_mut() else {
+        return;
+    };
+    if !in_junctor && says_nothing(obj) {
+        obj.insert(PRESERVE.into(), Value::Bool(true));
+    }
+    if obj.get("additionalProperties") == Some(&Value::Bool(true))
+        && !obj.contains_key("properties")
+    {
+        obj.insert(
+            "additionalProperties".into(),
+            serde_json::json!({ PRESERVE: true }),
+        );
+    }
+    if flag(obj, "nullable")
+        && let Some(Value::Array(values)) = obj.get_mut("enum")
+        && values.iter().any(|v| !v.is_null())
+    {
+        values.retain(|v| !v.is_null());
+    }
+    if type_of(obj) == Some("integer")
+        && let Some(format) = obj.get("format").and_then(Value::as_str)
+    {
+        match format {
+            "int8" | "int16" | "uint8" | "uint16" => {
+                obj.insert("format".into(), "int32".into());
+            }
+            "uint32" | "uint64" | "uint" | "int" => {
+                obj.insert("format".into(), "int64".into());
+            }
+            "int128" | "uint128" => {
+                obj.remove("format");
+            }
+            _ => {}
+        }
+    }
+    if let Some(Value::Object(props)) = obj.get_mut("properties") {
+        for prop in props.values_mut() {
+            fix_node(prop, in_junctor);
+        }
+    }
+    for key in ["items", "additionalProperties"] {
+        if let Some(sub) = obj.get_mut(key) {
+            fix_node(sub, in_junctor);
+        }
+    }
+    for key in JUNCTORS {
+        if let Some(Value::Array(subs)) = obj.get_mut(key) {
+            for sub in subs {
+                fix_node(sub, true);
+            }
+        }
+    }
+    if let Some(sub) = obj.get_mut("not") {
+        fix_node(sub, true);
+    }
+}
+
+/// A schema with annotations only: it admits any value.
+fn says_nothing(obj: &Map<String, Value>) -> bool {
+    const ANNOTATIONS: [&str; 5] = ["description", "title", "nullable", "default", "example"];
+    obj.keys().all(|k| ANNOTATIONS.contains(&k.as_str()))
+}
