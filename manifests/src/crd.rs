@@ -44,6 +44,9 @@ impl std::error::Error for CrdError {}
 
 /// A CRD and the Rust type it was generated from, so that [`crate::Manifests`] can
 /// name the types behind a clash (two kinds claiming one CRD name, say).
+///
+/// It dereferences to the [`CustomResourceDefinition`], so code that reads
+/// `crd::<K>()?.spec` works as it did when `crd` returned the definition itself.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Crd {
     /// The Rust type, e.g. `my_operator::api::cache::v1alpha1::Memcached`;
@@ -60,6 +63,25 @@ impl Crd {
             Some(rust_type) => format!("`{rust_type}`"),
             None => "a hand-made CRD".to_owned(),
         }
+    }
+
+    /// The definition, without its origin.
+    pub fn into_definition(self) -> CustomResourceDefinition {
+        self.definition
+    }
+}
+
+impl std::ops::Deref for Crd {
+    type Target = CustomResourceDefinition;
+
+    fn deref(&self) -> &CustomResourceDefinition {
+        &self.definition
+    }
+}
+
+impl std::ops::DerefMut for Crd {
+    fn deref_mut(&mut self) -> &mut CustomResourceDefinition {
+        &mut self.definition
     }
 }
 

@@ -766,7 +766,7 @@ fn every_listed_shape_is_in_its_crd() {
 
 #[test]
 fn crd_level_attributes_reach_the_crd() {
-    let memcached = crd::<Memcached>().unwrap().definition;
+    let memcached = crd::<Memcached>().unwrap();
     let names = &memcached.spec.names;
     assert_eq!(names.short_names, Some(vec!["mc".into(), "memc".into()]));
     assert_eq!(names.categories, Some(vec!["all".into(), "cache".into()]));
@@ -1201,7 +1201,7 @@ mod reserved {
                 "#[kube(annotation(",
             ],
         );
-        let approved = crd::<Approved>().unwrap().definition;
+        let approved = crd::<Approved>().unwrap().into_definition();
         assert!(
             approved
                 .metadata

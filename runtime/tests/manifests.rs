@@ -315,7 +315,7 @@ fn multi_version_crd_input_is_accepted() {
 
 #[test]
 fn two_storage_versions_are_an_error() {
-    let mut old = crd::<v1alpha1::Memcached>().unwrap().definition;
+    let mut old = crd::<v1alpha1::Memcached>().unwrap().into_definition();
     old.spec.versions[0].storage = true;
     let err = Manifests::new(vec![crd::<v1::Memcached>(), Ok(old.into())], vec![])
         .render()
@@ -333,7 +333,7 @@ fn two_storage_versions_are_an_error() {
 
 #[test]
 fn no_storage_version_is_an_error() {
-    let mut new = crd::<v1::Memcached>().unwrap().definition;
+    let mut new = crd::<v1::Memcached>().unwrap().into_definition();
     new.spec.versions[0].storage = false;
     for crds in [
         vec![Ok(new.clone().into()), crd::<v1alpha1::Memcached>()],
@@ -364,7 +364,7 @@ fn duplicate_versions_are_an_error() {
 
 #[test]
 fn mismatched_versions_are_an_error() {
-    let mut odd = crd::<v1alpha1::Memcached>().unwrap().definition;
+    let mut odd = crd::<v1alpha1::Memcached>().unwrap().into_definition();
     odd.spec.names.kind = "Other".into();
     let err = Manifests::new(vec![crd::<v1::Memcached>(), Ok(odd.into())], vec![])
         .render()
@@ -379,7 +379,7 @@ fn mismatched_versions_are_an_error() {
 
 #[test]
 fn mismatched_scopes_name_every_source() {
-    let mut odd = crd::<v1alpha1::Memcached>().unwrap().definition;
+    let mut odd = crd::<v1alpha1::Memcached>().unwrap().into_definition();
     odd.spec.scope = "Cluster".into();
     let err = Manifests::new(vec![crd::<v1::Memcached>(), Ok(odd.into())], vec![])
         .render()
