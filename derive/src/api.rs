@@ -225,18 +225,14 @@ fn check_custom_resource(cx: &mut Ctxt, attrs: &[Attribute], spec: &mut Spec, sp
         );
     }
     for key in ["storage", "served", "deprecated", "scale"] {
-        let ours = spec
-            .kube
-            .iter()
-            .any(|t| t.to_string().split_whitespace().next() == Some(key));
+        let ours = spec.kube.iter().any(|e| e.key == key);
         if ours && kube_keys.iter().any(|k| k == key) {
             cx.error_at(
                 span,
                 format!("`{key}` is set both in #[kube(...)] and in #[rkb(...)]: keep one"),
             );
             // Only this error, not kube's "Duplicate field" as well.
-            spec.kube
-                .retain(|t| t.to_string().split_whitespace().next() != Some(key));
+            spec.kube.retain(|e| e.key != key);
         }
     }
 }

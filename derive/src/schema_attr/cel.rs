@@ -1,0 +1,120 @@
+//! `validation(...)`: CEL rules (`x-kubernetes-validations`).
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::values::{NestedKeys, flag, string};
+use crate::ctxt::Ctxt;
+use crate::meta::{self, Entry, Value};
+use crate::suggest;
+
+pub(super) const REASONS: &[&str] = &[
+    "FieldValueInvalid",
+    "FieldValueForbidden",
+    "FieldValueRequired",
+    "FieldValueDuplicate",
+];
+
+/// `validation(rule = "...", message = "...", ...)`: one CEL rule.
+pub(super) fn validation(cx: &mut Ctxt, entry: &Entry) -> Option<TokenStream> {
+    const EXAMPLE: &str =
+        "`validation(rule = \"self.min <= self.max\", message = \"min must not exceed max\")`";
+    let Value::Nested(_, nested) = &entry.value else {
+        cx.error_at(
+            entry.span(),
+            format!("`validation` takes a CEL rule in parentheses, e.g. {EXAMPLE}"),
+        );
+        return None;
+    };
+    const KEYS: &[&str] = &[
+        "rule",
+        "message",
+        "message_expression",
+        "reason",
+        "field_path",
+        "optional_old_self",
+    ];
+    let mut keys = NestedKeys::new("validation", KEYS, &[]);
+    let mut ok = true;
+    let mut fields: Vec<TokenStream> = Vec::new();
+    let mut have_rule = false;
+    for item in nested {
+        let Some(name) = keys.accept(cx, item) else {
+            continue;
+        };
+        let json_key = match name {
+            "message_expression" => "messageExpression",
+            "field_path" => "fieldPath",
+            "optional_old_self" => "optionalOldSelf",
+            other => other,
+        };
+        match name {
+            "optional_old_self" => {
+                if flag(cx, item) {
+                    fields.push(quote!(#json_key: true));
+                } else {
+                    ok = false;
+                }
+            }
+            "reason" => {
+                let value = match &item.value {
+                    Value::Assign(t) => meta::as_ident(t)
+                        .map(|i| (i.to_string(), i.span()))
+                        .or_else(|| meta::as_str(t).map(|s| (s.value(), s.span()))),
+                    _ => None,
+                };
+                match value {
+                    Some((reason, _)) if REASONS.contains(&reason.as_str()) => {
+                        fields.push(quote!(#json_key: #reason));
+                    }
+                    Some((reason, span)) => {
+                        let msg = match suggest::closest(&reason, REASONS) {
+                            Some(r) => format!("unknown reason `{reason}`; did you mean `{r}`?"),
+                            None => format!(
+                                "unknown reason `{reason}`; expected one of: {}",
+                                REASONS.join(", ")
+                            ),
+                        };
+                        cx.error_at(span, msg);
+                        ok = false;
+                    }
+                    None => {
+                        cx.error_at(
+                            item.value_span(),
+                            format!("`reason` takes one of: {}", REASONS.join(", ")),
+                        );
+                        ok = false;
+                    }
+                }
+            }
+            _ => match string(cx, item, EXAMPLE) {
+                Some(lit) => {
+                    let value = lit.value();
+                    if value.trim().is_empty() {
+                        cx.error_spanned(&lit, format!("`{name}` must not be empty"));
+                        ok = false;
+                    } else if name == "field_path" && !value.starts_with('.') {
+                        cx.error_spanned(
+                            &lit,
+                            format!("`field_path` is a path from the validated value and starts with `.`, e.g. \".{}\"", value.trim_start_matches('.')),
+                        );
+                        ok = false;
+                    } else {
+                        have_rule |= name == "rule";
+                        fields.push(quote!(#json_key: #lit));
+                    }
+                }
+                None => ok = false,
+            },
+        }
+    }
+    let ok = ok && keys.ok;
+    if !have_rule && ok {
+        cx.error_at(
+            entry.span(),
+            format!("`validation` needs a `rule`, e.g. {EXAMPLE}"),
+        );
+        return None;
+    }
+    ok.then(|| quote!({ #(#fields),* }))
+}

@@ -1,0 +1,82 @@
+//! Checks across keys: bounds that contradict, list topology, regular expressions.
+
+use proc_macro2::Span;
+use syn::LitStr;
+
+use crate::ctxt::Ctxt;
+use crate::meta::Number;
+
+pub(super) fn check_regex(cx: &mut Ctxt, lit: &LitStr) {
+    // Kubernetes compiles patterns with Go's RE2; Rust's regex syntax is the
+    // same family (no backreferences or lookaround), so its parser catches the
+    // same mistakes.
+    if let Err(err) = regex_syntax::Parser::new().parse(&lit.value()) {
+        let detail = err.to_string();
+        let last = detail.lines().last().unwrap_or(&detail).trim();
+        let last = last.strip_prefix("error: ").unwrap_or(last);
+        cx.error_spanned(lit, format!("invalid `pattern`: {last}"));
+    }
+}
+
+pub(super) fn check_bounds(
+    cx: &mut Ctxt,
+    numbers: &[(&'static str, Number, Span)],
+    seen: &[(&'static str, Span)],
+) {
+    let get = |name: &str| numbers.iter().find(|(n, _, _)| *n == name);
+    for (min, max) in [
+        ("minimum", "maximum"),
+        ("min_length", "max_length"),
+        ("min_items", "max_items"),
+        ("min_properties", "max_properties"),
+    ] {
+        if let (Some((_, lo, _)), Some((_, hi, span))) = (get(min), get(max))
+            && lo.value > hi.value
+        {
+            cx.error_at(
+                *span,
+                format!(
+                    "`{max}` ({}) is less than `{min}` ({}): no value would be valid",
+                    hi.tokens, lo.tokens
+                ),
+            );
+        }
+    }
+    for (flag, bound) in [
+        ("exclusive_minimum", "minimum"),
+        ("exclusive_maximum", "maximum"),
+    ] {
+        if let Some((_, span)) = seen.iter().find(|(n, _)| *n == flag)
+            && get(bound).is_none()
+        {
+            cx.error_at(
+                *span,
+                format!("`{flag}` makes `{bound}` exclusive, but there is no `{bound}`: add `{bound} = ...`"),
+            );
+        }
+    }
+}
+
+pub(super) fn check_topology(
+    cx: &mut Ctxt,
+    keys: Option<Span>,
+    list_type: Option<&(String, Span)>,
+) {
+    match (list_type, keys) {
+        (Some((t, _)), Some(span)) if t != "map" => cx.error_at(
+            span,
+            format!("`list_map_keys` needs `list_type = map`, not `list_type = {t}`"),
+        ),
+        (None, Some(span)) => cx.error_at(
+            span,
+            "`list_map_keys` needs `list_type = map`: add it, e.g. \
+             #[rkb(list_type = map, list_map_keys = [\"type\"])]",
+        ),
+        (Some((t, span)), None) if t == "map" => cx.error_at(
+            *span,
+            "`list_type = map` needs `list_map_keys`: name the item fields that identify an \
+             entry, e.g. `list_map_keys = [\"name\"]`",
+        ),
+        _ => {}
+    }
+}

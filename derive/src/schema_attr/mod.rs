@@ -1,0 +1,259 @@
+//! The `#[rkb(...)]` attribute model: what each key means, where it may be
+//! written, and the checks that make misuse a compile error with a span and a
+//! suggestion. Code generation (`api.rs`) only sees checked [`Spec`]s.
+//!
+//! The keys mirror controller-gen's markers (`+kubebuilder:validation:*`,
+//! `+listType`, `+kubebuilder:printcolumn`, ...) with Rust spellings.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, quote};
+use syn::Attribute;
+
+use crate::ctxt::Ctxt;
+use crate::meta::{self, Entry, Number, Value};
+
+use cel::validation;
+use checks::{check_bounds, check_regex, check_topology};
+use crd::crd_entry;
+use keys::{FORMATS, KEYS, Kind, REPEATABLE, allowed, misplaced, unknown_key};
+use values::{flag, ident_value, literals, number, one_of, string, strings};
+
+mod cel;
+mod checks;
+mod crd;
+mod keys;
+mod values;
+
+/// Where an `#[rkb(...)]` attribute is written.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// A struct field or a field of an enum variant.
+    Field,
+    /// A struct or enum under `#[rkb_runtime::schema]`.
+    Type,
+    /// The spec struct under `#[rkb_runtime::api]`: type keys plus CRD keys.
+    Spec,
+    /// Inside `items(...)`: the elements of an array field.
+    Items,
+}
+
+/// How a field's schema is replaced rather than annotated.
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Shape {
+    #[default]
+    Keep,
+    IntOrString,
+    Schemaless,
+    EmbeddedResource,
+}
+
+/// The checked contents of every `#[rkb(...)]` on one field or type.
+#[derive(Default)]
+pub(crate) struct Spec {
+    /// OpenAPI keyword -> tokens of its value for `json!`.
+    pub keywords: Vec<(&'static str, TokenStream)>,
+    /// `x-kubernetes-validations` entries, each a `json!` object.
+    pub validations: Vec<TokenStream>,
+    /// Keywords for the array's items.
+    pub items: Option<Box<Spec>>,
+    pub shape: Shape,
+    /// Entries for a generated `#[kube(...)]` (the spec struct only).
+    pub kube: Vec<KubeEntry>,
+    /// Set when `scale(...)` was given, for the status-subresource check.
+    pub scale_span: Option<Span>,
+}
+
+/// One entry of the generated `#[kube(...)]`, e.g. `shortname = "mc"`.
+pub(crate) struct KubeEntry {
+    /// The kube key it sets, e.g. `shortname`.
+    pub key: &'static str,
+    /// The whole entry.
+    pub tokens: TokenStream,
+}
+
+impl ToTokens for KubeEntry {
+    fn to_tokens(&self, out: &mut TokenStream) {
+        self.tokens.to_tokens(out);
+    }
+}
+
+impl Spec {
+    fn push_kube(&mut self, key: &'static str, tokens: TokenStream) {
+        self.kube.push(KubeEntry { key, tokens });
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.keywords.is_empty()
+            && self.validations.is_empty()
+            && self.items.is_none()
+            && self.shape == Shape::Keep
+    }
+}
+
+/// Collects the entries of every `#[rkb(...)]` in `attrs`.
+pub(crate) fn entries(cx: &mut Ctxt, attrs: &[Attribute]) -> Vec<Entry> {
+    let mut out = Vec::new();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("rkb")) {
+        match attr.meta.require_list() {
+            Ok(list) => match meta::parse_entries(list.tokens.clone()) {
+                Ok(entries) => {
+                    if entries.is_empty() {
+                        cx.error_spanned(
+                            attr,
+                            "empty #[rkb()]: remove it or add a key, e.g. #[rkb(minimum = 0)]",
+                        );
+                    }
+                    out.extend(entries);
+                }
+                Err(err) => cx.push(err),
+            },
+            Err(_) => cx.error_spanned(
+                attr,
+                "expected keys in parentheses, e.g. #[rkb(minimum = 1, maximum = 10)]",
+            ),
+        }
+    }
+    out
+}
+
+/// Checks the entries written at `place` and turns them into a [`Spec`].
+pub(crate) fn spec<'a>(
+    cx: &mut Ctxt,
+    entries: impl IntoIterator<Item = &'a Entry>,
+    place: Place,
+) -> Spec {
+    let mut spec = Spec::default();
+    let mut list_map_keys: Option<Span> = None;
+    let mut seen: Vec<(&'static str, Span)> = Vec::new();
+    let mut numbers: Vec<(&'static str, Number, Span)> = Vec::new();
+    let mut list_type: Option<(String, Span)> = None;
+    let mut shapes: Vec<(&'static str, Span)> = Vec::new();
+    for entry in entries {
+        let name = entry.name();
+        let Some(def) = KEYS.iter().find(|k| k.name == name) else {
+            cx.error_at(entry.key.span(), unknown_key(&name, place));
+            continue;
+        };
+        if !allowed(def, place) {
+            cx.error_at(entry.key.span(), misplaced(def, place));
+            continue;
+        }
+        if !REPEATABLE.contains(&def.name) {
+            if seen.iter().any(|(n, _)| *n == def.name) {
+                cx.error_at(
+                    entry.key.span(),
+                    format!("duplicate key `{name}`: write it once"),
+                );
+                continue;
+            }
+            seen.push((def.name, entry.key.span()));
+        }
+        match def.kind {
+            Kind::Number | Kind::Positive | Kind::Count => {
+                if let Some(n) = number(cx, entry, def.kind) {
+                    spec.keywords.push((def.json, n.tokens.clone()));
+                    numbers.push((def.name, n, entry.value_span()));
+                }
+            }
+            Kind::Pattern => {
+                if let Some(lit) = string(cx, entry, "`pattern = \"^[a-z]+$\"`") {
+                    check_regex(cx, &lit);
+                    spec.keywords.push((def.json, lit.to_token_stream()));
+                }
+            }
+            Kind::Format => {
+                if let Some(lit) = string(cx, entry, "`format = \"date-time\"`")
+                    && one_of(cx, &lit, FORMATS, "format")
+                {
+                    spec.keywords.push((def.json, lit.to_token_stream()));
+                }
+            }
+            Kind::Flag => {
+                if flag(cx, entry) {
+                    match def.name {
+                        "int_or_string" => shapes.push(("int_or_string", entry.key.span())),
+                        "schemaless" => shapes.push(("schemaless", entry.key.span())),
+                        "embedded_resource" => {
+                            shapes.push(("embedded_resource", entry.key.span()));
+                        }
+                        _ => spec.keywords.push((def.json, quote!(true))),
+                    }
+                }
+            }
+            Kind::Literals => {
+                if let Some(items) = literals(cx, entry) {
+                    spec.keywords.push((def.json, quote!([#(#items),*])));
+                }
+            }
+            Kind::Json => match &entry.value {
+                Value::Assign(tokens) => spec.keywords.push((def.json, tokens.clone())),
+                _ => cx.error_at(
+                    entry.span(),
+                    format!(
+                        "`{name}` takes a value, serialized to JSON: e.g. `{name} = 1`, \
+                         `{name} = \"text\"`, `{name} = [\"a\"]` or `{name} = MyEnum::Variant`"
+                    ),
+                ),
+            },
+            Kind::ListType => {
+                if let Some(ident) = ident_value(cx, entry, &["atomic", "set", "map"]) {
+                    let value = ident.to_string();
+                    list_type = Some((value.clone(), entry.key.span()));
+                    spec.keywords.push((def.json, quote!(#value)));
+                }
+            }
+            Kind::MapType => {
+                if let Some(ident) = ident_value(cx, entry, &["atomic", "granular"]) {
+                    let value = ident.to_string();
+                    spec.keywords.push((def.json, quote!(#value)));
+                }
+            }
+            Kind::Strings => {
+                if let Some(values) = strings(cx, entry, "`list_map_keys = [\"name\"]`") {
+                    list_map_keys = Some(entry.key.span());
+                    spec.keywords.push((def.json, quote!([#(#values),*])));
+                }
+            }
+            Kind::Validation => {
+                if let Some(rule) = validation(cx, entry) {
+                    spec.validations.push(rule);
+                }
+            }
+            Kind::Items => match &entry.value {
+                Value::Nested(_, nested) => {
+                    spec.items = Some(Box::new(self::spec(cx, nested, Place::Items)));
+                }
+                _ => cx.error_at(
+                    entry.span(),
+                    "`items` takes validations for the array's elements in parentheses, \
+                     e.g. `items(max_length = 63, pattern = \"^[a-z]+$\")`",
+                ),
+            },
+            Kind::Crd => crd_entry(cx, entry, &mut spec),
+        }
+    }
+    check_bounds(cx, &numbers, &seen);
+    check_topology(cx, list_map_keys, list_type.as_ref());
+    if shapes.len() > 1 {
+        let names: Vec<&str> = shapes.iter().map(|(n, _)| *n).collect();
+        cx.error_at(
+            shapes[1].1,
+            format!("`{}` exclude each other: keep one", names.join("` and `")),
+        );
+    } else if let Some((shape, _)) = shapes.first() {
+        spec.shape = match *shape {
+            "int_or_string" => Shape::IntOrString,
+            "schemaless" => Shape::Schemaless,
+            _ => Shape::EmbeddedResource,
+        };
+        if spec.shape == Shape::IntOrString
+            && let Some((_, s)) = seen.iter().find(|(n, _)| *n == "preserve_unknown_fields")
+        {
+            cx.error_at(
+                *s,
+                "`preserve_unknown_fields` and `int_or_string` exclude each other",
+            );
+        }
+    }
+    spec
+}
