@@ -3,6 +3,7 @@
 use proc_macro2::Span;
 use syn::LitStr;
 
+use super::Shape;
 use crate::ctxt::Ctxt;
 use crate::meta::Number;
 
@@ -79,4 +80,36 @@ pub(super) fn check_topology(
         ),
         _ => {}
     }
+}
+
+/// At most one of the keys that replace a field's schema, and not
+/// `int_or_string` with `preserve_unknown_fields`.
+pub(super) fn check_shapes(
+    cx: &mut Ctxt,
+    shapes: &[(&'static str, Span)],
+    seen: &[(&'static str, Span)],
+) -> Shape {
+    if shapes.len() > 1 {
+        let names: Vec<&str> = shapes.iter().map(|(n, _)| *n).collect();
+        cx.error_at(
+            shapes[1].1,
+            format!("`{}` exclude each other: keep one", names.join("` and `")),
+        );
+        return Shape::Keep;
+    }
+    let shape = match shapes.first() {
+        None => return Shape::Keep,
+        Some(("int_or_string", _)) => Shape::IntOrString,
+        Some(("schemaless", _)) => Shape::Schemaless,
+        Some(_) => Shape::EmbeddedResource,
+    };
+    if shape == Shape::IntOrString
+        && let Some((_, s)) = seen.iter().find(|(n, _)| *n == "preserve_unknown_fields")
+    {
+        cx.error_at(
+            *s,
+            "`preserve_unknown_fields` and `int_or_string` exclude each other",
+        );
+    }
+    shape
 }

@@ -13,9 +13,9 @@ use crate::ctxt::Ctxt;
 use crate::meta::{self, Entry, Number, Value};
 
 use cel::validation;
-use checks::{check_bounds, check_regex, check_topology};
+use checks::{check_bounds, check_regex, check_shapes, check_topology};
 use crd::crd_entry;
-use keys::{FORMATS, KEYS, Kind, REPEATABLE, allowed, misplaced, unknown_key};
+use keys::{FORMATS, KEYS, Key, Kind, REPEATABLE, allowed, misplaced, unknown_key};
 use values::{flag, ident_value, literals, number, one_of, string, strings};
 
 mod cel;
@@ -123,11 +123,8 @@ pub(crate) fn spec<'a>(
     place: Place,
 ) -> Spec {
     let mut spec = Spec::default();
-    let mut list_map_keys: Option<Span> = None;
     let mut seen: Vec<(&'static str, Span)> = Vec::new();
-    let mut numbers: Vec<(&'static str, Number, Span)> = Vec::new();
-    let mut list_type: Option<(String, Span)> = None;
-    let mut shapes: Vec<(&'static str, Span)> = Vec::new();
+    let mut cross = CrossKeys::default();
     for entry in entries {
         let name = entry.name();
         let Some(def) = KEYS.iter().find(|k| k.name == name) else {
@@ -148,112 +145,107 @@ pub(crate) fn spec<'a>(
             }
             seen.push((def.name, entry.key.span()));
         }
-        match def.kind {
-            Kind::Number | Kind::Positive | Kind::Count => {
-                if let Some(n) = number(cx, entry, def.kind) {
-                    spec.keywords.push((def.json, n.tokens.clone()));
-                    numbers.push((def.name, n, entry.value_span()));
-                }
-            }
-            Kind::Pattern => {
-                if let Some(lit) = string(cx, entry, "`pattern = \"^[a-z]+$\"`") {
-                    check_regex(cx, &lit);
-                    spec.keywords.push((def.json, lit.to_token_stream()));
-                }
-            }
-            Kind::Format => {
-                if let Some(lit) = string(cx, entry, "`format = \"date-time\"`")
-                    && one_of(cx, &lit, FORMATS, "format")
-                {
-                    spec.keywords.push((def.json, lit.to_token_stream()));
-                }
-            }
-            Kind::Flag => {
-                if flag(cx, entry) {
-                    match def.name {
-                        "int_or_string" => shapes.push(("int_or_string", entry.key.span())),
-                        "schemaless" => shapes.push(("schemaless", entry.key.span())),
-                        "embedded_resource" => {
-                            shapes.push(("embedded_resource", entry.key.span()));
-                        }
-                        _ => spec.keywords.push((def.json, quote!(true))),
-                    }
-                }
-            }
-            Kind::Literals => {
-                if let Some(items) = literals(cx, entry) {
-                    spec.keywords.push((def.json, quote!([#(#items),*])));
-                }
-            }
-            Kind::Json => match &entry.value {
-                Value::Assign(tokens) => spec.keywords.push((def.json, tokens.clone())),
-                _ => cx.error_at(
-                    entry.span(),
-                    format!(
-                        "`{name}` takes a value, serialized to JSON: e.g. `{name} = 1`, \
-                         `{name} = \"text\"`, `{name} = [\"a\"]` or `{name} = MyEnum::Variant`"
-                    ),
-                ),
-            },
-            Kind::ListType => {
-                if let Some(ident) = ident_value(cx, entry, &["atomic", "set", "map"]) {
-                    let value = ident.to_string();
-                    list_type = Some((value.clone(), entry.key.span()));
-                    spec.keywords.push((def.json, quote!(#value)));
-                }
-            }
-            Kind::MapType => {
-                if let Some(ident) = ident_value(cx, entry, &["atomic", "granular"]) {
-                    let value = ident.to_string();
-                    spec.keywords.push((def.json, quote!(#value)));
-                }
-            }
-            Kind::Strings => {
-                if let Some(values) = strings(cx, entry, "`list_map_keys = [\"name\"]`") {
-                    list_map_keys = Some(entry.key.span());
-                    spec.keywords.push((def.json, quote!([#(#values),*])));
-                }
-            }
-            Kind::Validation => {
-                if let Some(rule) = validation(cx, entry) {
-                    spec.validations.push(rule);
-                }
-            }
-            Kind::Items => match &entry.value {
-                Value::Nested(_, nested) => {
-                    spec.items = Some(Box::new(self::spec(cx, nested, Place::Items)));
-                }
-                _ => cx.error_at(
-                    entry.span(),
-                    "`items` takes validations for the array's elements in parentheses, \
-                     e.g. `items(max_length = 63, pattern = \"^[a-z]+$\")`",
-                ),
-            },
-            Kind::Crd => crd_entry(cx, entry, &mut spec),
-        }
+        add_entry(cx, entry, def, &mut spec, &mut cross);
     }
-    check_bounds(cx, &numbers, &seen);
-    check_topology(cx, list_map_keys, list_type.as_ref());
-    if shapes.len() > 1 {
-        let names: Vec<&str> = shapes.iter().map(|(n, _)| *n).collect();
-        cx.error_at(
-            shapes[1].1,
-            format!("`{}` exclude each other: keep one", names.join("` and `")),
-        );
-    } else if let Some((shape, _)) = shapes.first() {
-        spec.shape = match *shape {
-            "int_or_string" => Shape::IntOrString,
-            "schemaless" => Shape::Schemaless,
-            _ => Shape::EmbeddedResource,
-        };
-        if spec.shape == Shape::IntOrString
-            && let Some((_, s)) = seen.iter().find(|(n, _)| *n == "preserve_unknown_fields")
-        {
-            cx.error_at(
-                *s,
-                "`preserve_unknown_fields` and `int_or_string` exclude each other",
-            );
-        }
-    }
+    check_bounds(cx, &cross.numbers, &seen);
+    check_topology(cx, cross.list_map_keys, cross.list_type.as_ref());
+    spec.shape = check_shapes(cx, &cross.shapes, &seen);
     spec
+}
+
+/// What the checks across keys need to know of the entries.
+#[derive(Default)]
+struct CrossKeys {
+    numbers: Vec<(&'static str, Number, Span)>,
+    list_type: Option<(String, Span)>,
+    list_map_keys: Option<Span>,
+    shapes: Vec<(&'static str, Span)>,
+}
+
+/// Parses one entry's value by its key's kind and adds it to `spec`.
+fn add_entry(cx: &mut Ctxt, entry: &Entry, def: &Key, spec: &mut Spec, cross: &mut CrossKeys) {
+    let name = entry.name();
+    match def.kind {
+        Kind::Number | Kind::Positive | Kind::Count => {
+            if let Some(n) = number(cx, entry, def.kind) {
+                spec.keywords.push((def.json, n.tokens.clone()));
+                cross.numbers.push((def.name, n, entry.value_span()));
+            }
+        }
+        Kind::Pattern => {
+            if let Some(lit) = string(cx, entry, "`pattern = \"^[a-z]+$\"`") {
+                check_regex(cx, &lit);
+                spec.keywords.push((def.json, lit.to_token_stream()));
+            }
+        }
+        Kind::Format => {
+            if let Some(lit) = string(cx, entry, "`format = \"date-time\"`")
+                && one_of(cx, &lit, FORMATS, "format")
+            {
+                spec.keywords.push((def.json, lit.to_token_stream()));
+            }
+        }
+        Kind::Flag => {
+            if flag(cx, entry) {
+                match def.name {
+                    "int_or_string" => cross.shapes.push(("int_or_string", entry.key.span())),
+                    "schemaless" => cross.shapes.push(("schemaless", entry.key.span())),
+                    "embedded_resource" => {
+                        cross.shapes.push(("embedded_resource", entry.key.span()));
+                    }
+                    _ => spec.keywords.push((def.json, quote!(true))),
+                }
+            }
+        }
+        Kind::Literals => {
+            if let Some(items) = literals(cx, entry) {
+                spec.keywords.push((def.json, quote!([#(#items),*])));
+            }
+        }
+        Kind::Json => match &entry.value {
+            Value::Assign(tokens) => spec.keywords.push((def.json, tokens.clone())),
+            _ => cx.error_at(
+                entry.span(),
+                format!(
+                    "`{name}` takes a value, serialized to JSON: e.g. `{name} = 1`, \
+                     `{name} = \"text\"`, `{name} = [\"a\"]` or `{name} = MyEnum::Variant`"
+                ),
+            ),
+        },
+        Kind::ListType => {
+            if let Some(ident) = ident_value(cx, entry, &["atomic", "set", "map"]) {
+                let value = ident.to_string();
+                cross.list_type = Some((value.clone(), entry.key.span()));
+                spec.keywords.push((def.json, quote!(#value)));
+            }
+        }
+        Kind::MapType => {
+            if let Some(ident) = ident_value(cx, entry, &["atomic", "granular"]) {
+                let value = ident.to_string();
+                spec.keywords.push((def.json, quote!(#value)));
+            }
+        }
+        Kind::Strings => {
+            if let Some(values) = strings(cx, entry, "`list_map_keys = [\"name\"]`") {
+                cross.list_map_keys = Some(entry.key.span());
+                spec.keywords.push((def.json, quote!([#(#values),*])));
+            }
+        }
+        Kind::Validation => {
+            if let Some(rule) = validation(cx, entry) {
+                spec.validations.push(rule);
+            }
+        }
+        Kind::Items => match &entry.value {
+            Value::Nested(_, nested) => {
+                spec.items = Some(Box::new(self::spec(cx, nested, Place::Items)));
+            }
+            _ => cx.error_at(
+                entry.span(),
+                "`items` takes validations for the array's elements in parentheses, \
+                 e.g. `items(max_length = 63, pattern = \"^[a-z]+$\")`",
+            ),
+        },
+        Kind::Crd => crd_entry(cx, entry, spec),
+    }
 }
