@@ -18,8 +18,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 /// Versions of the crates that generated projects are built on.
-pub const KUBE_VERSION: &str = "4.2";
-pub const K8S_OPENAPI_VERSION: &str = "0.28";
+pub const KUBE_VERSION: &str = "5.0";
+pub const K8S_OPENAPI_VERSION: &str = "0.29";
 /// Kubernetes API level selected in k8s-openapi (its `v1_34` feature).
 pub const K8S_API_FEATURE: &str = "v1_34";
 

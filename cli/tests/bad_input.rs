@@ -643,7 +643,7 @@ fn help_shows_examples_and_version_names_the_stack() {
     }
     let (ok, text) = rkb_in(dir.path(), &["version"]);
     assert!(
-        ok && text.contains("kube 4.2") && text.contains("k8s-openapi 0.28"),
+        ok && text.contains("kube 5.0") && text.contains("k8s-openapi 0.29"),
         "{text}"
     );
     let (ok, text) = rkb_in(dir.path(), &["completion", "bash"]);

@@ -290,12 +290,12 @@ mod tests {
 name = "op"
 
 [dependencies]
-kube = "4"
+kube = "5"
 rkb-runtime = { path = "../runtime" }
 json = { package = "serde_json", version = "1" }
 
 [dev-dependencies]
-kube-fake-client = "0.3"
+tower-test = "0.4"
 
 [target.'cfg(unix)'.build-dependencies]
 cc = "1"
@@ -308,9 +308,9 @@ cc = "1"
                 "cc",
                 "json",
                 "kube",
-                "kube-fake-client",
                 "rkb-runtime",
-                "serde_json"
+                "serde_json",
+                "tower-test"
             ]
         );
         assert!(dependencies("[dependencies\n").is_err());

@@ -133,9 +133,8 @@ impl Args {
     ///
     /// It also makes ring the process's rustls crypto provider unless one was chosen:
     /// rustls refuses to pick one itself when both ring and aws-lc-rs are compiled in,
-    /// as they are in the binary `cargo test` builds when a dev-dependency (such as
-    /// kube-fake-client) turns on kube's default features, and creating the kube client
-    /// then panics.
+    /// as they are when any other dependency of the operator turns on rustls's default
+    /// features or kube's `aws-lc-rs`, and creating the kube client then panics.
     pub fn init_logging(&self) -> anyhow::Result<()> {
         let _ = tokio_rustls::rustls::crypto::ring::default_provider().install_default();
         let colour = std::io::stdout().is_terminal()

@@ -143,7 +143,7 @@ impl Context {
         let store = controller.store();
         let ready = self.ready.clone();
         let synced = tokio::spawn(async move {
-            // kube-runtime 4.2's `wait_until_ready` remembers a single waker and the
+            // kube-runtime's `wait_until_ready` (still in 5.0) remembers a single waker and the
             // controller itself waits on the same store, so a second waiter can miss the
             // wake-up: ask again every 100 ms instead of waiting once.
             loop {
