@@ -1,14 +1,15 @@
-//! Typed clients against kube-fake-client's in-memory API server.
+//! Typed clients against a real API server (envtest). Each test works in namespaces of
+//! its own; the CRDs below are installed once per test binary.
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Node, Pod};
-use kube::CustomResource;
+use k8s_openapi::api::core::v1::{Container, Node, Pod, PodSpec};
+use kube::ResourceExt;
 use kube::api::{ObjectMeta, PostParams};
 use kube::core::Selector;
 use kube::runtime::reflector;
 use kube::runtime::watcher::Event;
-use kube_fake_client::ClientBuilder;
+use kube::{CustomResource, CustomResourceExt};
 use rkb_manager::client::{field_manager, set_field_manager};
 use rkb_manager::{ClusterApi, Lister, NamespacedApi};
 use schemars::JsonSchema;
@@ -45,14 +46,14 @@ pub struct WidgetSpec {
     pub color: String,
 }
 
-async fn client() -> kube::Client {
-    ClientBuilder::new()
-        .with_resource::<Memcached>()
-        .with_status_subresource::<Memcached>()
-        .with_resource::<Widget>()
-        .build()
+/// An admin client of the shared API server with the CRDs installed, and a fresh namespace.
+async fn client() -> (kube::Client, String) {
+    let env = rkb_envtest::shared().await;
+    env.apply()
+        .crds([Memcached::crd(), Widget::crd()])
         .await
-        .expect("the in-memory API starts")
+        .expect("the CRDs are installed");
+    (env.client(), env.create_namespace().await.unwrap())
 }
 
 fn memcached(ns: &str, name: &str, size: i32) -> Memcached {
@@ -63,21 +64,14 @@ fn memcached(ns: &str, name: &str, size: i32) -> Memcached {
 
 #[tokio::test]
 async fn apply_creates_then_updates_with_the_field_manager() {
-    let client = client().await;
-    let api = Memcached::api(client, "default");
+    let (client, ns) = client().await;
+    let api = Memcached::api(client, &ns);
     assert_eq!(api.field_manager(), field_manager());
     assert!(api.get_or_none("cache").await.unwrap().is_none());
 
-    let created = api.apply(&memcached("default", "cache", 1)).await.unwrap();
+    let created = api.apply(&memcached(&ns, "cache", 1)).await.unwrap();
     assert_eq!(created.spec.size, 1);
-    let managers: Vec<String> = created
-        .metadata
-        .managed_fields
-        .iter()
-        .flatten()
-        .filter_map(|m| m.manager.clone())
-        .collect();
-    assert_eq!(managers, [field_manager()]);
+    assert_eq!(managers(&created.metadata), [field_manager()]);
 
     // A fetched object (resourceVersion, uid, status set) applies as well.
     let mut changed = api.get_or_none("cache").await.unwrap().unwrap();
@@ -90,9 +84,9 @@ async fn apply_creates_then_updates_with_the_field_manager() {
 
 #[tokio::test]
 async fn apply_status_writes_the_status_only() {
-    let client = client().await;
-    let api = Memcached::api(client, "default");
-    let created = api.apply(&memcached("default", "cache", 2)).await.unwrap();
+    let (client, ns) = client().await;
+    let api = Memcached::api(client, &ns);
+    let created = api.apply(&memcached(&ns, "cache", 2)).await.unwrap();
     let status = MemcachedStatus { ready_replicas: 2 };
     let updated = api.apply_status(&created, &status).await.unwrap();
     assert_eq!(updated.status, Some(status));
@@ -101,9 +95,9 @@ async fn apply_status_writes_the_status_only() {
 
 #[tokio::test]
 async fn finalizers_are_added_and_removed_once() {
-    let client = client().await;
-    let api = Memcached::api(client, "default");
-    let created = api.apply(&memcached("default", "cache", 1)).await.unwrap();
+    let (client, ns) = client().await;
+    let api = Memcached::api(client, &ns);
+    let created = api.apply(&memcached(&ns, "cache", 1)).await.unwrap();
 
     let with = api
         .add_finalizer(&created, "cache.example.com/cleanup")
@@ -142,14 +136,22 @@ async fn finalizers_are_added_and_removed_once() {
 
 #[tokio::test]
 async fn api_all_writes_to_each_objects_namespace() {
-    let client = client().await;
+    let (client, a) = client().await;
+    let b = rkb_envtest::shared()
+        .await
+        .create_namespace()
+        .await
+        .unwrap();
     let all = Memcached::api_all(client.clone());
-    all.apply(&memcached("a", "one", 1)).await.unwrap();
-    all.apply(&memcached("b", "two", 2)).await.unwrap();
+    all.apply(&memcached(&a, "one", 1)).await.unwrap();
+    all.apply(&memcached(&b, "two", 2)).await.unwrap();
     let listed = all.list(&Default::default()).await.unwrap();
+    // The other tests' objects, in their own namespaces, are listed too.
+    let ours = |m: &&Memcached| [&a, &b].contains(&m.metadata.namespace.as_ref().unwrap());
     let mut names: Vec<(String, String)> = listed
         .items
         .iter()
+        .filter(ours)
         .map(|m| {
             (
                 m.metadata.namespace.clone().unwrap(),
@@ -158,12 +160,11 @@ async fn api_all_writes_to_each_objects_namespace() {
         })
         .collect();
     names.sort();
-    assert_eq!(
-        names,
-        [("a".into(), "one".into()), ("b".into(), "two".into())]
-    );
+    let mut expected = [(a, "one".to_owned()), (b.clone(), "two".to_owned())];
+    expected.sort();
+    assert_eq!(names, expected);
     assert!(
-        Memcached::api(client, "b")
+        Memcached::api(client, &b)
             .get_or_none("two")
             .await
             .unwrap()
@@ -173,14 +174,22 @@ async fn api_all_writes_to_each_objects_namespace() {
 
 #[tokio::test]
 async fn built_in_and_cluster_scoped_kinds() {
-    let client = client().await;
-    let pods = Pod::api(client.clone(), "default");
+    let (client, ns) = client().await;
+    let pods = Pod::api(client.clone(), &ns);
     let pod = Pod {
         metadata: ObjectMeta {
             name: Some("web".into()),
-            namespace: Some("default".into()),
+            namespace: Some(ns.clone()),
             ..ObjectMeta::default()
         },
+        spec: Some(PodSpec {
+            containers: vec![Container {
+                name: "web".into(),
+                image: Some("nginx".into()),
+                ..Container::default()
+            }],
+            ..PodSpec::default()
+        }),
         ..Pod::default()
     };
     pods.create(&PostParams::default(), &pod).await.unwrap();
@@ -191,29 +200,51 @@ async fn built_in_and_cluster_scoped_kinds() {
         Some(vec!["example.com/keep".into()])
     );
 
-    // Cluster-scoped kinds take no namespace. (kube-fake-client registers every
-    // custom resource as namespaced, so the cluster-scoped writes use a built-in kind.)
-    let widgets = Widget::api(client.clone());
-    assert!(widgets.get_or_none("blue").await.is_ok());
+    // Cluster-scoped kinds, custom and built-in, take no namespace. Their names are
+    // cluster-wide, so they carry the test's namespace name to stay unique.
+    let widgets = Widget::api(client.clone()).with_field_manager("someone-else");
+    let widget = Widget::new(
+        &format!("blue-{ns}"),
+        WidgetSpec {
+            color: "blue".into(),
+        },
+    );
+    assert!(
+        widgets
+            .get_or_none(&widget.name_any())
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let applied = widgets.apply(&widget).await.unwrap();
+    assert_eq!(applied.metadata.namespace, None);
+    assert_eq!(applied.spec.color, "blue");
+    assert_eq!(managers(&applied.metadata), ["someone-else"]);
+
     let nodes = Node::api(client).with_field_manager("someone-else");
     assert_eq!(nodes.field_manager(), "someone-else");
     let node = Node {
         metadata: ObjectMeta {
-            name: Some("node-1".into()),
+            name: Some(format!("node-{ns}")),
+            // A field to own: an apply that sets none records no field manager.
+            labels: Some(BTreeMap::from([("pool".to_owned(), "test".to_owned())])),
             ..ObjectMeta::default()
         },
         ..Node::default()
     };
     let applied = nodes.apply(&node).await.unwrap();
     assert_eq!(applied.metadata.namespace, None);
-    let managers: Vec<String> = applied
-        .metadata
+    assert_eq!(managers(&applied.metadata), ["someone-else"]);
+}
+
+/// The field managers recorded in `managedFields`.
+fn managers(metadata: &ObjectMeta) -> Vec<String> {
+    metadata
         .managed_fields
         .iter()
         .flatten()
         .filter_map(|m| m.manager.clone())
-        .collect();
-    assert_eq!(managers, ["someone-else"]);
+        .collect()
 }
 
 #[test]

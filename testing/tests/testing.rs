@@ -1,5 +1,5 @@
-//! The test kit end to end: a real `kube::Client` over the in-memory API, wrapped to
-//! audit RBAC and inject faults.
+//! The test kit end to end: a `kube::Client` of a real API server (envtest), wrapped to
+//! audit RBAC and inject faults. Each test works in a namespace of its own.
 
 use std::time::Duration;
 
@@ -18,11 +18,10 @@ fn config_map(name: &str) -> ConfigMap {
     }
 }
 
-async fn fake() -> kube::Client {
-    kube_fake_client::ClientBuilder::new()
-        .build()
-        .await
-        .unwrap()
+/// The admin client of the shared envtest API server, and a fresh namespace.
+async fn api_server() -> (kube::Client, String) {
+    let env = testing::envtest::shared().await;
+    (env.client(), env.create_namespace().await.unwrap())
 }
 
 #[tokio::test]
@@ -36,8 +35,9 @@ async fn injected_faults_surface_as_api_errors_and_then_clear() {
                 .on_verb("list")
                 .times(1),
         );
-    let client = testing::wrap(fake().await, &audit, &faults);
-    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    let (client, namespace) = api_server().await;
+    let client = testing::wrap(client, &audit, &faults);
+    let api: Api<ConfigMap> = Api::namespaced(client, &namespace);
 
     let conflict = api
         .create(&PostParams::default(), &config_map("a"))
@@ -93,8 +93,9 @@ rules:
 #[tokio::test]
 async fn audit_fails_on_a_request_the_role_does_not_allow() {
     let audit = RbacAudit::default();
-    let client = testing::wrap(fake().await, &audit, &Faults::default());
-    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    let (client, namespace) = api_server().await;
+    let client = testing::wrap(client, &audit, &Faults::default());
+    let api: Api<ConfigMap> = Api::namespaced(client, &namespace);
     api.create(&PostParams::default(), &config_map("a"))
         .await
         .unwrap();
@@ -108,7 +109,12 @@ rules:
   verbs: [create, watch]
 ";
     let report = audit.check_role_yaml(role).unwrap_err().to_string();
-    assert!(report.contains("missing rule: the reconciler made `delete core/configmaps in namespace default named a`"), "{report}");
+    assert!(
+        report.contains(&format!(
+            "missing rule: the reconciler made `delete core/configmaps in namespace {namespace} named a`"
+        )),
+        "{report}"
+    );
     assert!(
         report.contains("excessive rule: the role allows `watch core/configmaps`"),
         "{report}"
@@ -127,8 +133,9 @@ rules:
 async fn server_side_apply_that_creates_needs_create_too() {
     use kube::api::{Patch, PatchParams};
     let audit = RbacAudit::default();
-    let client = testing::wrap(fake().await, &audit, &Faults::default());
-    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    let (client, namespace) = api_server().await;
+    let client = testing::wrap(client, &audit, &Faults::default());
+    let api: Api<ConfigMap> = Api::namespaced(client, &namespace);
     let params = PatchParams::apply("test").force();
     api.patch("a", &params, &Patch::Apply(config_map("a")))
         .await
@@ -141,8 +148,9 @@ async fn server_side_apply_that_creates_needs_create_too() {
     );
 
     let existing = RbacAudit::default();
-    let client = testing::wrap(fake().await, &existing, &Faults::default());
-    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    let (client, namespace) = api_server().await;
+    let client = testing::wrap(client, &existing, &Faults::default());
+    let api: Api<ConfigMap> = Api::namespaced(client, &namespace);
     api.create(&PostParams::default(), &config_map("b"))
         .await
         .unwrap();

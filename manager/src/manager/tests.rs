@@ -1,5 +1,5 @@
-//! The manager end to end, against a scripted API server (tower-test) for controllers and an
-//! in-memory one (kube-fake-client) for the Lease.
+//! The manager end to end, against a scripted API server (tower-test) for controllers and
+//! the real one (envtest) for the Lease.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -203,27 +203,28 @@ async fn a_failing_controller_stops_the_manager_with_its_error() {
     );
 }
 
-// Leader election, against the in-memory API. Expiry is measured on the real clock, so
-// these take a few real seconds.
+// Leader election, against a real API server (envtest), each test with the Lease in a
+// namespace of its own. Expiry is measured on the real clock, so these take a few real
+// seconds.
 
 const LEASE: &str = "op-leader";
 
-fn leader_args() -> Args {
+fn leader_args(namespace: &str) -> Args {
     args(&[
         "--leader-elect",
-        "--leader-election-namespace=default",
+        &format!("--leader-election-namespace={namespace}"),
         "--leader-election-lease-duration=2s",
         "--leader-election-renew-deadline=1s",
         "--leader-election-retry-period=100ms",
     ])
 }
 
-fn lease_held_by(holder: &str, duration_seconds: i32) -> Lease {
+fn lease_held_by(holder: &str, duration_seconds: i32, namespace: &str) -> Lease {
     let now = MicroTime(k8s_openapi::jiff::Timestamp::now());
     Lease {
         metadata: ObjectMeta {
             name: Some(LEASE.into()),
-            namespace: Some("default".into()),
+            namespace: Some(namespace.into()),
             ..Default::default()
         },
         spec: Some(LeaseSpec {
@@ -237,11 +238,11 @@ fn lease_held_by(holder: &str, duration_seconds: i32) -> Lease {
     }
 }
 
-async fn fake_api() -> Client {
-    kube_fake_client::ClientBuilder::new()
-        .build()
-        .await
-        .expect("the in-memory API starts")
+/// An admin client of the shared envtest API server, and a fresh namespace.
+async fn api_server() -> (Client, String) {
+    let env = rkb_envtest::shared().await;
+    let namespace = env.create_namespace().await.expect("a test namespace");
+    (env.client(), namespace)
 }
 
 /// Sets its flag when dropped, i.e. when the task holding it ends or is aborted.
@@ -276,14 +277,17 @@ fn holder(lease: &Lease) -> Option<String> {
 
 #[tokio::test]
 async fn a_standby_waits_for_the_lease_to_expire_then_leads_until_it_loses_it() {
-    let client = fake_api().await;
-    let leases = Api::<Lease>::namespaced(client.clone(), "default");
+    let (client, namespace) = api_server().await;
+    let leases = Api::<Lease>::namespaced(client.clone(), &namespace);
     leases
-        .create(&PostParams::default(), &lease_held_by("other-replica", 3))
+        .create(
+            &PostParams::default(),
+            &lease_held_by("other-replica", 3, &namespace),
+        )
         .await
         .unwrap();
 
-    let manager = Manager::new("op", client, leader_args());
+    let manager = Manager::new("op", client, leader_args(&namespace));
     let metrics = manager.metrics().clone();
     let (started, stopped) = (
         Arc::new(AtomicBool::new(false)),
@@ -319,15 +323,25 @@ async fn a_standby_waits_for_the_lease_to_expire_then_leads_until_it_loses_it() 
         "identity is <host>_<uuid>: {lease:?}"
     );
 
-    // Another replica takes the lease (e.g. after this one was partitioned away).
+    // Another replica takes the lease (e.g. after this one was partitioned away). The
+    // leader renews every retry period, so a renewal between get and replace is a
+    // conflict: read again and retry.
     let mut usurped = lease;
-    usurped.spec.as_mut().unwrap().holder_identity = Some("usurper".into());
-    usurped.spec.as_mut().unwrap().renew_time =
-        Some(MicroTime(k8s_openapi::jiff::Timestamp::now()));
-    leases
-        .replace(LEASE, &PostParams::default(), &usurped)
-        .await
-        .unwrap();
+    loop {
+        let spec = usurped.spec.as_mut().unwrap();
+        spec.holder_identity = Some("usurper".into());
+        spec.renew_time = Some(MicroTime(k8s_openapi::jiff::Timestamp::now()));
+        match leases
+            .replace(LEASE, &PostParams::default(), &usurped)
+            .await
+        {
+            Ok(_) => break,
+            Err(kube::Error::Api(status)) if status.code == 409 => {
+                usurped = leases.get(LEASE).await.unwrap();
+            }
+            Err(error) => panic!("cannot replace the Lease: {error}"),
+        }
+    }
     let error = tokio::time::timeout(WAIT, run)
         .await
         .unwrap()
@@ -346,9 +360,9 @@ async fn a_standby_waits_for_the_lease_to_expire_then_leads_until_it_loses_it() 
 
 #[tokio::test]
 async fn the_leader_releases_the_lease_on_shutdown_so_a_standby_takes_over_at_once() {
-    let client = fake_api().await;
-    let leases = Api::<Lease>::namespaced(client.clone(), "default");
-    let manager = Manager::new("op", client, leader_args());
+    let (client, namespace) = api_server().await;
+    let leases = Api::<Lease>::namespaced(client.clone(), &namespace);
+    let manager = Manager::new("op", client, leader_args(&namespace));
     let shutdown = manager.shutdown_token();
     let started = Arc::new(AtomicBool::new(false));
     let run = tokio::spawn(manager.run([recorder(&started)]));
@@ -370,13 +384,16 @@ async fn the_leader_releases_the_lease_on_shutdown_so_a_standby_takes_over_at_on
 
 #[tokio::test]
 async fn a_standby_shuts_down_without_leading() {
-    let client = fake_api().await;
-    let leases = Api::<Lease>::namespaced(client.clone(), "default");
+    let (client, namespace) = api_server().await;
+    let leases = Api::<Lease>::namespaced(client.clone(), &namespace);
     leases
-        .create(&PostParams::default(), &lease_held_by("other-replica", 60))
+        .create(
+            &PostParams::default(),
+            &lease_held_by("other-replica", 60, &namespace),
+        )
         .await
         .unwrap();
-    let manager = Manager::new("op", client, leader_args());
+    let manager = Manager::new("op", client, leader_args(&namespace));
     let shutdown = manager.shutdown_token();
     let started = Arc::new(AtomicBool::new(false));
     let run = tokio::spawn(manager.run([recorder(&started)]));
