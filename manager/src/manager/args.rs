@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::io::IsTerminal;
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
@@ -54,7 +54,8 @@ pub struct Args {
     #[arg(help_heading = "Leader election")]
     pub leader_election_retry_period: Duration,
 
-    /// Where to serve /metrics, e.g. `:8443` or `127.0.0.1:8080`; `0` turns metrics off.
+    /// Where to serve /metrics, e.g. `:8443` (every interface, IPv6 and IPv4) or
+    /// `127.0.0.1:8080`; `0` turns metrics off.
     #[arg(long, value_name = "ADDR", default_value = "0")]
     #[arg(help_heading = "Metrics")]
     pub metrics_bind_address: BindAddress,
@@ -173,10 +174,35 @@ pub enum LogFormat {
     Json,
 }
 
-/// A listen address in controller-runtime's syntax: `host:port`, `:port` (every IPv4
+/// A listen address in controller-runtime's syntax: `host:port`, `:port` (every
 /// interface), or `0` (off).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BindAddress(pub Option<SocketAddr>);
+pub struct BindAddress(pub Option<ListenAddr>);
+
+/// Where a server listens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListenAddr {
+    /// `:port`, as Go's `net.Listen` reads it: every interface, IPv6 and IPv4 (`[::]`,
+    /// dual-stack), or IPv4 only (`0.0.0.0`) where the host has no IPv6.
+    AnyInterface(u16),
+    /// An address given in full, e.g. `127.0.0.1:8080` or `[::]:8443`: used exactly.
+    Exact(SocketAddr),
+}
+
+impl From<SocketAddr> for ListenAddr {
+    fn from(addr: SocketAddr) -> Self {
+        Self::Exact(addr)
+    }
+}
+
+impl fmt::Display for ListenAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::AnyInterface(port) => write!(f, ":{port}"),
+            Self::Exact(addr) => addr.fmt(f),
+        }
+    }
+}
 
 impl FromStr for BindAddress {
     type Err = String;
@@ -186,11 +212,8 @@ impl FromStr for BindAddress {
             return Ok(Self(None));
         }
         let parsed = match s.strip_prefix(':') {
-            Some(port) => port
-                .parse::<u16>()
-                .map(|port| SocketAddr::from((Ipv4Addr::UNSPECIFIED, port)))
-                .ok(),
-            None => s.parse().ok(),
+            Some(port) => port.parse::<u16>().map(ListenAddr::AnyInterface).ok(),
+            None => s.parse().map(ListenAddr::Exact).ok(),
         };
         parsed.map(|addr| Self(Some(addr))).ok_or_else(|| {
             format!("{s:?} is not a listen address: use `:8443`, `127.0.0.1:8443`, `[::]:8443` or `0` (off)")
@@ -230,7 +253,7 @@ mod tests {
         assert_eq!(args.metrics_bind_address, BindAddress(None));
         assert_eq!(
             args.health_probe_bind_address,
-            BindAddress(Some("0.0.0.0:8081".parse().unwrap()))
+            BindAddress(Some(ListenAddr::AnyInterface(8081)))
         );
         assert_eq!(args.leader_election_lease_duration, Duration::from_secs(15));
         assert_eq!(args.leader_election_renew_deadline, Duration::from_secs(10));
@@ -274,8 +297,16 @@ mod tests {
         .unwrap();
         assert!(args.leader_elect);
         assert!(!args.metrics_secure);
-        assert_eq!(args.metrics_bind_address.to_string(), "0.0.0.0:8443");
-        assert_eq!(args.health_probe_bind_address.to_string(), "127.0.0.1:9000");
+        assert_eq!(
+            args.metrics_bind_address,
+            BindAddress(Some(ListenAddr::AnyInterface(8443)))
+        );
+        assert_eq!(args.metrics_bind_address.to_string(), ":8443");
+        assert_eq!(
+            args.health_probe_bind_address,
+            BindAddress(Some(ListenAddr::Exact("127.0.0.1:9000".parse().unwrap()))),
+            "an address given in full is used as given"
+        );
         assert_eq!(args.leader_election_lease_duration, Duration::from_secs(30));
         assert_eq!(args.concurrency_of("memcached"), 8);
         assert_eq!(args.concurrency_of("other"), 2);

@@ -80,7 +80,7 @@ use kube::Client;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-pub use args::{Args, BindAddress, LogFormat};
+pub use args::{Args, BindAddress, ListenAddr, LogFormat};
 pub use controller::{Context, Runnable};
 pub use health::{Check, Readiness};
 pub use metrics::Metrics;
@@ -282,7 +282,7 @@ impl Manager {
         if let Some(addr) = self.args.health_probe_bind_address.0 {
             let listener = server::bind(addr, "health probes").await?;
             // The bound address: the port differs from the flag's when that asks for port 0.
-            let addr = listener.local_addr().unwrap_or(addr);
+            let addr = listener.local_addr()?;
             let readiness = self.readiness.clone();
             servers.spawn(server::serve(listener, None, move |request| {
                 let response = health::respond(request.method(), request.uri().path(), &readiness);
@@ -292,7 +292,7 @@ impl Manager {
         }
         if let Some(addr) = self.args.metrics_bind_address.0 {
             let listener = server::bind(addr, "metrics").await?;
-            let addr = listener.local_addr().unwrap_or(addr);
+            let addr = listener.local_addr()?;
             let (tls, authorizer) = if self.args.metrics_secure {
                 let files = self.args.metrics_cert_path.as_ref().map(|dir| {
                     (

@@ -6,7 +6,8 @@
 
 use std::convert::Infallible;
 use std::future::Future;
-use std::net::SocketAddr;
+use std::io;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,6 +20,8 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
+
+use super::args::ListenAddr;
 
 pub(crate) type Request = http::Request<Incoming>;
 pub(crate) type Response = http::Response<Full<Bytes>>;
@@ -39,10 +42,63 @@ pub(crate) fn text(status: StatusCode, body: impl Into<Bytes>) -> Response {
 }
 
 /// Binds `addr`, failing with the address in the message (a port clash is a common cause).
-pub(crate) async fn bind(addr: SocketAddr, what: &str) -> anyhow::Result<TcpListener> {
-    TcpListener::bind(addr)
-        .await
-        .map_err(|error| anyhow::anyhow!("cannot listen on {addr} for {what}: {error}"))
+///
+/// `:port` listens on every interface as Go's `net.Listen` does: on `[::]` accepting IPv6
+/// and IPv4 (so probes work on IPv6-only, IPv4-only and dual-stack clusters), or on
+/// `0.0.0.0` where the host has no IPv6.
+pub(crate) async fn bind(addr: impl Into<ListenAddr>, what: &str) -> anyhow::Result<TcpListener> {
+    let addr = addr.into();
+    let bound = match addr {
+        ListenAddr::Exact(addr) => TcpListener::bind(addr).await,
+        ListenAddr::AnyInterface(port) => bind_any_interface(port, listen),
+    };
+    bound.map_err(|error| anyhow::anyhow!("cannot listen on {addr} for {what}: {error}"))
+}
+
+/// `[::]:port` dual-stack, else `0.0.0.0:port` if IPv6 is unavailable; `listen` is a seam
+/// for tests, which cannot turn the host's IPv6 off.
+fn bind_any_interface(
+    port: u16,
+    listen: impl Fn(SocketAddr) -> io::Result<TcpListener>,
+) -> io::Result<TcpListener> {
+    match listen(SocketAddr::from((Ipv6Addr::UNSPECIFIED, port))) {
+        Err(error) if ipv6_unavailable(&error) => {
+            tracing::debug!(%error, "no IPv6: listening on IPv4 only");
+            listen(SocketAddr::from((Ipv4Addr::UNSPECIFIED, port)))
+        }
+        bound => bound,
+    }
+}
+
+/// The errors of a host without IPv6: no such address family (IPv6 compiled out or
+/// `ipv6.disable=1`) or no IPv6 address to bind (`disable_ipv6` sysctl).
+fn ipv6_unavailable(error: &io::Error) -> bool {
+    #[cfg(unix)]
+    let unsupported = matches!(
+        error.raw_os_error(),
+        Some(libc::EAFNOSUPPORT | libc::EPROTONOSUPPORT)
+    );
+    #[cfg(not(unix))]
+    let unsupported = false;
+    unsupported || error.kind() == io::ErrorKind::AddrNotAvailable
+}
+
+/// A listening socket on `addr`; on IPv6 it also accepts IPv4 (IPv4-mapped addresses)
+/// whatever the host's `net.ipv6.bindv6only` default, as Go sets it.
+fn listen(addr: SocketAddr) -> io::Result<TcpListener> {
+    use socket2::{Domain, Socket, Type};
+
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+    if addr.is_ipv6() {
+        socket.set_only_v6(false)?;
+    }
+    // As tokio's `TcpListener::bind`: a restarted server can take its port back at once.
+    #[cfg(unix)]
+    socket.set_reuse_address(true)?;
+    socket.set_nonblocking(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(1024)?;
+    TcpListener::from_std(socket.into())
 }
 
 /// Serves connections from `listener` until the task is aborted; each request goes to `handle`.
@@ -94,5 +150,96 @@ where
                 tracing::debug!(%peer, %error, "HTTP connection failed");
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::{IpAddr, TcpStream};
+
+    use super::*;
+
+    fn connects(addr: SocketAddr) -> bool {
+        TcpStream::connect_timeout(&addr, Duration::from_secs(2)).is_ok()
+    }
+
+    #[tokio::test]
+    async fn any_interface_listens_on_ipv6_and_ipv4() {
+        let listener = bind(ListenAddr::AnyInterface(0), "test").await.unwrap();
+        let bound = listener.local_addr().unwrap();
+        assert_eq!(
+            bound.ip(),
+            Ipv6Addr::UNSPECIFIED,
+            "dual-stack [::], not 0.0.0.0"
+        );
+        let port = bound.port();
+        assert!(
+            connects(SocketAddr::from((Ipv6Addr::LOCALHOST, port))),
+            "::1"
+        );
+        assert!(
+            connects(SocketAddr::from((Ipv4Addr::LOCALHOST, port))),
+            "127.0.0.1"
+        );
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn any_interface_falls_back_to_ipv4_without_ipv6() {
+        for no_ipv6 in [
+            io::Error::from_raw_os_error(libc::EAFNOSUPPORT),
+            io::Error::from(io::ErrorKind::AddrNotAvailable),
+        ] {
+            let no_ipv6 = std::sync::Mutex::new(Some(no_ipv6));
+            let tried = std::sync::Mutex::new(Vec::new());
+            let listener = bind_any_interface(0, |addr| {
+                tried.lock().unwrap().push(addr.ip());
+                match addr {
+                    SocketAddr::V6(_) => Err(no_ipv6.lock().unwrap().take().unwrap()),
+                    SocketAddr::V4(_) => listen(addr),
+                }
+            })
+            .unwrap();
+            let bound = listener.local_addr().unwrap();
+            assert_eq!(bound.ip(), Ipv4Addr::UNSPECIFIED);
+            assert_eq!(
+                *tried.lock().unwrap(),
+                [
+                    IpAddr::from(Ipv6Addr::UNSPECIFIED),
+                    IpAddr::from(Ipv4Addr::UNSPECIFIED)
+                ]
+            );
+            assert!(connects(SocketAddr::from((
+                Ipv4Addr::LOCALHOST,
+                bound.port()
+            ))));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_taken_port_is_not_mistaken_for_missing_ipv6() {
+        let taken = bind(ListenAddr::AnyInterface(0), "test").await.unwrap();
+        let port = taken.local_addr().unwrap().port();
+        let error = bind(ListenAddr::AnyInterface(port), "health probes")
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with(&format!("cannot listen on :{port} for health probes: ")),
+            "{error}"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_address_given_in_full_is_used_as_given() {
+        let listener = bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)), "test")
+            .await
+            .unwrap();
+        let bound = listener.local_addr().unwrap();
+        assert_eq!(bound.ip(), Ipv4Addr::LOCALHOST);
+        assert!(!connects(SocketAddr::from((
+            Ipv6Addr::LOCALHOST,
+            bound.port()
+        ))));
     }
 }

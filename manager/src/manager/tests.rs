@@ -464,6 +464,56 @@ async fn probes_are_served_over_http() {
         .unwrap();
 }
 
+/// `--health-probe-bind-address=:port`, as config/manager passes it, answers on IPv6 and
+/// IPv4 alike: on an IPv6-only cluster the kubelet probes the pod's IPv6 address.
+#[tokio::test]
+async fn go_style_probe_addresses_answer_on_ipv6_and_ipv4() {
+    let (client, _) = config_map_api(0);
+    let port = std::net::TcpListener::bind("[::]:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let manager = Manager::new(
+        "op",
+        client,
+        Args::parse_from(["manager", &format!("--health-probe-bind-address=:{port}")]),
+    );
+    let shutdown = manager.shutdown_token();
+    let run = tokio::spawn(manager.run([]));
+    let healthz = |host: std::net::IpAddr| async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut stream = tokio::net::TcpStream::connect((host, port)).await?;
+        stream
+            .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await?;
+        let mut response = String::new();
+        stream.read_to_string(&mut response).await?;
+        Ok::<_, std::io::Error>(response)
+    };
+    for host in [
+        std::net::Ipv4Addr::LOCALHOST.into(),
+        std::net::Ipv6Addr::LOCALHOST.into(),
+    ] {
+        let mut answer = healthz(host).await;
+        for _ in 0..50 {
+            if answer.is_ok() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            answer = healthz(host).await;
+        }
+        let answer = answer.unwrap_or_else(|error| panic!("{host}: {error}"));
+        assert!(answer.starts_with("HTTP/1.1 200"), "{host}: {answer}");
+    }
+    shutdown.cancel();
+    tokio::time::timeout(WAIT, run)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+}
+
 #[tokio::test]
 async fn a_panicking_reconcile_is_retried_with_backoff_and_the_others_keep_going() {
     let (client, list_now) = config_map_api(3);
