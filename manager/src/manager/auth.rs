@@ -3,13 +3,21 @@
 //! TokenReview, and its user a SubjectAccessReview for the request's verb on the
 //! non-resource URL (the `metrics-reader` ClusterRole grants `get` on `/metrics`).
 //!
-//! Decisions are cached per token for a short while, so a scrape every few seconds does
-//! not cost two API calls each time.
+//! Anyone who reaches the port can make the operator ask the API server, as the operator,
+//! so the reviews are bounded: decisions are cached per token for a short while (a scrape
+//! every few seconds does not cost two API calls each time), concurrent requests with one
+//! token share one review, and only a few reviews run at once; past that the request is
+//! refused with 429 rather than queued, so a flood of made-up tokens cannot delay the
+//! operator's own requests (its Lease renewals) behind thousands of reviews. Scrapers
+//! already allowed once are cached apart from the refusals and renew through lanes of
+//! their own, so such a flood neither evicts nor starves them.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use futures::FutureExt;
+use futures::future::{BoxFuture, Shared};
 use http::{HeaderMap, StatusCode, header};
 use k8s_openapi::api::authentication::v1::{TokenReview, TokenReviewSpec};
 use k8s_openapi::api::authorization::v1::{
@@ -17,6 +25,11 @@ use k8s_openapi::api::authorization::v1::{
 };
 use kube::api::PostParams;
 use kube::{Api, Client};
+use lru::LruCache;
+use prometheus_client::metrics::counter::Counter;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::metrics::Metrics;
 
 /// How long an allowed token is trusted without asking again: a revoked token or
 /// removed RoleBinding takes effect within this time (controller-runtime: one minute).
@@ -24,8 +37,19 @@ const ALLOW_TTL: Duration = Duration::from_secs(60);
 /// How long a rejected token stays rejected (controller-runtime: 30 seconds).
 const DENY_TTL: Duration = Duration::from_secs(30);
 const REVIEW_TIMEOUT: Duration = Duration::from_secs(10);
-/// Bounds the cache against a flood of distinct tokens.
-const MAX_CACHED: usize = 1024;
+/// Reviews of tokens not allowed before that may run at once; more are refused with 429.
+/// Scrapers are few, and each review is two requests the API server answers in
+/// milliseconds.
+const REVIEWS_IN_FLIGHT: usize = 4;
+/// Reviews renewing an allowed token's expired decision that may run at once: a lane of
+/// their own, so that a flood of unknown tokens does not starve Prometheus.
+const RENEWALS_IN_FLIGHT: usize = 2;
+/// Allowed tokens remembered (expired ones too: they renew through their own lane).
+const MAX_ALLOWED: usize = 256;
+/// Refused tokens remembered; a flood of made-up tokens only cycles through these.
+const MAX_DENIED: usize = 1024;
+/// What a refused client is told to wait before retrying.
+pub(crate) const RETRY_AFTER_SECONDS: u64 = 1;
 
 /// Why a request was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -38,6 +62,10 @@ pub(crate) enum Denied {
         verb: String,
         path: String,
     },
+    /// Too many reviews in flight: retry later.
+    #[error("Too Many Requests: too many authentication reviews in flight; retry later")]
+    Busy,
+    /// The detail is for the log, not for the (unauthenticated) client.
     #[error("cannot review the request: {0}")]
     Failed(String),
 }
@@ -47,19 +75,45 @@ impl Denied {
         match self {
             Self::Unauthenticated => StatusCode::UNAUTHORIZED,
             Self::Forbidden { .. } => StatusCode::FORBIDDEN,
+            Self::Busy => StatusCode::TOO_MANY_REQUESTS,
             Self::Failed(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// What the client is told: never the API server's error text, which would tell an
+    /// unauthenticated caller about the cluster.
+    pub(crate) fn body(&self) -> String {
+        match self {
+            Self::Failed(_) => "Internal Server Error\n".to_owned(),
+            denied => format!("{denied}\n"),
         }
     }
 }
 
-/// A decision and when it expires.
-type Cached = (Result<(), Denied>, Instant);
+/// SHA-256 of (token, verb, path): tokens are not kept once reviewed.
+type Key = [u8; 32];
+/// A review in flight, awaited by every request with its key.
+type Review = Shared<BoxFuture<'static, Result<(), Denied>>>;
+
+/// Decisions and the reviews that will make them.
+struct Decisions {
+    /// Key -> when the decision expires. Kept past expiry, marking a known scraper.
+    allowed: LruCache<Key, Instant>,
+    /// Key -> refusal and when it expires.
+    denied: LruCache<Key, (Denied, Instant)>,
+    in_flight: HashMap<Key, Review>,
+}
 
 /// Reviews requests against the Kubernetes API.
 pub(crate) struct Authorizer {
     client: Client,
-    /// SHA-256 of (token, verb, path) -> decision and when it expires. Tokens are not kept.
-    cache: Mutex<HashMap<[u8; 32], Cached>>,
+    decisions: Arc<Mutex<Decisions>>,
+    /// Permits for reviews of tokens not allowed before.
+    reviews: Arc<Semaphore>,
+    /// Permits for renewing allowed tokens' decisions.
+    renewals: Arc<Semaphore>,
+    token_reviews: Counter,
+    throttled: Counter,
 }
 
 impl std::fmt::Debug for Authorizer {
@@ -69,10 +123,35 @@ impl std::fmt::Debug for Authorizer {
 }
 
 impl Authorizer {
-    pub(crate) fn new(client: Client) -> Self {
+    /// An authorizer whose counters are registered in `metrics`.
+    pub(crate) fn new(client: Client, metrics: &Metrics) -> Self {
+        let authorizer = Self::unregistered(client);
+        metrics.register(
+            "rkb_metrics_authentication_token_reviews",
+            "TokenReviews the metrics endpoint sent to authenticate scrapers",
+            authorizer.token_reviews.clone(),
+        );
+        metrics.register(
+            "rkb_metrics_authentication_throttled_requests",
+            "Metrics requests refused with 429 because too many reviews were in flight",
+            authorizer.throttled.clone(),
+        );
+        authorizer
+    }
+
+    fn unregistered(client: Client) -> Self {
+        let capacity = |n| std::num::NonZeroUsize::new(n).expect("a positive capacity");
         Self {
             client,
-            cache: Mutex::default(),
+            decisions: Arc::new(Mutex::new(Decisions {
+                allowed: LruCache::new(capacity(MAX_ALLOWED)),
+                denied: LruCache::new(capacity(MAX_DENIED)),
+                in_flight: HashMap::new(),
+            })),
+            reviews: Arc::new(Semaphore::new(REVIEWS_IN_FLIGHT)),
+            renewals: Arc::new(Semaphore::new(RENEWALS_IN_FLIGHT)),
+            token_reviews: Counter::default(),
+            throttled: Counter::default(),
         }
     }
 
@@ -85,79 +164,134 @@ impl Authorizer {
     ) -> Result<(), Denied> {
         let token = bearer_token(headers).ok_or(Denied::Unauthenticated)?;
         let key = cache_key(token, verb, path);
-        if let Some(decision) = self.cached(&key) {
-            return decision;
-        }
-        let decision = self.review(token, verb, path).await;
-        let ttl = match &decision {
-            Ok(()) => ALLOW_TTL,
-            Err(Denied::Failed(_)) => return decision, // the API may be back next time
-            Err(_) => DENY_TTL,
+        let review = {
+            let mut decisions = lock(&self.decisions);
+            let now = Instant::now();
+            let known = match decisions.allowed.get(&key) {
+                Some(expires) if *expires > now => return Ok(()),
+                Some(_) => true,
+                None => false,
+            };
+            match decisions.denied.get(&key) {
+                Some((denied, expires)) if *expires > now => return Err(denied.clone()),
+                Some(_) => {
+                    decisions.denied.pop(&key);
+                }
+                None => {}
+            }
+            match decisions.in_flight.get(&key) {
+                Some(review) => review.clone(),
+                None => {
+                    let lane = if known { &self.renewals } else { &self.reviews };
+                    let Ok(permit) = lane.clone().try_acquire_owned() else {
+                        self.throttled.inc();
+                        return Err(Denied::Busy);
+                    };
+                    let review = self.start_review(key, token, verb, path, permit);
+                    decisions.in_flight.insert(key, review.clone());
+                    review
+                }
+            }
         };
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        let now = Instant::now();
-        cache.retain(|_, (_, expires)| *expires > now);
-        if cache.len() >= MAX_CACHED {
-            cache.clear();
-        }
-        cache.insert(key, (decision.clone(), now + ttl));
-        decision
+        review.await
     }
 
-    fn cached(&self, key: &[u8; 32]) -> Option<Result<(), Denied>> {
-        let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        cache
-            .get(key)
-            .filter(|(_, expires)| *expires > Instant::now())
-            .map(|(decision, _)| decision.clone())
+    /// Reviews in a task of its own, so that the review finishes, records its decision
+    /// and frees its permit even if every request waiting for it goes away.
+    fn start_review(
+        &self,
+        key: Key,
+        token: &str,
+        verb: &str,
+        path: &str,
+        permit: OwnedSemaphorePermit,
+    ) -> Review {
+        let (client, decisions) = (self.client.clone(), self.decisions.clone());
+        let (token, verb, path) = (token.to_owned(), verb.to_owned(), path.to_owned());
+        let token_reviews = self.token_reviews.clone();
+        let task = tokio::spawn(async move {
+            let decision = review(&client, &token_reviews, &token, &verb, &path).await;
+            let mut decisions = lock(&decisions);
+            decisions.in_flight.remove(&key);
+            let now = Instant::now();
+            match &decision {
+                Ok(()) => {
+                    decisions.allowed.put(key, now + ALLOW_TTL);
+                }
+                // The API may be back next time; a known scraper stays known.
+                Err(Denied::Failed(_) | Denied::Busy) => {}
+                Err(denied) => {
+                    decisions.allowed.pop(&key);
+                    decisions.denied.put(key, (denied.clone(), now + DENY_TTL));
+                }
+            }
+            drop(permit);
+            decision
+        });
+        task.map(|joined| {
+            joined
+                .unwrap_or_else(|error| Err(Denied::Failed(format!("the review failed: {error}"))))
+        })
+        .boxed()
+        .shared()
     }
+}
 
-    async fn review(&self, token: &str, verb: &str, path: &str) -> Result<(), Denied> {
-        let review = TokenReview {
-            spec: TokenReviewSpec {
-                token: Some(token.to_owned()),
-                ..Default::default()
-            },
+fn lock(decisions: &Mutex<Decisions>) -> std::sync::MutexGuard<'_, Decisions> {
+    decisions.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+async fn review(
+    client: &Client,
+    token_reviews: &Counter,
+    token: &str,
+    verb: &str,
+    path: &str,
+) -> Result<(), Denied> {
+    let review = TokenReview {
+        spec: TokenReviewSpec {
+            token: Some(token.to_owned()),
             ..Default::default()
-        };
-        let reviewed = within_timeout(
-            Api::<TokenReview>::all(self.client.clone()).create(&PostParams::default(), &review),
-        )
-        .await?;
-        let status = reviewed.status.unwrap_or_default();
-        let user = match status.user {
-            Some(user) if status.authenticated == Some(true) => user,
-            _ => return Err(Denied::Unauthenticated),
-        };
-        let username = user.username.unwrap_or_default();
-        let access = SubjectAccessReview {
-            spec: SubjectAccessReviewSpec {
-                user: Some(username.clone()),
-                groups: user.groups,
-                uid: user.uid,
-                extra: user.extra,
-                non_resource_attributes: Some(NonResourceAttributes {
-                    path: Some(path.to_owned()),
-                    verb: Some(verb.to_owned()),
-                }),
-                ..Default::default()
-            },
+        },
+        ..Default::default()
+    };
+    token_reviews.inc();
+    let reviewed = within_timeout(
+        Api::<TokenReview>::all(client.clone()).create(&PostParams::default(), &review),
+    )
+    .await?;
+    let status = reviewed.status.unwrap_or_default();
+    let user = match status.user {
+        Some(user) if status.authenticated == Some(true) => user,
+        _ => return Err(Denied::Unauthenticated),
+    };
+    let username = user.username.unwrap_or_default();
+    let access = SubjectAccessReview {
+        spec: SubjectAccessReviewSpec {
+            user: Some(username.clone()),
+            groups: user.groups,
+            uid: user.uid,
+            extra: user.extra,
+            non_resource_attributes: Some(NonResourceAttributes {
+                path: Some(path.to_owned()),
+                verb: Some(verb.to_owned()),
+            }),
             ..Default::default()
-        };
-        let reviewed = within_timeout(
-            Api::<SubjectAccessReview>::all(self.client.clone())
-                .create(&PostParams::default(), &access),
-        )
-        .await?;
-        if reviewed.status.is_some_and(|s| s.allowed) {
-            Ok(())
-        } else {
-            Err(Denied::Forbidden {
-                user: username,
-                verb: verb.to_owned(),
-                path: path.to_owned(),
-            })
-        }
+        },
+        ..Default::default()
+    };
+    let reviewed = within_timeout(
+        Api::<SubjectAccessReview>::all(client.clone()).create(&PostParams::default(), &access),
+    )
+    .await?;
+    if reviewed.status.is_some_and(|s| s.allowed) {
+        Ok(())
+    } else {
+        Err(Denied::Forbidden {
+            user: username,
+            verb: verb.to_owned(),
+            path: path.to_owned(),
+        })
     }
 }
 
@@ -195,10 +329,13 @@ fn cache_key(token: &str, verb: &str, path: &str) -> [u8; 32] {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use http::{Method, Request, Response};
     use http_body_util::BodyExt;
     use kube::client::Body;
     use serde_json::{Value, json};
+    use tokio::task::JoinHandle;
     use tower_test::mock::{self, Handle};
 
     use super::*;
@@ -207,7 +344,10 @@ mod tests {
 
     fn authorizer() -> (Authorizer, ApiServer) {
         let (service, handle) = mock::pair::<Request<Body>, Response<Body>>();
-        (Authorizer::new(Client::new(service, "default")), handle)
+        (
+            Authorizer::unregistered(Client::new(service, "default")),
+            handle,
+        )
     }
 
     fn headers(authorization: &str) -> HeaderMap {
@@ -362,5 +502,124 @@ mod tests {
         answer(&mut api, TOKEN_REVIEWS, prometheus()).await;
         answer(&mut api, ACCESS_REVIEWS, json!({"allowed": true})).await;
         assert_eq!(check.await.unwrap(), Ok(()), "asked the API again");
+    }
+
+    fn spawn_check(authorizer: &Arc<Authorizer>, token: &str) -> JoinHandle<Result<(), Denied>> {
+        let (authorizer, token) = (authorizer.clone(), format!("Bearer {token}"));
+        tokio::spawn(async move { authorizer.check(&headers(&token), "get", "/metrics").await })
+    }
+
+    /// Lets the API server answer no more: what it was asked so far is all there is.
+    async fn no_more_requests(api: &mut ApiServer) {
+        let more = tokio::time::timeout(Duration::from_millis(200), api.next_request()).await;
+        assert!(more.is_err(), "the API server was asked again");
+    }
+
+    async fn allow(authorizer: &Arc<Authorizer>, api: &mut ApiServer, token: &str) {
+        let check = spawn_check(authorizer, token);
+        answer(api, TOKEN_REVIEWS, prometheus()).await;
+        answer(api, ACCESS_REVIEWS, json!({"allowed": true})).await;
+        assert_eq!(check.await.unwrap(), Ok(()));
+    }
+
+    #[tokio::test]
+    async fn concurrent_requests_with_one_token_share_one_review() {
+        let (authorizer, mut api) = authorizer();
+        let authorizer = Arc::new(authorizer);
+        let checks: Vec<_> = (0..5)
+            .map(|_| spawn_check(&authorizer, "scrape-token"))
+            .collect();
+        tokio::time::sleep(Duration::from_millis(100)).await; // every check is waiting
+        answer(&mut api, TOKEN_REVIEWS, prometheus()).await;
+        answer(&mut api, ACCESS_REVIEWS, json!({"allowed": true})).await;
+        for check in checks {
+            assert_eq!(check.await.unwrap(), Ok(()));
+        }
+        no_more_requests(&mut api).await;
+    }
+
+    #[tokio::test]
+    async fn reviews_in_flight_are_bounded_and_further_tokens_refused_at_once() {
+        let (authorizer, mut api) = authorizer();
+        let authorizer = Arc::new(authorizer);
+        let strangers: Vec<_> = (0..REVIEWS_IN_FLIGHT)
+            .map(|i| spawn_check(&authorizer, &format!("stranger-{i}")))
+            .collect();
+        let mut held = Vec::new();
+        for _ in 0..REVIEWS_IN_FLIGHT {
+            held.push(api.next_request().await.expect("a review"));
+        }
+        let one_more = headers("Bearer one-more");
+        let refused = authorizer.check(&one_more, "get", "/metrics");
+        let refused = tokio::time::timeout(Duration::from_secs(1), refused)
+            .await
+            .expect("refused at once, not queued behind the reviews in flight");
+        assert_eq!(refused.unwrap_err().status(), StatusCode::TOO_MANY_REQUESTS);
+        no_more_requests(&mut api).await;
+
+        // A finished review frees its place.
+        let (_, reply) = held.pop().unwrap();
+        reply.send_error(std::io::Error::other("connection reset"));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let next = spawn_check(&authorizer, "one-more");
+        answer(&mut api, TOKEN_REVIEWS, json!({"authenticated": false})).await;
+        assert_eq!(next.await.unwrap(), Err(Denied::Unauthenticated));
+        drop((held, strangers));
+    }
+
+    #[tokio::test]
+    async fn a_flood_of_refused_tokens_does_not_evict_an_allowed_scraper() {
+        let (authorizer, mut api) = authorizer();
+        let authorizer = Arc::new(authorizer);
+        allow(&authorizer, &mut api, "scrape-token").await;
+        for i in 0..MAX_DENIED + 10 {
+            let check = spawn_check(&authorizer, &format!("forged-{i}"));
+            answer(&mut api, TOKEN_REVIEWS, json!({"authenticated": false})).await;
+            assert_eq!(check.await.unwrap(), Err(Denied::Unauthenticated));
+        }
+        let scrape = headers("Bearer scrape-token");
+        let scrape = authorizer.check(&scrape, "get", "/metrics");
+        let scrape = tokio::time::timeout(Duration::from_secs(1), scrape).await;
+        assert_eq!(scrape.expect("still answered from the cache"), Ok(()));
+    }
+
+    #[tokio::test]
+    async fn an_allowed_scraper_renews_while_strangers_fill_the_review_lane() {
+        let (authorizer, mut api) = authorizer();
+        let authorizer = Arc::new(authorizer);
+        allow(&authorizer, &mut api, "scrape-token").await;
+        // Its decision expires...
+        let key = cache_key("scrape-token", "get", "/metrics");
+        lock(&authorizer.decisions).allowed.put(key, Instant::now());
+        // ...while made-up tokens take every place for strangers' reviews.
+        let _strangers: Vec<_> = (0..REVIEWS_IN_FLIGHT)
+            .map(|i| spawn_check(&authorizer, &format!("stranger-{i}")))
+            .collect();
+        let mut held = Vec::new();
+        for _ in 0..REVIEWS_IN_FLIGHT {
+            held.push(api.next_request().await.expect("a review"));
+        }
+        let stranger = headers("Bearer stranger");
+        let busy = authorizer.check(&stranger, "get", "/metrics").await;
+        assert_eq!(busy, Err(Denied::Busy));
+        allow(&authorizer, &mut api, "scrape-token").await;
+    }
+
+    #[tokio::test]
+    async fn api_errors_reach_the_log_but_not_the_client() {
+        let (authorizer, mut api) = authorizer();
+        let check = tokio::spawn(async move {
+            authorizer
+                .check(&headers("Bearer t"), "get", "/metrics")
+                .await
+        });
+        let (_, reply) = api.next_request().await.unwrap();
+        reply.send_error(std::io::Error::other(
+            "dial tcp 10.96.0.1:443: connection refused",
+        ));
+        let denied = check.await.unwrap().unwrap_err();
+        assert_eq!(denied.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(denied.body(), "Internal Server Error\n");
+        assert!(denied.to_string().contains("10.96.0.1:443"), "{denied}");
     }
 }

@@ -306,7 +306,10 @@ impl Manager {
                 }
                 (
                     Some(acceptor),
-                    Some(Arc::new(auth::Authorizer::new(self.client.clone()))),
+                    Some(Arc::new(auth::Authorizer::new(
+                        self.client.clone(),
+                        &self.metrics,
+                    ))),
                 )
             } else {
                 (None, None)
@@ -348,7 +351,13 @@ async fn serve_metrics(
         if let auth::Denied::Failed(reason) = &denied {
             tracing::warn!(%reason, "cannot authorize a metrics scrape");
         }
-        return server::text(denied.status(), format!("{denied}\n"));
+        let mut response = server::text(denied.status(), denied.body());
+        if denied == auth::Denied::Busy {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, auth::RETRY_AFTER_SECONDS.into());
+        }
+        return response;
     }
     let mut response = server::text(StatusCode::OK, metrics.encode());
     response.headers_mut().insert(

@@ -29,6 +29,9 @@ pub(crate) type Response = http::Response<Full<Bytes>>;
 /// Slow or idle clients cannot hold connections open for long.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Connections one server holds at once; further clients wait in the listen backlog, so a
+/// flood of connections cannot exhaust the operator's memory or file descriptors.
+const MAX_CONNECTIONS: usize = 256;
 
 /// A plain-text response.
 pub(crate) fn text(status: StatusCode, body: impl Into<Bytes>) -> Response {
@@ -107,8 +110,26 @@ where
     H: Fn(Request) -> F + Clone + Send + Sync + 'static,
     F: Future<Output = Response> + Send + 'static,
 {
+    serve_at_most(MAX_CONNECTIONS, listener, tls, handle).await;
+}
+
+async fn serve_at_most<H, F>(
+    max_connections: usize,
+    listener: TcpListener,
+    tls: Option<TlsAcceptor>,
+    handle: H,
+) where
+    H: Fn(Request) -> F + Clone + Send + Sync + 'static,
+    F: Future<Output = Response> + Send + 'static,
+{
     let handle = Arc::new(handle);
+    let connections = Arc::new(tokio::sync::Semaphore::new(max_connections));
     loop {
+        let connection = connections
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("the semaphore is never closed");
         let (stream, peer) = match listener.accept().await {
             Ok(accepted) => accepted,
             Err(error) => {
@@ -121,6 +142,7 @@ where
         let handle = handle.clone();
         let tls = tls.clone();
         tokio::spawn(async move {
+            let _connection = connection; // held until the connection closes
             let service = service_fn(move |request| {
                 let handle = handle.clone();
                 async move { Ok::<_, Infallible>(handle(request).await) }
@@ -228,6 +250,37 @@ mod tests {
             error.starts_with(&format!("cannot listen on :{port} for health probes: ")),
             "{error}"
         );
+    }
+
+    /// Beyond the cap, a connection waits in the backlog until another one closes.
+    #[tokio::test]
+    async fn connections_beyond_the_cap_wait_for_one_to_close() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+        let listener = bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)), "test")
+            .await
+            .unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = tokio::spawn(serve_at_most(2, listener, None, |_| async {
+            text(StatusCode::OK, "ok")
+        }));
+        let connect = || tokio::net::TcpStream::connect(addr);
+        let (first, _second) = (connect().await.unwrap(), connect().await.unwrap());
+        let mut third = connect().await.unwrap();
+        third
+            .write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut answer = [0; 12];
+        let early = tokio::time::timeout(Duration::from_millis(300), third.read_exact(&mut answer));
+        assert!(early.await.is_err(), "a third connection was served");
+        drop(first);
+        tokio::time::timeout(Duration::from_secs(5), third.read_exact(&mut answer))
+            .await
+            .expect("served once a connection closed")
+            .unwrap();
+        assert_eq!(&answer, b"HTTP/1.1 200");
+        server.abort();
     }
 
     #[tokio::test]
