@@ -9,15 +9,15 @@
 //!   (verb, API group, resource/subresource, namespace, name) and checked against the
 //!   project's `config/rbac/role.yaml`, so a missing rule *and* a rule nothing uses both
 //!   fail the test ([`RbacAudit`]);
-//! - inject faults: conflicts (409), server errors (500) and timeouts on chosen
-//!   requests, to prove a reconciler converges anyway ([`Faults`]).
+//! - inject faults: conflicts (409), server errors (500), timeouts, and responses lost
+//!   after the request was applied, on chosen requests, to prove a reconciler converges
+//!   anyway ([`Faults`]).
 //!
 //! ```ignore
 //! let audit = RbacAudit::default();
 //! let faults = Faults::default().fail(Fault::conflict().on_verb("update").times(1));
-//! let client = testing::wrap(fake_client, &audit, &faults);
-//! // ... run reconciles with `client` ...
-//! audit.watches("apps", "deployments"); // what the Controller's watchers use
+//! let client = testing::wrap(envtest_client, &audit, &faults);
+//! // ... run the Controller (its watches too) and its reconciles with `client` ...
 //! audit.check_role_file("config/rbac/role.yaml").unwrap();
 //! ```
 
@@ -322,8 +322,14 @@ pub enum FaultKind {
     Conflict,
     /// 500 Internal Server Error.
     ServerError,
-    /// The request never answers: after the delay the client sees a timeout error.
+    /// The request never reaches the API server: after the delay the client sees a
+    /// timeout error.
     Timeout(Duration),
+    /// The request reaches the API server and is applied, but its response is lost: after
+    /// the delay the client sees a timeout error. A reconciler that retries a create
+    /// then meets its own object (409 AlreadyExists); one that counts on a timeout meaning
+    /// "not done" creates twice what has a generated name.
+    ResponseLost(Duration),
 }
 
 /// A fault on the requests matching its filters, for its first `times` matches.
@@ -344,6 +350,10 @@ impl Fault {
     }
     pub fn timeout(after: Duration) -> Self {
         Self::new(FaultKind::Timeout(after))
+    }
+    /// The request is applied, then its response is lost ([`FaultKind::ResponseLost`]).
+    pub fn response_lost(after: Duration) -> Self {
+        Self::new(FaultKind::ResponseLost(after))
     }
     fn new(kind: FaultKind) -> Self {
         Fault {
@@ -487,10 +497,16 @@ impl tower::Service<Request<Body>> for Wrapped {
                 )),
                 Some(FaultKind::Timeout(after)) => {
                     tokio::time::sleep(after).await;
-                    Err(Box::new(std::io::Error::new(
-                        std::io::ErrorKind::TimedOut,
-                        "request timed out (injected)",
-                    )) as tower::BoxError)
+                    Err(timed_out())
+                }
+                Some(FaultKind::ResponseLost(after)) => {
+                    // Read the whole answer, so the API server has finished with the
+                    // request, then drop it.
+                    if let Ok(response) = inner.send(request).await {
+                        let _ = http_body_util::BodyExt::collect(response.into_body()).await;
+                    }
+                    tokio::time::sleep(after).await;
+                    Err(timed_out())
                 }
                 None => inner
                     .send(request)
@@ -499,6 +515,13 @@ impl tower::Service<Request<Body>> for Wrapped {
             }
         })
     }
+}
+
+fn timed_out() -> tower::BoxError {
+    Box::new(std::io::Error::new(
+        std::io::ErrorKind::TimedOut,
+        "request timed out (injected)",
+    ))
 }
 
 fn status_response(code: u16, reason: &str, message: &str) -> Response<Body> {

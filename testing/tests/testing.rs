@@ -165,3 +165,63 @@ async fn server_side_apply_that_creates_needs_create_too() {
     );
     assert_eq!(existing.accesses().len(), 2);
 }
+
+/// A create whose response is lost was applied all the same: the client sees a timeout,
+/// yet the object exists and a retry meets 409 AlreadyExists; a plain timeout never
+/// reaches the API server.
+#[tokio::test]
+async fn a_lost_response_hides_a_create_that_was_applied() {
+    let env = testing::envtest::shared().await;
+    let namespace = env.create_namespace().await.unwrap();
+    let lost_response = Fault::response_lost(Duration::from_millis(10)).on_verb("create");
+    let faults = Faults::default().fail(lost_response);
+    let client = testing::wrap(env.client(), &RbacAudit::default(), &faults);
+    let api: Api<ConfigMap> = Api::namespaced(client, &namespace);
+    let unwrapped: Api<ConfigMap> = Api::namespaced(env.client(), &namespace);
+
+    let lost = api
+        .create(&PostParams::default(), &config_map("applied"))
+        .await
+        .unwrap_err();
+    assert!(!matches!(lost, kube::Error::Api(_)), "{lost:?}");
+    unwrapped
+        .get("applied")
+        .await
+        .expect("the create was applied");
+    let retried = api
+        .create(&PostParams::default(), &config_map("applied"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&retried, kube::Error::Api(s) if s.code == 409),
+        "{retried:?}"
+    );
+
+    let timeouts = Faults::default().fail(Fault::timeout(Duration::from_millis(10)));
+    let client = testing::wrap(env.client(), &RbacAudit::default(), &timeouts);
+    let timed_out = Api::<ConfigMap>::namespaced(client, &namespace)
+        .create(&PostParams::default(), &config_map("never-sent"))
+        .await
+        .unwrap_err();
+    assert!(!matches!(timed_out, kube::Error::Api(_)), "{timed_out:?}");
+    let missing = unwrapped.get("never-sent").await.unwrap_err();
+    assert!(
+        matches!(&missing, kube::Error::Api(s) if s.code == 404),
+        "{missing:?}"
+    );
+    let kinds = |faults: &Faults| -> Vec<FaultKind> {
+        faults
+            .injected()
+            .into_iter()
+            .map(|(kind, _)| kind)
+            .collect()
+    };
+    assert_eq!(
+        kinds(&faults),
+        [FaultKind::ResponseLost(Duration::from_millis(10))]
+    );
+    assert_eq!(
+        kinds(&timeouts),
+        [FaultKind::Timeout(Duration::from_millis(10))]
+    );
+}
