@@ -2,7 +2,10 @@
 //!
 //! Liveness only says the process serves requests: restarting a manager whose controllers
 //! are slow to sync would not help. Readiness waits for every started controller's cache
-//! (its reflector store) to finish the initial list, like controller-runtime's cache sync.
+//! (its reflector store) to finish the initial list, like controller-runtime's cache sync,
+//! and fails while the last list or watch of any collection through the controller's
+//! client failed: the watches of `.owns(...)` and `.watches(...)` have no store to ask,
+//! and one that RBAC forbids would otherwise retry 403s forever behind a Ready pod.
 //! A standby replica waiting for the lease has no controllers yet and is ready: otherwise a
 //! rolling update of a one-replica Deployment would wait forever for the new pod, which
 //! cannot lead while the old one holds the lease.
@@ -13,12 +16,26 @@ use std::sync::{Arc, Mutex};
 
 use http::{Method, StatusCode};
 
+use super::reads::Reads;
 use super::server::{Response, text};
 
 /// The readiness checks of a manager: one per started controller.
 #[derive(Clone, Debug, Default)]
 pub struct Readiness {
-    checks: Arc<Mutex<BTreeMap<String, bool>>>,
+    checks: Arc<Mutex<BTreeMap<String, Status>>>,
+}
+
+/// One check's state: passed, and the reads that must not be failing.
+#[derive(Clone, Debug, Default)]
+struct Status {
+    passed: bool,
+    reads: Option<Reads>,
+}
+
+impl Status {
+    fn ok(&self) -> bool {
+        self.passed && self.reads.as_ref().is_none_or(Reads::healthy)
+    }
 }
 
 /// One readiness check, failing until [`Check::pass`] is called.
@@ -31,8 +48,20 @@ pub struct Check {
 impl Readiness {
     /// Adds a failing check.
     pub fn add(&self, name: impl Into<String>) -> Check {
-        let name = name.into();
-        self.lock().insert(name.clone(), false);
+        self.add_status(name.into(), Status::default())
+    }
+
+    /// Adds a check that fails until passed, and whenever a list or watch in `reads` fails.
+    pub(crate) fn add_following(&self, name: impl Into<String>, reads: Reads) -> Check {
+        let status = Status {
+            passed: false,
+            reads: Some(reads),
+        };
+        self.add_status(name.into(), status)
+    }
+
+    fn add_status(&self, name: String, status: Status) -> Check {
+        self.lock().insert(name.clone(), status);
         Check {
             name,
             readiness: self.clone(),
@@ -41,14 +70,15 @@ impl Readiness {
 
     /// Whether every check passes.
     pub fn is_ready(&self) -> bool {
-        self.lock().values().all(|&ok| ok)
+        self.lock().values().all(Status::ok)
     }
 
     /// Each check as Kubernetes' own `/readyz?verbose` prints it, then the verdict.
     fn report(&self) -> (bool, String) {
         let checks = self.lock();
         let mut body = String::new();
-        for (name, ok) in checks.iter() {
+        for (name, status) in checks.iter() {
+            let ok = &status.ok();
             let _ = writeln!(
                 body,
                 "[{}]{name} {}",
@@ -56,7 +86,7 @@ impl Readiness {
                 if *ok { "ok" } else { "not synced" }
             );
         }
-        let ready = checks.values().all(|&ok| ok);
+        let ready = checks.values().all(Status::ok);
         body.push_str(if ready {
             "readyz check passed\n"
         } else {
@@ -65,7 +95,7 @@ impl Readiness {
         (ready, body)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, bool>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Status>> {
         self.checks
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -75,7 +105,9 @@ impl Readiness {
 impl Check {
     /// Marks the check as passing.
     pub fn pass(&self) {
-        self.readiness.lock().insert(self.name.clone(), true);
+        if let Some(status) = self.readiness.lock().get_mut(&self.name) {
+            status.passed = true;
+        }
     }
 }
 

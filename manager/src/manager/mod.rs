@@ -57,7 +57,9 @@
 //! 1. The probe and metrics servers start; `/readyz` passes (nothing to sync yet).
 //! 2. With `--leader-elect`, the manager waits for the Lease; standbys stay here and take
 //!    over when the leader releases it or stops renewing it.
-//! 3. Every [`Runnable`] starts; `/readyz` fails until each controller's cache is synced.
+//! 3. Every [`Runnable`] starts; `/readyz` fails until each controller's cache is synced,
+//!    and whenever the last list or watch of a collection through its client failed (a
+//!    watch of `.owns(...)` that RBAC forbids keeps the controller unready).
 //! 4. On SIGTERM or SIGINT, controllers stop taking new work and finish in-flight reconciles
 //!    (within `--graceful-shutdown-timeout`), the Lease is released so a standby takes over
 //!    at once, and [`Manager::run`] returns `Ok`. A second signal stops at once.
@@ -71,6 +73,7 @@ mod controller;
 mod health;
 mod leader;
 mod metrics;
+mod reads;
 mod server;
 mod tls;
 
@@ -191,12 +194,17 @@ impl Manager {
         }
         let mut tasks = JoinSet::new();
         for runnable in runnables {
+            // Readiness follows every list and watch of the runnable's client too, not
+            // only the primary store `Context::run` waits for.
+            let reads = reads::Reads::default();
             let ctx = Context {
                 concurrency: self.args.concurrency_of(&runnable.name),
-                client: self.client.clone(),
+                client: reads.follow(self.client.clone()),
                 shutdown: self.shutdown.clone(),
                 metrics: self.metrics.clone(),
-                ready: self.readiness.add(format!("controller/{}", runnable.name)),
+                ready: self
+                    .readiness
+                    .add_following(format!("controller/{}", runnable.name), reads),
                 name: runnable.name.clone(),
             };
             tracing::info!(controller = %runnable.name, concurrency = ctx.concurrency, "starting controller");
