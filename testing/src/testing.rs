@@ -145,6 +145,13 @@ pub enum AuditError {
     },
     #[error("role YAML: {0}")]
     Yaml(#[from] serde_yaml_ng::Error),
+    /// A Role grants only in its namespace: without one, where its rules apply is unknown.
+    #[error(
+        "the Role {name:?} has no metadata.namespace, so the audit cannot tell where it grants \
+         (a Role grants only in its own namespace, never cluster-wide): set its namespace, \
+         e.g. `namespace: system` as config/rbac does, or make it a ClusterRole"
+    )]
+    RoleWithoutNamespace { name: String },
     /// Requests no rule allows, and rules no request used; the message lists both.
     #[error("{}", mismatch_report(missing, excessive))]
     Mismatch {
@@ -186,8 +193,12 @@ impl RbacAudit {
             .insert(access);
     }
 
-    /// Marks the list and watch calls of a Controller's watcher on a kind (cluster-wide),
-    /// which tests that call `reconcile` directly never make.
+    /// Marks the list and watch calls of a watcher on a kind (cluster-wide), for a test
+    /// that does not run the watcher itself.
+    ///
+    /// Prefer running the Controller through the audited client, as the generated tests
+    /// do: its watches are then recorded as made, and an `.owns(...)` added later without
+    /// its rule fails the audit instead of retrying 403s forever in production.
     pub fn watches(&self, group: &str, resource: &str) {
         for verb in ["list", "watch"] {
             self.record(Access {
@@ -239,7 +250,13 @@ impl RbacAudit {
                 }
                 "Role" => {
                     let role: Role = serde_yaml_ng::from_value(value)?;
-                    (role.rules.unwrap_or_default(), role.metadata.namespace)
+                    let Some(namespace) = role.metadata.namespace.filter(|ns| !ns.is_empty())
+                    else {
+                        return Err(AuditError::RoleWithoutNamespace {
+                            name: role.metadata.name.unwrap_or_default(),
+                        });
+                    };
+                    (role.rules.unwrap_or_default(), Some(namespace))
                 }
                 _ => continue,
             };
@@ -664,6 +681,22 @@ rules:
         exact.record(access("POST", "/apis/apps/v1/namespaces/a/deployments").unwrap());
         exact.record(access("GET", "/api/v1/namespaces/system/configmaps/c").unwrap());
         exact.check_role_yaml(ROLE).unwrap();
+    }
+
+    #[test]
+    fn a_role_without_a_namespace_is_refused_not_taken_as_cluster_wide() {
+        // Every request is allowed if the Role grants everywhere: the audit would pass.
+        let audit = RbacAudit::default();
+        audit.record(access("GET", "/apis/apps/v1/namespaces/a/deployments/web").unwrap());
+        audit.record(access("POST", "/apis/apps/v1/namespaces/a/deployments").unwrap());
+        audit.record(access("GET", "/api/v1/namespaces/other/configmaps/c").unwrap());
+        let unscoped = ROLE.replace("  namespace: system\n", "");
+        let message = audit.check_role_yaml(&unscoped).unwrap_err().to_string();
+        assert!(
+            message.contains("the Role \"manager-role\" has no metadata.namespace"),
+            "{message}"
+        );
+        assert!(message.contains("set its namespace"), "{message}");
     }
 
     #[test]
