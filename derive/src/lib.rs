@@ -28,7 +28,9 @@ use syn::{DeriveInput, parse_macro_input};
 ///
 /// Keys: `groups`, `resources`, `resource_names`, `verbs`, `namespace`, `urls`.
 /// `"core"` or `""` names the core API group; `namespace` turns the rule into a
-/// namespaced `Role`; `urls` are non-resource URLs (cluster-scoped only).
+/// namespaced `Role` with a `RoleBinding` for the manager (`"system"` is the manager's
+/// own namespace, as in `config/`; others are deployed by the `config/namespaced-rbac`
+/// overlay that `make manifests` writes); `urls` are non-resource URLs (cluster-scoped only).
 #[proc_macro_derive(Rbac, attributes(rbac))]
 pub fn derive_rbac(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);

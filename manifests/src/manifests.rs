@@ -31,6 +31,13 @@
 //! Every `*.yaml` file in `config/crd/bases/` belongs to `make manifests`: one
 //! that no CRD renders to any more is removed by [`Manifests::write`] and
 //! reported by [`Manifests::check`].
+//!
+//! **Roles in namespaces.** `#[rbac(namespace = "...")]` rules become a Role with a
+//! RoleBinding for the manager in that namespace. `system`, the placeholder
+//! `config/default` replaces with the manager's namespace, stays in `role.yaml`; any
+//! other namespace goes to [`NAMESPACED_RBAC_DIR`], an overlay of `config/default`
+//! that `make deploy` applies, because `config/default` would move it into the
+//! manager's namespace (kustomize cannot exempt objects from its namespace).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -50,6 +57,16 @@ use crate::schema;
 pub const CRD_DIR: &str = "config/crd/bases";
 /// Where the manager's roles go, relative to the project root.
 pub const ROLE_FILE: &str = "config/rbac/role.yaml";
+/// Where the manager's Roles in other namespaces than its own go, with their
+/// RoleBindings: an overlay of `config/default`, whose namespace transformer would move
+/// them into the manager's namespace (see [`NAMESPACED_RBAC_FILES`]).
+pub const NAMESPACED_RBAC_DIR: &str = "config/namespaced-rbac";
+/// The files `make manifests` owns in [`NAMESPACED_RBAC_DIR`]: written while some rule
+/// names a namespace other than the manager's, removed when none does.
+pub const NAMESPACED_RBAC_FILES: [&str; 2] = [
+    "config/namespaced-rbac/kustomization.yaml",
+    "config/namespaced-rbac/role.yaml",
+];
 /// The role name controller-gen uses in kubebuilder projects.
 pub const DEFAULT_ROLE_NAME: &str = "manager-role";
 /// The default size budget of one CRD, measured as compact JSON (what client-side
@@ -416,7 +433,7 @@ impl Manifests {
             files.insert(path, yaml_document(&name, &crd)?);
             notes.extend(note);
         }
-        files.insert(PathBuf::from(ROLE_FILE), self.render_roles()?);
+        files.extend(self.render_roles()?);
         Ok((files, notes))
     }
 
@@ -475,7 +492,11 @@ impl Manifests {
         Ok((typed_crd(name, &value)?, Some(note)))
     }
 
-    fn render_roles(&self) -> Result<String, Error> {
+    /// `config/rbac/role.yaml`: the ClusterRole, and the Role in the manager's namespace
+    /// ([`rbac::MANAGER_NAMESPACE`]) with its RoleBinding, which `config/default` moves
+    /// there; and, when rules name other namespaces, their Roles and RoleBindings in
+    /// [`NAMESPACED_RBAC_DIR`], out of reach of that namespace transformer.
+    fn render_roles(&self) -> Result<Vec<(PathBuf, String)>, Error> {
         if !rkb_core::names::is_dns1123_subdomain(&self.role_name) {
             return Err(Error::InvalidRoleName(self.role_name.clone()));
         }
@@ -486,11 +507,24 @@ impl Manifests {
             })?;
         }
         let (cluster_role, roles) = rbac::roles(&self.rules, &self.role_name);
-        let mut out = yaml_document("ClusterRole", &cluster_role)?;
+        let mut own = yaml_document("ClusterRole", &cluster_role)?;
+        let mut elsewhere = String::new();
         for role in &roles {
+            let in_own = role.metadata.namespace.as_deref() == Some(rbac::MANAGER_NAMESPACE);
+            let out = if in_own { &mut own } else { &mut elsewhere };
             out.push_str(&yaml_document("Role", role)?);
+            out.push_str(&yaml_document("RoleBinding", &rbac::role_binding(role))?);
         }
-        Ok(out)
+        let mut files = vec![(PathBuf::from(ROLE_FILE), own)];
+        if !elsewhere.is_empty() {
+            let [kustomization, role_file] = NAMESPACED_RBAC_FILES.map(PathBuf::from);
+            files.push((
+                kustomization,
+                namespaced_rbac_kustomization(&self.role_name),
+            ));
+            files.push((role_file, elsewhere));
+        }
+        Ok(files)
     }
 
     /// Writes changed files only (so mtimes of unchanged files stay), and
@@ -514,11 +548,13 @@ impl Manifests {
             std::fs::write(&path, content).map_err(io_err("write", &path))?;
             report.written.push(rel.clone());
         }
-        for rel in stale_crd_files(project_root, &files)? {
+        for rel in stale_files(project_root, &files)? {
             let path = project_root.join(&rel);
             std::fs::remove_file(&path).map_err(io_err("remove", &path))?;
             report.removed.push(rel);
         }
+        // The overlay's directory goes with its files, unless something else is in it.
+        let _ = std::fs::remove_dir(project_root.join(NAMESPACED_RBAC_DIR));
         Ok(report)
     }
 
@@ -540,7 +576,7 @@ impl Manifests {
             }
         }
         drift.extend(
-            stale_crd_files(project_root, &files)?
+            stale_files(project_root, &files)?
                 .into_iter()
                 .map(Drift::Stale),
         );
@@ -849,6 +885,18 @@ fn read_if_exists(path: &Path) -> Result<Option<String>, Error> {
 }
 
 /// `*.yaml` files in the CRD directory that `files` does not contain, sorted.
+/// The files `make manifests` owns that nothing renders to any more: CRD files, and the
+/// namespaced-RBAC overlay once no rule names another namespace.
+fn stale_files(root: &Path, files: &BTreeMap<PathBuf, String>) -> Result<Vec<PathBuf>, Error> {
+    let mut stale = stale_crd_files(root, files)?;
+    for rel in NAMESPACED_RBAC_FILES.map(PathBuf::from) {
+        if !files.contains_key(&rel) && read_if_exists(&root.join(&rel))?.is_some() {
+            stale.push(rel);
+        }
+    }
+    Ok(stale)
+}
+
 fn stale_crd_files(root: &Path, files: &BTreeMap<PathBuf, String>) -> Result<Vec<PathBuf>, Error> {
     let dir = root.join(CRD_DIR);
     let entries = match std::fs::read_dir(&dir) {
@@ -868,6 +916,46 @@ fn stale_crd_files(root: &Path, files: &BTreeMap<PathBuf, String>) -> Result<Vec
     }
     stale.sort();
     Ok(stale)
+}
+
+/// `config/namespaced-rbac/kustomization.yaml`: `config/default` plus the Roles in other
+/// namespaces, their names and the manager's service account taken from what
+/// `config/default` made of them (its namePrefix and namespace), by kustomize replacements.
+fn namespaced_rbac_kustomization(role: &str) -> String {
+    let binding = rbac::binding_name(role);
+    let account = rbac::MANAGER_SERVICE_ACCOUNT;
+    format!(
+        "# Written by `make manifests`, like role.yaml beside it: the manager with its Roles in
+# namespaces other than its own, which config/default's namespace transformer would move into
+# the manager's namespace. `make deploy` applies this directory while it exists.
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- ../default
+- role.yaml
+# Service account, Role and RoleBinding names as config/default renders them (the
+# bindings' own names last: targets are selected by the names they have so far).
+replacements:
+- source: {{kind: ServiceAccount, name: {account}, fieldPath: metadata.name}}
+  targets:
+  - select: {{kind: RoleBinding, name: {binding}}}
+    fieldPaths: [subjects.0.name]
+- source: {{kind: ServiceAccount, name: {account}, fieldPath: metadata.namespace}}
+  targets:
+  - select: {{kind: RoleBinding, name: {binding}}}
+    fieldPaths: [subjects.0.namespace]
+- source: {{kind: ClusterRole, name: {role}, fieldPath: metadata.name}}
+  targets:
+  - select: {{kind: RoleBinding, name: {binding}}}
+    fieldPaths: [roleRef.name]
+  - select: {{kind: Role, name: {role}}}
+    fieldPaths: [metadata.name]
+- source: {{kind: ClusterRoleBinding, name: {binding}, fieldPath: metadata.name}}
+  targets:
+  - select: {{kind: RoleBinding, name: {binding}}}
+    fieldPaths: [metadata.name]
+"
+    )
 }
 
 fn io_err(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> Error {

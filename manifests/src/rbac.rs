@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule, Role};
+use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule, Role, RoleBinding, RoleRef, Subject};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 pub use rkb_core::rbac::RuleError;
 use rkb_core::rbac::Shape;
@@ -209,6 +209,45 @@ pub fn roles(rules: &[Rule], name: &str) -> (ClusterRole, Vec<Role>) {
         })
         .collect();
     (cluster_role, roles)
+}
+
+/// The namespace placeholder of a project's `config/`: `config/default` replaces it
+/// with the manager's own namespace (kubebuilder's convention), so a Role in it is one
+/// in the manager's namespace, whatever that is called once deployed.
+pub const MANAGER_NAMESPACE: &str = "system";
+
+/// The manager's service account as `config/rbac/service_account.yaml` names it, before
+/// `config/default` adds its name prefix.
+pub const MANAGER_SERVICE_ACCOUNT: &str = "controller-manager";
+
+/// The RoleBinding that grants `role` to the manager's service account, named as
+/// kubebuilder names the ClusterRoleBinding of `manager-role` (`manager-rolebinding`).
+/// Names and namespace are `config/`'s placeholders: kustomize makes them the deployed ones.
+pub fn role_binding(role: &Role) -> RoleBinding {
+    let name = role.metadata.name.clone().unwrap_or_default();
+    RoleBinding {
+        metadata: ObjectMeta {
+            name: Some(binding_name(&name)),
+            namespace: role.metadata.namespace.clone(),
+            ..ObjectMeta::default()
+        },
+        role_ref: RoleRef {
+            api_group: "rbac.authorization.k8s.io".to_owned(),
+            kind: "Role".to_owned(),
+            name,
+        },
+        subjects: Some(vec![Subject {
+            kind: "ServiceAccount".to_owned(),
+            name: MANAGER_SERVICE_ACCOUNT.to_owned(),
+            namespace: Some(MANAGER_NAMESPACE.to_owned()),
+            ..Subject::default()
+        }]),
+    }
+}
+
+/// The name of the binding of the role `role`: `manager-role` -> `manager-rolebinding`.
+pub fn binding_name(role: &str) -> String {
+    format!("{role}binding")
 }
 
 #[cfg(test)]

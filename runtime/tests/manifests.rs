@@ -186,6 +186,20 @@ rules:
   - create
   - get
   - update
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: manager-rolebinding
+  namespace: system
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: manager-role
+subjects:
+- kind: ServiceAccount
+  name: controller-manager
+  namespace: system
 "#;
 
 fn paths(files: impl IntoIterator<Item = PathBuf>) -> Vec<String> {
@@ -233,7 +247,9 @@ fn no_rules_render_an_empty_cluster_role() {
 fn role_name_is_configurable() {
     let files = manifests().role_name("my-role").render().unwrap();
     let role = &files[Path::new(ROLE_FILE)];
-    assert_eq!(role.matches("name: my-role\n").count(), 2);
+    // The ClusterRole, the Role and the RoleBinding's roleRef.
+    assert_eq!(role.matches("name: my-role\n").count(), 3);
+    assert!(role.contains("name: my-rolebinding\n"), "{role}");
     let err = manifests().role_name("My Role").render().unwrap_err();
     assert!(matches!(err, Error::InvalidRoleName(_)), "{err}");
 }
@@ -516,6 +532,61 @@ fn names_shared_within_a_group_are_refused() {
     Manifests::new(vec![crd::<v1::Memcached>(), crd::<Widget>()], vec![])
         .render()
         .unwrap();
+}
+
+/// Roles in namespaces other than the manager's go to the config/default overlay with
+/// their RoleBindings, and the overlay goes when the last such rule does.
+#[test]
+fn roles_elsewhere_get_an_overlay_that_leaves_with_them() {
+    const OVERLAY: [&str; 2] = [
+        "config/namespaced-rbac/kustomization.yaml",
+        "config/namespaced-rbac/role.yaml",
+    ];
+    let in_team_a = Rule {
+        api_groups: vec!["".into()],
+        resources: vec!["configmaps".into()],
+        verbs: vec!["get".into()],
+        namespace: Some("team-a".into()),
+        ..Rule::default()
+    };
+    let with_team_a = || {
+        let mut rules = rbac_rules::<MemcachedReconciler>();
+        rules.push(in_team_a.clone());
+        Manifests::new(vec![], vec![rules])
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let report = with_team_a().write(root).unwrap();
+    assert_eq!(paths(report.written), [OVERLAY[0], OVERLAY[1], ROLE_FILE]);
+    let role = read(root, ROLE_FILE);
+    assert!(!role.contains("team-a"), "{role}");
+    assert!(role.contains("namespace: system"), "{role}");
+    let elsewhere = read(root, OVERLAY[1]);
+    assert_eq!(
+        elsewhere.matches("namespace: team-a\n").count(),
+        2,
+        "{elsewhere}"
+    );
+    assert!(elsewhere.contains("kind: RoleBinding\n"), "{elsewhere}");
+    assert!(!elsewhere.contains("namespace: system\n  "), "{elsewhere}");
+    let kustomization = read(root, OVERLAY[0]);
+    assert!(
+        kustomization.contains("- ../default\n- role.yaml\n"),
+        "{kustomization}"
+    );
+    with_team_a().check(root).unwrap();
+
+    // Without the rule, check reports the overlay stale and write removes it, directory too.
+    let without = Manifests::new(vec![], vec![rbac_rules::<MemcachedReconciler>()]);
+    let err = without.check(root).unwrap_err();
+    let Error::OutOfDate { files } = err else {
+        panic!("{err}")
+    };
+    assert_eq!(files, OVERLAY.map(|f| Drift::Stale(f.into())));
+    let report = without.write(root).unwrap();
+    assert_eq!(paths(report.removed), OVERLAY);
+    assert!(!root.join("config/namespaced-rbac").exists());
+    without.check(root).unwrap();
 }
 
 #[test]

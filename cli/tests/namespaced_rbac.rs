@@ -1,0 +1,261 @@
+//! `#[rbac(namespace = "...")]` rules deploy: the golden memcached project's `config/`,
+//! with roles rendered by `make manifests` for rules in two other namespaces and in the
+//! manager's own (`system`), builds with kustomize, passes the official schemas and, applied
+//! to a real API server, grants the manager exactly those rules in exactly those namespaces.
+//!
+//! Before: every Role went to `config/rbac/role.yaml`, without a RoleBinding, and
+//! `config/default`'s namespace transformer moved them all into the manager's namespace
+//! (two of them made `kubectl kustomize config/default` fail with an ID conflict).
+
+mod common;
+
+use std::path::Path;
+
+use k8s_openapi::api::authorization::v1::{
+    ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
+};
+use kube::api::{DynamicObject, PostParams};
+use kube::{Api, ResourceExt};
+use rkb_manifests::Manifests;
+use rkb_manifests::manifests::NAMESPACED_RBAC_DIR;
+use rkb_manifests::rbac::Rule;
+
+const MANAGER: &str =
+    "system:serviceaccount:memcached-operator-system:memcached-operator-controller-manager";
+
+fn rule(resource: &str, verb: &str, namespace: &str) -> Rule {
+    Rule {
+        api_groups: vec![String::new()],
+        resources: vec![resource.into()],
+        verbs: vec![verb.into()],
+        namespace: Some(namespace.into()),
+        ..Rule::default()
+    }
+}
+
+/// The golden memcached project's `config/`, with the roles `make manifests` renders for
+/// rules in `team-a`, `team-b` and the manager's own namespace.
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/project-memcached");
+    let copied = common::tool(
+        "cp",
+        &["-r", golden.join("config").to_str().unwrap(), "."],
+        dir.path(),
+    );
+    assert!(copied.status.success());
+    let rules = vec![
+        rule("configmaps", "get", "team-a"),
+        rule("secrets", "list", "team-b"),
+        rule("configmaps", "watch", "system"),
+    ];
+    // Only the role files: the rendered CRDs (none here) are not the point.
+    for (rel, content) in Manifests::new(vec![], vec![rules]).render().unwrap() {
+        if rel.starts_with("config/rbac") || rel.starts_with(NAMESPACED_RBAC_DIR) {
+            std::fs::create_dir_all(dir.path().join(&rel).parent().unwrap()).unwrap();
+            std::fs::write(dir.path().join(&rel), content).unwrap();
+        }
+    }
+    dir
+}
+
+fn kustomize(project: &Path, config: &str) -> Vec<DynamicObject> {
+    let built = common::tool("kubectl", &["kustomize", config], project);
+    assert!(
+        built.status.success(),
+        "kubectl kustomize {config} failed:\n{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    rkb_envtest::parse_yaml(&String::from_utf8(built.stdout).unwrap()).unwrap()
+}
+
+fn of_kind<'a>(objects: &'a [DynamicObject], kind: &str) -> Vec<&'a DynamicObject> {
+    objects
+        .iter()
+        .filter(|o| o.types.as_ref().is_some_and(|t| t.kind == kind))
+        .collect()
+}
+
+/// (namespace, name) of each object, sorted.
+fn placed(objects: &[&DynamicObject]) -> Vec<(String, String)> {
+    let mut placed: Vec<_> = objects
+        .iter()
+        .map(|o| (o.namespace().unwrap_or_default(), o.name_any()))
+        .collect();
+    placed.sort();
+    placed
+}
+
+#[test]
+fn roles_in_other_namespaces_stay_there_with_their_bindings() {
+    let project = project();
+    let role = |ns: &str| (ns.to_owned(), "memcached-operator-manager-role".to_owned());
+    let binding = |ns: &str| {
+        (
+            ns.to_owned(),
+            "memcached-operator-manager-rolebinding".to_owned(),
+        )
+    };
+    let leader = |ns: &str, name: &str| (ns.to_owned(), format!("memcached-operator-{name}"));
+
+    // config/default: the manager, with the Role in its own namespace only.
+    let default = kustomize(project.path(), "config/default");
+    let own = "memcached-operator-system";
+    assert_eq!(
+        placed(&of_kind(&default, "Role")),
+        [leader(own, "leader-election-role"), role(own)]
+    );
+
+    // The overlay `make deploy` applies: the same, plus the Roles in team-a and team-b.
+    let deployed = kustomize(project.path(), NAMESPACED_RBAC_DIR);
+    assert_eq!(deployed.len(), default.len() + 4);
+    assert_eq!(
+        placed(&of_kind(&deployed, "Role")),
+        [
+            leader(own, "leader-election-role"),
+            role(own),
+            role("team-a"),
+            role("team-b")
+        ]
+    );
+    let bindings = of_kind(&deployed, "RoleBinding");
+    assert_eq!(
+        placed(&bindings),
+        [
+            leader(own, "leader-election-rolebinding"),
+            binding(own),
+            binding("team-a"),
+            binding("team-b")
+        ]
+    );
+    for binding in bindings {
+        let data = &binding.data;
+        assert_eq!(data["roleRef"]["kind"], "Role", "{}", binding.name_any());
+        assert_eq!(
+            data["subjects"][0]["name"],
+            "memcached-operator-controller-manager"
+        );
+        assert_eq!(data["subjects"][0]["namespace"], own);
+    }
+    assert_eq!(
+        of_kind(&deployed, "RoleBinding")
+            .iter()
+            .filter(|b| b.data["roleRef"]["name"] == "memcached-operator-manager-role")
+            .count(),
+        3
+    );
+
+    // Every object passes the official schemas.
+    let rendered = tempfile::NamedTempFile::new().unwrap();
+    let yaml = common::tool(
+        "kubectl",
+        &["kustomize", NAMESPACED_RBAC_DIR],
+        project.path(),
+    );
+    std::fs::write(rendered.path(), &yaml.stdout).unwrap();
+    let file = rendered.path().to_str().unwrap();
+    let checked = common::tool(
+        "kubernetes-validate",
+        &["--strict", "--quiet", "-k", "1.34.0", file],
+        project.path(),
+    );
+    assert!(
+        checked.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
+    );
+}
+
+/// Whether the manager may `verb` `resource` (`<plural>.<group>`, or a core plural) in
+/// `namespace`, as the API server decides.
+async fn allowed(client: &kube::Client, verb: &str, resource: &str, namespace: &str) -> bool {
+    let (group, resource) = resource
+        .split_once('.')
+        .map_or(("", resource), |(r, g)| (g, r));
+    let review = SubjectAccessReview {
+        spec: SubjectAccessReviewSpec {
+            user: Some(MANAGER.into()),
+            resource_attributes: Some(ResourceAttributes {
+                namespace: Some(namespace.into()),
+                group: Some(group.into()),
+                resource: Some(resource.into()),
+                verb: Some(verb.into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    Api::<SubjectAccessReview>::all(client.clone())
+        .create(&PostParams::default(), &review)
+        .await
+        .unwrap()
+        .status
+        .is_some_and(|s| s.allowed)
+}
+
+/// Applied to a real API server, the overlay grants the manager each namespaced rule in
+/// its namespace and nowhere else.
+#[tokio::test]
+async fn the_api_server_grants_namespaced_rules_where_they_are_declared() {
+    let project = project();
+    let env = rkb_envtest::shared().await;
+    let client = env.client();
+    let objects = kustomize(project.path(), NAMESPACED_RBAC_DIR);
+    let rbac = ["Namespace", "ServiceAccount", "Role", "RoleBinding"];
+    let (namespaces, rbac): (Vec<_>, Vec<_>) = objects
+        .into_iter()
+        .filter(|o| {
+            o.types
+                .as_ref()
+                .is_some_and(|t| rbac.contains(&t.kind.as_str()))
+        })
+        .partition(|o| o.types.as_ref().is_some_and(|t| t.kind == "Namespace"));
+    let mut namespaces = namespaces;
+    for name in ["team-a", "team-b"] {
+        namespaces.push(
+            rkb_envtest::parse_yaml(&format!(
+                "apiVersion: v1\nkind: Namespace\nmetadata: {{name: {name}}}\n"
+            ))
+            .unwrap()
+            .remove(0),
+        );
+    }
+    env.apply().objects(namespaces).await.unwrap();
+    env.apply().objects(rbac).await.unwrap();
+
+    let expected = [
+        ("get", "configmaps", "team-a", true),
+        ("get", "configmaps", "team-b", false),
+        ("list", "secrets", "team-b", true),
+        ("list", "secrets", "team-a", false),
+        ("watch", "configmaps", "memcached-operator-system", true),
+        ("watch", "configmaps", "team-a", false),
+        (
+            "get",
+            "leases.coordination.k8s.io",
+            "memcached-operator-system",
+            true,
+        ),
+        ("get", "configmaps", "default", false),
+    ];
+    // The authorizer's cache may lag the RoleBindings a little.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let mut decided = Vec::new();
+        for (verb, resource, namespace, _) in expected {
+            decided.push((
+                verb,
+                resource,
+                namespace,
+                allowed(&client, verb, resource, namespace).await,
+            ));
+        }
+        if decided == expected {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{decided:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
