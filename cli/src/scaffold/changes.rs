@@ -371,6 +371,9 @@ impl Transaction {
     }
 }
 
+/// How long a run waits for the project lock before it reports another run.
+const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Locks the project directory for the rest of the run (an advisory `flock`, released
 /// when the process exits however it exits, so a crash leaves nothing stale behind).
 fn lock_project(root: &Path) -> anyhow::Result<Option<File>> {
@@ -381,7 +384,18 @@ fn lock_project(root: &Path) -> anyhow::Result<Option<File>> {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e).with_context(|| format!("cannot open {}", root.display())),
         };
-        match dir.try_lock() {
+        // A lock just released can look held for a moment: a process forked elsewhere in
+        // this one (a test harness running commands on threads) shares the descriptor until
+        // it execs. So wait briefly before calling it another rkb run.
+        let deadline = std::time::Instant::now() + LOCK_PATIENCE;
+        let mut attempt = dir.try_lock();
+        while matches!(attempt, Err(fs::TryLockError::WouldBlock))
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            attempt = dir.try_lock();
+        }
+        match attempt {
             Ok(()) => Ok(Some(dir)),
             Err(fs::TryLockError::WouldBlock) => bail!(
                 "another rkb command is changing {} right now; wait for it to finish, then run \

@@ -495,25 +495,28 @@ async fn the_deployment_follows_the_size_and_drift_is_undone() {
     })
     .await;
 
-    // Both scalings form one series of two (kube's Recorder aggregates by reason and
-    // object; the note is the first one's).
+    // Both scalings form one series (kube's Recorder aggregates by reason and object; the
+    // note is the first one's). Of two at least: on a loaded machine a reconcile may still
+    // read the hand-scaled Deployment from its cache after the repair, and scale again.
     let scaled = eventually("two Scaled Events", || async {
         let scaled: Vec<_> = events(&client, &ns)
             .await
             .into_iter()
             .filter(|e| e.0 == "Scaled")
             .collect();
-        (scaled.first().is_some_and(|e| e.3 == 2)).then_some(scaled)
+        (scaled.first().is_some_and(|e| e.3 >= 2)).then_some(scaled)
     })
     .await;
+    let [(reason, kind, note, _)] = scaled.as_slice() else {
+        panic!("one series of Scaled Events: {scaled:?}")
+    };
     assert_eq!(
-        scaled,
-        [(
-            "Scaled".into(),
-            "Deployment".into(),
-            "Scaled Deployment cache from 1 to 4 replicas".into(),
-            2
-        )]
+        (reason.as_str(), kind.as_str(), note.as_str()),
+        (
+            "Scaled",
+            "Deployment",
+            "Scaled Deployment cache from 1 to 4 replicas"
+        )
     );
     let all = deployments.list(&ListParams::default()).await.unwrap();
     assert_eq!(all.items.len(), 1, "updated, never created again");
