@@ -411,15 +411,41 @@ async fn a_standby_shuts_down_without_leading() {
     );
 }
 
-#[tokio::test]
-async fn probes_are_served_over_http() {
-    let (client, _) = config_map_api(0);
-    // Port 0 binding is not exposed, so pick a free port first.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
+/// A port free on `host` right now (port 0 is not exposed once bound by the manager).
+fn free_port(host: &str) -> u16 {
+    std::net::TcpListener::bind((host, 0))
         .unwrap()
         .local_addr()
         .unwrap()
-        .port();
+        .port()
+}
+
+/// `GET path` on `host:port` over plain HTTP/1.1, retried while the server starts.
+async fn get_when_up(host: std::net::IpAddr, port: u16, path: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let get = || async {
+        let mut stream = tokio::net::TcpStream::connect((host, port)).await?;
+        let request = format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).await?;
+        let mut response = String::new();
+        stream.read_to_string(&mut response).await?;
+        Ok::<_, std::io::Error>(response)
+    };
+    let mut answer = get().await;
+    for _ in 0..50 {
+        if answer.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        answer = get().await;
+    }
+    answer.unwrap_or_else(|error| panic!("GET {path} on {host}:{port}: {error}"))
+}
+
+#[tokio::test]
+async fn probes_are_served_over_http() {
+    let (client, _) = config_map_api(0);
+    let port = free_port("127.0.0.1");
     let manager = Manager::new(
         "op",
         client,
@@ -430,28 +456,10 @@ async fn probes_are_served_over_http() {
     );
     let shutdown = manager.shutdown_token();
     let run = tokio::spawn(manager.run([]));
-    let get = |path: &'static str| async move {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
-        stream
-            .write_all(
-                format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
-            )
-            .await?;
-        let mut response = String::new();
-        stream.read_to_string(&mut response).await?;
-        Ok::<_, std::io::Error>(response)
-    };
-    let mut healthz = get("/healthz").await;
-    for _ in 0..50 {
-        if healthz.is_ok() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        healthz = get("/healthz").await;
-    }
-    assert!(healthz.unwrap().starts_with("HTTP/1.1 200"));
-    let readyz = get("/readyz").await.unwrap();
+    let localhost = std::net::Ipv4Addr::LOCALHOST.into();
+    let healthz = get_when_up(localhost, port, "/healthz").await;
+    assert!(healthz.starts_with("HTTP/1.1 200"), "{healthz}");
+    let readyz = get_when_up(localhost, port, "/readyz").await;
     assert!(
         readyz.starts_with("HTTP/1.1 200") && readyz.ends_with("readyz check passed\n"),
         "{readyz}"
@@ -469,11 +477,7 @@ async fn probes_are_served_over_http() {
 #[tokio::test]
 async fn go_style_probe_addresses_answer_on_ipv6_and_ipv4() {
     let (client, _) = config_map_api(0);
-    let port = std::net::TcpListener::bind("[::]:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port("::");
     let manager = Manager::new(
         "op",
         client,
@@ -481,29 +485,11 @@ async fn go_style_probe_addresses_answer_on_ipv6_and_ipv4() {
     );
     let shutdown = manager.shutdown_token();
     let run = tokio::spawn(manager.run([]));
-    let healthz = |host: std::net::IpAddr| async move {
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let mut stream = tokio::net::TcpStream::connect((host, port)).await?;
-        stream
-            .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            .await?;
-        let mut response = String::new();
-        stream.read_to_string(&mut response).await?;
-        Ok::<_, std::io::Error>(response)
-    };
     for host in [
         std::net::Ipv4Addr::LOCALHOST.into(),
         std::net::Ipv6Addr::LOCALHOST.into(),
     ] {
-        let mut answer = healthz(host).await;
-        for _ in 0..50 {
-            if answer.is_ok() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            answer = healthz(host).await;
-        }
-        let answer = answer.unwrap_or_else(|error| panic!("{host}: {error}"));
+        let answer = get_when_up(host, port, "/healthz").await;
         assert!(answer.starts_with("HTTP/1.1 200"), "{host}: {answer}");
     }
     shutdown.cancel();
