@@ -6,9 +6,11 @@
 //! - [`rbac`]: verbs (the known ones plus custom ones, as the API server allows), API
 //!   group spellings (`core` is `""`), resource names, and the shape of a PolicyRule.
 //! - [`schema`]: the `x-kubernetes-*` OpenAPI extension keywords.
+//! - [`webhook`]: admission webhook settings (path, name, failure policy, timeout, ...).
 //!
 //! No dependencies: it is linked by a proc-macro crate as well as by operators.
 
 pub mod names;
 pub mod rbac;
 pub mod schema;
+pub mod webhook;

@@ -5,10 +5,12 @@
 //! - [`client`]: typed namespaced and cluster-scoped clients, and listers over a
 //!   watch-fed cache.
 //! - [`backoff::ErrorBackoff`]: per-object exponential requeue delays.
+//! - [`webhook`]: defaulting, validating and conversion webhooks the manager serves.
 
 pub mod backoff;
 pub mod client;
 pub mod manager;
+pub mod webhook;
 
 pub use client::{ClusterApi, Lister, NamespacedApi, TypedApi};
 pub use manager::Manager;

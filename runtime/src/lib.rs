@@ -10,13 +10,15 @@
 //! - [`manager::Manager`]: runs the controllers with leader election, metrics, health
 //!   probes and graceful shutdown, like controller-runtime's manager (feature `manager`,
 //!   crate `rkb-manager`).
+//! - [`webhook`]: defaulting, validating and conversion webhooks the manager serves
+//!   (feature `manager`).
 //! - `testing`: envtest, RBAC audit and fault injection for tests (feature `testing`,
 //!   crate `rkb-testing`), switched on from `[dev-dependencies]`.
 
 #[cfg(feature = "manager")]
 pub use rkb_manager::{ClusterApi, Lister, NamespacedApi, TypedApi};
 #[cfg(feature = "manager")]
-pub use rkb_manager::{Manager, backoff, client, manager};
+pub use rkb_manager::{Manager, backoff, client, manager, webhook};
 
 #[cfg(feature = "manifests")]
 pub use rkb_derive::Rbac;

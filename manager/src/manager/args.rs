@@ -80,6 +80,25 @@ pub struct Args {
     #[arg(help_heading = "Metrics")]
     pub metrics_cert_key: String,
 
+    /// Where to serve the admission and conversion webhooks over HTTPS; `0` turns them off.
+    /// Only operators that register webhooks start the server.
+    #[arg(long, value_name = "ADDR", default_value = ":9443")]
+    #[arg(help_heading = "Webhooks")]
+    pub webhook_bind_address: BindAddress,
+    /// Directory holding the webhook server's certificate and key (a mounted cert-manager
+    /// Secret; reloaded when they change). The API server must trust its CA.
+    #[arg(long, value_name = "DIR", default_value = crate::webhook::DEFAULT_CERT_DIR)]
+    #[arg(help_heading = "Webhooks")]
+    pub webhook_cert_path: PathBuf,
+    /// File name of the certificate in --webhook-cert-path.
+    #[arg(long, value_name = "FILE", default_value = "tls.crt")]
+    #[arg(help_heading = "Webhooks")]
+    pub webhook_cert_name: String,
+    /// File name of the private key in --webhook-cert-path.
+    #[arg(long, value_name = "FILE", default_value = "tls.key")]
+    #[arg(help_heading = "Webhooks")]
+    pub webhook_cert_key: String,
+
     /// Where to serve /healthz (liveness) and /readyz (readiness); `0` turns them off.
     #[arg(long, value_name = "ADDR", default_value = ":8081")]
     #[arg(help_heading = "Probes")]
@@ -259,6 +278,14 @@ mod tests {
         assert_eq!(args.leader_election_renew_deadline, Duration::from_secs(10));
         assert_eq!(args.leader_election_retry_period, Duration::from_secs(2));
         assert_eq!(args.concurrency, 1);
+        assert_eq!(
+            args.webhook_bind_address,
+            BindAddress(Some("0.0.0.0:9443".parse().unwrap()))
+        );
+        assert_eq!(
+            args.webhook_cert_path,
+            PathBuf::from("/tmp/k8s-webhook-server/serving-certs")
+        );
     }
 
     #[test]

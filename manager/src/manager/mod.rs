@@ -54,7 +54,8 @@
 //!
 //! # Lifecycle
 //!
-//! 1. The probe and metrics servers start; `/readyz` passes (nothing to sync yet).
+//! 1. The probe and metrics servers start, and the webhook server if the operator has
+//!    [webhooks](crate::webhook) (on every replica); `/readyz` passes once it serves.
 //! 2. With `--leader-elect`, the manager waits for the Lease; standbys stay here and take
 //!    over when the leader releases it or stops renewing it.
 //! 3. Every [`Runnable`] starts; `/readyz` fails until each controller's cache is synced,
@@ -62,7 +63,8 @@
 //!    watch of `.owns(...)` that RBAC forbids keeps the controller unready).
 //! 4. On SIGTERM or SIGINT, controllers stop taking new work and finish in-flight reconciles
 //!    (within `--graceful-shutdown-timeout`), the Lease is released so a standby takes over
-//!    at once, and [`Manager::run`] returns `Ok`. A second signal stops at once.
+//!    at once, the webhook server answers the reviews in flight and stops, and
+//!    [`Manager::run`] returns `Ok`. A second signal stops at once.
 //! 5. If the Lease is lost (renewals failed past the renew deadline, or another replica
 //!    took it), reconciling stops at once and `run` returns an error, so the process exits
 //!    non-zero and restarts as a standby — what controller-runtime does.
@@ -74,8 +76,8 @@ mod health;
 mod leader;
 mod metrics;
 mod reads;
-mod server;
-mod tls;
+pub(crate) mod server;
+pub(crate) mod tls;
 
 use std::sync::Arc;
 
@@ -95,6 +97,7 @@ pub struct Manager {
     args: Args,
     metrics: Metrics,
     readiness: Readiness,
+    webhooks: Option<crate::webhook::Webhooks>,
     shutdown: CancellationToken,
     /// A second signal: stop without waiting.
     abort: CancellationToken,
@@ -118,6 +121,7 @@ impl Manager {
             args,
             metrics: Metrics::new(),
             readiness: Readiness::default(),
+            webhooks: None,
             shutdown: CancellationToken::new(),
             abort: CancellationToken::new(),
         }
@@ -137,6 +141,14 @@ impl Manager {
         &self.readiness
     }
 
+    /// Serves `webhooks` on `--webhook-bind-address` on every replica (a standby answers
+    /// the API server too), from start until the controllers have stopped.
+    #[must_use]
+    pub fn webhooks(mut self, webhooks: crate::webhook::Webhooks) -> Self {
+        self.webhooks = Some(webhooks);
+        self
+    }
+
     /// Cancelling this token shuts the manager down gracefully, as SIGTERM does.
     pub fn shutdown_token(&self) -> CancellationToken {
         self.shutdown.clone()
@@ -151,7 +163,10 @@ impl Manager {
     }
 
     /// Runs `runnables` until shutdown (`Ok`) or until one fails or the Lease is lost (`Err`).
-    pub async fn run(self, runnables: impl IntoIterator<Item = Runnable>) -> anyhow::Result<()> {
+    pub async fn run(
+        mut self,
+        runnables: impl IntoIterator<Item = Runnable>,
+    ) -> anyhow::Result<()> {
         let runnables: Vec<Runnable> = runnables.into_iter().collect();
         check_unique_names(&runnables)?;
         // Servers and the signal handler; aborted when `run` returns.
@@ -163,8 +178,31 @@ impl Manager {
         };
         let mut background = JoinSet::new();
         self.start_servers(&mut background).await?;
+        let webhooks = self.start_webhooks().await?;
         watch_signals(self.shutdown.clone(), self.abort.clone(), &mut background);
 
+        let result = self.lead_and_run(runnables, timing).await;
+        if let Some((stop, server)) = webhooks {
+            // Last, as in controller-runtime: conversion and admission keep working while
+            // the controllers finish. In-flight reviews are answered, then the server stops.
+            stop.cancel();
+            tokio::select! {
+                _ = server => tracing::info!("webhook server drained"),
+                () = tokio::time::sleep(self.args.graceful_shutdown_timeout) => {
+                    tracing::warn!("webhook reviews still in flight after --graceful-shutdown-timeout");
+                }
+                () = self.abort.cancelled() => {}
+            }
+        }
+        result
+    }
+
+    /// Waits for the Lease (with leader election), then runs `runnables` until shutdown.
+    async fn lead_and_run(
+        &self,
+        runnables: Vec<Runnable>,
+        timing: Option<leader::Timing>,
+    ) -> anyhow::Result<()> {
         let mut lease = None;
         if let Some(timing) = timing {
             let id = self.leader_election_id();
@@ -285,6 +323,35 @@ impl Manager {
         failure.map_or(Ok(()), Err)
     }
 
+    /// Binds the webhook server, if there are webhooks, and serves it until the returned
+    /// token is cancelled; `/readyz` fails until it accepts connections.
+    async fn start_webhooks(
+        &mut self,
+    ) -> anyhow::Result<Option<(CancellationToken, tokio::task::JoinHandle<()>)>> {
+        let Some(webhooks) = self.webhooks.take().filter(|w| !w.is_empty()) else {
+            return Ok(None);
+        };
+        let Some(addr) = self.args.webhook_bind_address.0 else {
+            tracing::warn!("--webhook-bind-address=0: not serving the webhooks");
+            return Ok(None);
+        };
+        let dir = &self.args.webhook_cert_path;
+        let files = crate::webhook::TlsFiles {
+            cert: dir.join(&self.args.webhook_cert_name),
+            key: dir.join(&self.args.webhook_cert_key),
+        };
+        let paths = webhooks.paths().join(", ");
+        let server = webhooks
+            .bind(addr, &files)
+            .await?
+            .ready_with(self.readiness.add("webhook"));
+        let addr = server.local_addr().unwrap_or(addr);
+        tracing::info!(%addr, %paths, "serving webhooks on https://{addr}");
+        let stop = CancellationToken::new();
+        let task = tokio::spawn(server.serve(stop.clone()));
+        Ok(Some((stop, task)))
+    }
+
     /// Binds the probe and metrics servers now, so a taken port fails the start.
     async fn start_servers(&self, servers: &mut JoinSet<()>) -> anyhow::Result<()> {
         if let Some(addr) = self.args.health_probe_bind_address.0 {
@@ -308,7 +375,7 @@ impl Manager {
                         dir.join(&self.args.metrics_cert_key),
                     )
                 });
-                let (acceptor, reload) = tls::acceptor(files, &["localhost"])?;
+                let (acceptor, reload) = tls::acceptor(files, &["localhost"], "metrics")?;
                 if let Some(reload) = reload {
                     servers.spawn(reload);
                 }

@@ -1,4 +1,4 @@
-//! A small HTTP/1.1 server (plain or TLS) for the probe and metrics endpoints.
+//! A small HTTP/1.1 server (plain or TLS) for the probe, metrics and webhook endpoints.
 //!
 //! hyper directly rather than a web framework: kube already compiles hyper, and three fixed
 //! routes need no router. HTTP/2 is not offered, as in controller-runtime, which disables it
@@ -20,6 +20,8 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use super::args::ListenAddr;
 
@@ -110,7 +112,22 @@ where
     H: Fn(Request) -> F + Clone + Send + Sync + 'static,
     F: Future<Output = Response> + Send + 'static,
 {
-    serve_at_most(MAX_CONNECTIONS, listener, tls, handle).await;
+    serve_until(listener, tls, handle, CancellationToken::new()).await;
+}
+
+/// [`serve`] until `stop` is cancelled, then drains: no new connections are accepted,
+/// in-flight requests are answered, idle keep-alive connections are closed, and the
+/// future completes once every connection has ended.
+pub(crate) async fn serve_until<H, F>(
+    listener: TcpListener,
+    tls: Option<TlsAcceptor>,
+    handle: H,
+    stop: CancellationToken,
+) where
+    H: Fn(Request) -> F + Clone + Send + Sync + 'static,
+    F: Future<Output = Response> + Send + 'static,
+{
+    serve_at_most(MAX_CONNECTIONS, listener, tls, handle, stop).await;
 }
 
 async fn serve_at_most<H, F>(
@@ -118,19 +135,24 @@ async fn serve_at_most<H, F>(
     listener: TcpListener,
     tls: Option<TlsAcceptor>,
     handle: H,
+    stop: CancellationToken,
 ) where
     H: Fn(Request) -> F + Clone + Send + Sync + 'static,
     F: Future<Output = Response> + Send + 'static,
 {
     let handle = Arc::new(handle);
-    let connections = Arc::new(tokio::sync::Semaphore::new(max_connections));
+    let permits = Arc::new(tokio::sync::Semaphore::new(max_connections));
+    let connections = TaskTracker::new();
     loop {
-        let connection = connections
-            .clone()
-            .acquire_owned()
-            .await
-            .expect("the semaphore is never closed");
-        let (stream, peer) = match listener.accept().await {
+        let permit = tokio::select! {
+            () = stop.cancelled() => break,
+            permit = permits.clone().acquire_owned() => permit.expect("the semaphore is never closed"),
+        };
+        let accepted = tokio::select! {
+            () = stop.cancelled() => break,
+            accepted = listener.accept() => accepted,
+        };
+        let (stream, peer) = match accepted {
             Ok(accepted) => accepted,
             Err(error) => {
                 // Usually out of file descriptors: back off instead of spinning.
@@ -141,21 +163,19 @@ async fn serve_at_most<H, F>(
         };
         let handle = handle.clone();
         let tls = tls.clone();
-        tokio::spawn(async move {
-            let _connection = connection; // held until the connection closes
+        let stop = stop.clone();
+        connections.spawn(async move {
+            let _permit = permit; // held until the connection closes
             let service = service_fn(move |request| {
                 let handle = handle.clone();
                 async move { Ok::<_, Infallible>(handle(request).await) }
             });
-            let mut http = http1::Builder::new();
-            http.timer(TokioTimer::new())
-                .header_read_timeout(HEADER_TIMEOUT);
             let served = match tls {
-                None => http.serve_connection(TokioIo::new(stream), service).await,
+                None => serve_connection(TokioIo::new(stream), service, &stop).await,
                 Some(tls) => {
                     match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, tls.accept(stream)).await {
                         Ok(Ok(stream)) => {
-                            http.serve_connection(TokioIo::new(stream), service).await
+                            serve_connection(TokioIo::new(stream), service, &stop).await
                         }
                         Ok(Err(error)) => {
                             tracing::debug!(%peer, %error, "TLS handshake failed");
@@ -172,6 +192,36 @@ async fn serve_at_most<H, F>(
                 tracing::debug!(%peer, %error, "HTTP connection failed");
             }
         });
+    }
+    drop(listener);
+    connections.close();
+    connections.wait().await;
+}
+
+/// One HTTP/1.1 connection; once `stop` is cancelled it finishes the request in flight
+/// and closes instead of waiting for the next one.
+async fn serve_connection<IO, S>(
+    io: IO,
+    service: S,
+    stop: &CancellationToken,
+) -> Result<(), hyper::Error>
+where
+    IO: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+    S: hyper::service::HttpService<Incoming, ResBody = Full<Bytes>>,
+    S::Future: Send + 'static,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let mut http = http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT);
+    let connection = http.serve_connection(io, service);
+    tokio::pin!(connection);
+    tokio::select! {
+        served = connection.as_mut() => served,
+        () = stop.cancelled() => {
+            connection.as_mut().graceful_shutdown();
+            connection.await
+        }
     }
 }
 
@@ -261,9 +311,13 @@ mod tests {
             .await
             .unwrap();
         let addr = listener.local_addr().unwrap();
-        let server = tokio::spawn(serve_at_most(2, listener, None, |_| async {
-            text(StatusCode::OK, "ok")
-        }));
+        let server = tokio::spawn(serve_at_most(
+            2,
+            listener,
+            None,
+            |_| async { text(StatusCode::OK, "ok") },
+            CancellationToken::new(),
+        ));
         let connect = || tokio::net::TcpStream::connect(addr);
         let (first, _second) = (connect().await.unwrap(), connect().await.unwrap());
         let mut third = connect().await.unwrap();

@@ -1,4 +1,4 @@
-//! The metrics server's TLS: a certificate from files (reloaded when they change, e.g.
+//! The metrics and webhook servers' TLS: a certificate from files (reloaded when they change, e.g.
 //! after cert-manager renews them) or a self-signed one generated at start.
 
 use std::fmt;
@@ -24,11 +24,12 @@ const RELOAD_INTERVAL: Duration = Duration::from_secs(10);
 pub(crate) fn acceptor(
     files: Option<(PathBuf, PathBuf)>,
     hosts: &[&str],
+    what: &'static str,
 ) -> anyhow::Result<(TlsAcceptor, Option<impl Future<Output = ()> + use<>>)> {
     let provider = Arc::new(ring::default_provider());
     let (resolver, reload) = match files {
         Some((cert, key)) => {
-            let watched = Arc::new(WatchedCert::load(cert, key, provider.clone())?);
+            let watched = Arc::new(WatchedCert::load(cert, key, provider.clone(), what)?);
             let reload = {
                 let watched = watched.clone();
                 async move {
@@ -117,6 +118,8 @@ struct WatchedCert {
     cert: PathBuf,
     key: PathBuf,
     provider: Arc<CryptoProvider>,
+    /// The server, for the logs: "metrics" or "webhook".
+    what: &'static str,
     current: RwLock<Arc<CertifiedKey>>,
     modified: Mutex<Option<SystemTime>>,
 }
@@ -131,13 +134,19 @@ impl fmt::Debug for WatchedCert {
 }
 
 impl WatchedCert {
-    fn load(cert: PathBuf, key: PathBuf, provider: Arc<CryptoProvider>) -> anyhow::Result<Self> {
+    fn load(
+        cert: PathBuf,
+        key: PathBuf,
+        provider: Arc<CryptoProvider>,
+        what: &'static str,
+    ) -> anyhow::Result<Self> {
         let modified = last_modified(&cert, &key);
         let current = load(&cert, &key, &provider)?;
         Ok(Self {
             cert,
             key,
             provider,
+            what,
             current: RwLock::new(Arc::new(current)),
             modified: Mutex::new(modified),
         })
@@ -154,11 +163,12 @@ impl WatchedCert {
             Ok(loaded) => {
                 *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(loaded);
                 *seen = modified;
-                tracing::info!(cert = %self.cert.display(), "reloaded the metrics certificate");
+                tracing::info!(cert = %self.cert.display(), server = self.what, "reloaded the certificate");
             }
             Err(error) => tracing::warn!(
                 error = format!("{error:#}"),
-                "keeping the previous metrics certificate"
+                server = self.what,
+                "keeping the previous certificate"
             ),
         }
     }
@@ -188,7 +198,7 @@ mod tests {
 
     #[test]
     fn a_self_signed_certificate_is_generated_without_files() {
-        let (_, reload) = acceptor(None, &["localhost"]).unwrap();
+        let (_, reload) = acceptor(None, &["localhost"], "metrics").unwrap();
         assert!(reload.is_none());
     }
 
@@ -230,7 +240,7 @@ mod tests {
         };
         let first = write("first");
         let provider = Arc::new(ring::default_provider());
-        let watched = WatchedCert::load(cert.clone(), key.clone(), provider).unwrap();
+        let watched = WatchedCert::load(cert.clone(), key.clone(), provider, "metrics").unwrap();
         let served = || watched.current.read().unwrap().cert[0].to_vec();
         assert_eq!(served(), first);
 
@@ -250,6 +260,7 @@ mod tests {
         let error = acceptor(
             Some(("/nonexistent/tls.crt".into(), "/nonexistent/tls.key".into())),
             &[],
+            "metrics",
         )
         .err()
         .unwrap();
