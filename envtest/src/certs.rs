@@ -70,7 +70,9 @@ impl Certificates {
     }
 }
 
-fn certificate_authority(name: &str) -> Result<CertifiedIssuer<'static, KeyPair>, rcgen::Error> {
+pub(crate) fn certificate_authority(
+    name: &str,
+) -> Result<CertifiedIssuer<'static, KeyPair>, rcgen::Error> {
     let mut params = CertificateParams::new(Vec::<String>::new())?;
     params.distinguished_name.push(DnType::CommonName, name);
     params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);

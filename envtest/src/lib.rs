@@ -21,6 +21,8 @@
 //! - There is no controller-manager or kubelet: nothing garbage-collects by owner
 //!   references, namespaces never finish deleting, and no Pod ever runs. Each test
 //!   works in a namespace of its own.
+//! - [`WebhookCerts`] lets the API server call webhooks the test serves itself, over
+//!   loopback TLS (controller-runtime's `WebhookInstallOptions`).
 //! - The processes die with the test binary, however it ends (Linux `PR_SET_PDEATHSIG`).
 
 mod apply;
@@ -29,6 +31,7 @@ mod certs;
 mod control_plane;
 mod error;
 mod operator;
+mod webhook;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -43,6 +46,7 @@ use tokio::sync::OnceCell;
 pub use apply::{Apply, kustomize, parse_yaml};
 pub use assets::{Assets, KUBERNETES_VERSION};
 pub use error::Error;
+pub use webhook::WebhookCerts;
 
 use control_plane::ControlPlane;
 
