@@ -11,6 +11,7 @@ mod meta;
 mod rbac;
 mod schema_attr;
 mod suggest;
+mod webhook;
 
 use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};
@@ -87,6 +88,37 @@ pub fn schema(args: TokenStream, input: TokenStream) -> TokenStream {
 
 /// Marks a custom resource whose derive saw `#[rkb_runtime::api]`'s output
 /// (see `api::derive_order_check`); not for direct use.
+/// controller-gen's `+kubebuilder:webhook` marker on an `impl Defaulter<K> for T` or
+/// `impl Validator<K> for T` block:
+///
+/// ```ignore
+/// #[rkb_runtime::webhook(
+///     path = "/validate-cache-example-com-v1alpha1-memcached",
+///     failure_policy = "fail",        // or "ignore"
+///     side_effects = "none",          // or "none_on_dry_run"
+///     operations(create, update, delete),
+///     match_policy = "equivalent",    // or "exact"
+///     timeout_seconds = 10,           // 1 to 30
+///     name = "vmemcached-v1alpha1.kb.io",
+/// )]
+/// impl Validator<Memcached> for MemcachedWebhook { /* ... */ }
+/// ```
+///
+/// Every key is optional (kubebuilder's defaults); each is checked at compile time and
+/// the impl gets the `settings()` the manager serves and `make manifests` renders.
+#[proc_macro_attribute]
+pub fn webhook(args: TokenStream, input: TokenStream) -> TokenStream {
+    let original = proc_macro2::TokenStream::from(input.clone());
+    match webhook::expand(args.into(), input.into()) {
+        Ok(tokens) => tokens.into(),
+        // Keep the impl, so that the only errors are the attribute's.
+        Err(error) => {
+            let error = error.into_compile_error();
+            quote::quote!(#error #original).into()
+        }
+    }
+}
+
 #[doc(hidden)]
 #[proc_macro_derive(ApiMarker)]
 pub fn api_marker(input: TokenStream) -> TokenStream {

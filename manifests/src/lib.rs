@@ -16,6 +16,7 @@ pub mod rbac;
 pub mod schema;
 #[doc(hidden)]
 pub mod schema_macro;
+pub mod webhook;
 
 pub use crd::{Crd, CrdError, crd};
 pub use manifests::Manifests;

@@ -52,6 +52,7 @@ use serde_json::Value;
 use crate::crd::{Crd, CrdError};
 use crate::rbac::{self, Rule};
 use crate::schema;
+use crate::webhook::{self, Webhook, WebhookError};
 
 /// Where CRDs go, relative to the project root (controller-gen's layout).
 pub const CRD_DIR: &str = "config/crd/bases";
@@ -200,6 +201,9 @@ pub enum Error {
         reason: rbac::RuleError,
     },
     /// The role name is not a valid object name.
+    #[error(transparent)]
+    Webhook(#[from] WebhookError),
+
     #[error("invalid role name {0:?}: it must be a DNS-1123 subdomain, e.g. \"manager-role\"")]
     InvalidRoleName(String),
     /// An object could not be rendered as YAML.
@@ -336,6 +340,7 @@ pub struct Manifests {
     role_name: String,
     max_desc_len: Option<usize>,
     max_crd_size: Option<usize>,
+    webhooks: Vec<Webhook>,
 }
 
 impl Manifests {
@@ -349,7 +354,16 @@ impl Manifests {
             role_name: DEFAULT_ROLE_NAME.to_owned(),
             max_desc_len: None,
             max_crd_size: Some(DEFAULT_MAX_CRD_SIZE),
+            webhooks: Vec::new(),
         }
+    }
+
+    /// The operator's webhooks, e.g. `rkb_runtime::defaulting_webhook::<K, D>()`:
+    /// admission webhooks render to `config/webhook/manifests.yaml`, a conversion
+    /// webhook adds `conversion: strategy: Webhook` to its CRD.
+    pub fn webhooks(mut self, webhooks: Vec<Webhook>) -> Self {
+        self.webhooks = webhooks;
+        self
     }
 
     /// controller-gen's `crd:maxDescLen`: descriptions longer than `n` bytes
@@ -405,10 +419,14 @@ impl Manifests {
         }
         let mut fitted = Vec::new();
         let mut owners: BTreeMap<PathBuf, String> = BTreeMap::new();
+        let mut converted = webhook::converted_crds(&self.webhooks);
         let merged = merge_versions(crds)?;
         check_group_names(&merged)?;
-        for Merged { crd, .. } in merged {
+        for Merged { mut crd, .. } in merged {
             let name = crd.metadata.name.clone().unwrap_or_default();
+            if converted.remove(name.as_str()) {
+                webhook::add_conversion(&mut crd)?;
+            }
             let path = Path::new(CRD_DIR)
                 .join(format!("{}_{}.yaml", crd.spec.group, crd.spec.names.plural));
             if let Some(first) = owners.insert(path.clone(), name.clone()) {
@@ -420,6 +438,9 @@ impl Manifests {
             }
             let (crd, note) = self.fit(&name, &crd)?;
             fitted.push((path, crd, note));
+        }
+        if let Some(missing) = converted.first() {
+            return Err(WebhookError::NoSuchCrd((*missing).to_owned()).into());
         }
         Ok(fitted)
     }
@@ -434,6 +455,20 @@ impl Manifests {
             notes.extend(note);
         }
         files.extend(self.render_roles()?);
+        let (mutating, validating) = webhook::configurations(&self.webhooks)?;
+        let mut configurations = String::new();
+        if let Some(mutating) = &mutating {
+            configurations.push_str(&yaml_document("MutatingWebhookConfiguration", mutating)?);
+        }
+        if let Some(validating) = &validating {
+            configurations.push_str(&yaml_document(
+                "ValidatingWebhookConfiguration",
+                validating,
+            )?);
+        }
+        if !configurations.is_empty() {
+            files.insert(PathBuf::from(webhook::WEBHOOK_FILE), configurations);
+        }
         Ok((files, notes))
     }
 

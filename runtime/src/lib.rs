@@ -22,6 +22,11 @@ pub use rkb_manager::{Manager, backoff, client, manager, webhook};
 
 #[cfg(feature = "manifests")]
 pub use rkb_derive::Rbac;
+/// `#[rkb_runtime::webhook(...)]` on an `impl Defaulter<K>` or `impl Validator<K>`:
+/// controller-gen's `+kubebuilder:webhook` marker (path, failure policy, side effects,
+/// operations, match policy, timeout), checked at compile time.
+#[cfg(all(feature = "manager", feature = "manifests"))]
+pub use rkb_derive::webhook;
 /// `#[rkb_runtime::api]` on a custom resource's spec struct and
 /// `#[rkb_runtime::schema]` on the types it contains: controller-gen's markers
 /// as `#[rkb(...)]` attributes (validation, defaults, list types, printer
@@ -48,4 +53,32 @@ pub use rkb_testing as testing;
 #[cfg(feature = "manifests")]
 pub fn rbac_rules<R: rbac::Rbac>() -> Vec<rbac::Rule> {
     R::rbac_rules()
+}
+
+/// The defaulting webhook `D` serves for `K`, for [`Manifests::webhooks`]: rendered into
+/// `config/webhook/manifests.yaml` with the settings of its `#[webhook(...)]` attribute.
+#[cfg(all(feature = "manager", feature = "manifests"))]
+pub fn defaulting_webhook<K, D>() -> rkb_manifests::webhook::Webhook
+where
+    K: rkb_manifests::webhook::Resource<DynamicType = ()>,
+    D: webhook::Defaulter<K>,
+{
+    rkb_manifests::webhook::Webhook::admission::<K>(webhook::Kind::Mutating, D::settings())
+}
+
+/// The validating webhook `V` serves for `K`, for [`Manifests::webhooks`].
+#[cfg(all(feature = "manager", feature = "manifests"))]
+pub fn validating_webhook<K, V>() -> rkb_manifests::webhook::Webhook
+where
+    K: rkb_manifests::webhook::Resource<DynamicType = ()>,
+    V: webhook::Validator<K>,
+{
+    rkb_manifests::webhook::Webhook::admission::<K>(webhook::Kind::Validating, V::settings())
+}
+
+/// Conversion of the CRD whose hub (storage version) is `H`, for [`Manifests::webhooks`]:
+/// the CRD gets `conversion: strategy: Webhook`.
+#[cfg(all(feature = "manager", feature = "manifests"))]
+pub fn conversion_webhook<H: webhook::Hub>() -> rkb_manifests::webhook::Webhook {
+    rkb_manifests::webhook::Webhook::conversion::<H>()
 }

@@ -465,3 +465,63 @@ async fn bad_requests_get_errors_and_the_server_keeps_serving() {
     let (status, _) = send("POST", VALIDATE_PATH, "text/plain", Vec::new()).await;
     assert_eq!(status, 415);
 }
+
+#[test]
+fn rendered_webhook_manifests_match_the_attributes_and_pass_kubernetes_validate() {
+    let (crd, configurations) = fixture::rendered();
+    assert_eq!(
+        crd["spec"]["conversion"],
+        json!({
+            "strategy": "Webhook",
+            "webhook": {
+                "clientConfig": {"service": {"name": "webhook-service", "namespace": "system", "path": "/convert"}},
+                "conversionReviewVersions": ["v1"]
+            }
+        })
+    );
+    let [mutating, validating] = &configurations[..] else {
+        panic!("two configurations: {configurations:?}")
+    };
+    assert_eq!(mutating["kind"], "MutatingWebhookConfiguration");
+    assert_eq!(
+        mutating["metadata"]["name"],
+        "mutating-webhook-configuration"
+    );
+    let webhook = &mutating["webhooks"][0];
+    assert_eq!(webhook["name"], "mcache-v2.kb.io");
+    assert_eq!(webhook["clientConfig"]["service"]["path"], MUTATE_PATH);
+    assert_eq!(webhook["timeoutSeconds"], 10);
+    assert_eq!(webhook["failurePolicy"], "Fail");
+    assert_eq!(webhook["sideEffects"], "None");
+    assert_eq!(
+        webhook["rules"],
+        json!([{"apiGroups": [GROUP], "apiVersions": ["v2"], "operations": ["CREATE", "UPDATE"], "resources": ["caches"]}])
+    );
+    assert_eq!(validating["webhooks"][0]["name"], "vcache-v2.kb.io");
+    assert_eq!(
+        validating["webhooks"][0]["clientConfig"]["service"]["path"],
+        VALIDATE_PATH
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for (path, yaml) in fixture::manifests().render().unwrap() {
+        if path.starts_with("config/rbac") {
+            continue;
+        }
+        let file = dir.path().join(path.file_name().unwrap());
+        std::fs::write(&file, yaml).unwrap();
+        files.push(file);
+    }
+    let output = std::process::Command::new("kubernetes-validate")
+        .args(["--strict", "-k", rkb_envtest::KUBERNETES_VERSION])
+        .args(&files)
+        .output()
+        .expect("kubernetes-validate (pip install kubernetes-validate)");
+    assert!(
+        output.status.success(),
+        "kubernetes-validate --strict rejects the webhook manifests:\n{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

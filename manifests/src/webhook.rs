@@ -1,0 +1,327 @@
+//! `config/webhook/manifests.yaml` (the Mutating and ValidatingWebhookConfiguration, as
+//! controller-gen writes them from `+kubebuilder:webhook` markers) and the conversion
+//! stanza of CRDs whose versions a webhook converts.
+
+use std::collections::BTreeSet;
+
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhook, MutatingWebhookConfiguration, RuleWithOperations, ServiceReference,
+    ValidatingWebhook, ValidatingWebhookConfiguration, WebhookClientConfig,
+};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use rkb_core::webhook::{Kind, Settings};
+
+/// The Service kubebuilder's `config/webhook/service.yaml` declares; kustomize prefixes
+/// its name and sets its namespace in `config/default`.
+pub const SERVICE_NAME: &str = "webhook-service";
+pub const SERVICE_NAMESPACE: &str = "system";
+/// Where the manager serves conversion reviews (rkb_runtime::webhook::CONVERSION_PATH).
+pub const CONVERSION_PATH: &str = "/convert";
+/// Where `make manifests` writes the webhook configurations.
+pub const WEBHOOK_FILE: &str = "config/webhook/manifests.yaml";
+
+/// One webhook of an operator, for [`Manifests::webhooks`](crate::Manifests::webhooks).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Webhook {
+    /// A defaulting (mutating) or validating webhook for one version of a resource.
+    Admission {
+        kind: Kind,
+        group: String,
+        version: String,
+        /// The resource (plural), e.g. `memcacheds`.
+        plural: String,
+        /// The kind, e.g. `Memcached` (for the default path and name).
+        resource_kind: String,
+        settings: Settings,
+    },
+    /// Conversion between the versions of the CRD `name` (`<plural>.<group>`).
+    Conversion { crd: String },
+}
+
+/// The trait the constructors below read group, version and plural from (kube's).
+pub use kube_core::Resource;
+
+impl Webhook {
+    /// A defaulting (`Kind::Mutating`) or validating webhook for `K` with `settings`.
+    pub fn admission<K: Resource<DynamicType = ()>>(kind: Kind, settings: Settings) -> Self {
+        Self::Admission {
+            kind,
+            group: K::group(&()).into_owned(),
+            version: K::version(&()).into_owned(),
+            plural: K::plural(&()).into_owned(),
+            resource_kind: K::kind(&()).into_owned(),
+            settings,
+        }
+    }
+
+    /// Conversion of the CRD of `K` (any of its versions).
+    pub fn conversion<K: Resource<DynamicType = ()>>() -> Self {
+        Self::Conversion {
+            crd: format!("{}.{}", K::plural(&()), K::group(&())),
+        }
+    }
+}
+
+/// Why the webhooks cannot be rendered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WebhookError {
+    Invalid { webhook: String, reason: String },
+    Duplicate { what: &'static str, value: String },
+    NoSuchCrd(String),
+    SingleVersion(String),
+}
+
+impl std::fmt::Display for WebhookError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Invalid { webhook, reason } => write!(f, "webhook {webhook}: {reason}"),
+            Self::Duplicate { what, value } => write!(
+                f,
+                "two webhooks have the {what} {value:?}: give one another {what} in its \
+                 #[rkb_runtime::webhook(...)] attribute"
+            ),
+            Self::NoSuchCrd(crd) => write!(
+                f,
+                "a conversion webhook is declared for the CRD {crd}, which is not in the list \
+                 of CRDs"
+            ),
+            Self::SingleVersion(crd) => write!(
+                f,
+                "the CRD {crd} has a conversion webhook but a single version: add the other \
+                 versions' crd::<K>() to the list, or drop the conversion webhook"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for WebhookError {}
+
+fn service(path: String) -> WebhookClientConfig {
+    WebhookClientConfig {
+        service: Some(ServiceReference {
+            name: SERVICE_NAME.to_owned(),
+            namespace: SERVICE_NAMESPACE.to_owned(),
+            path: Some(path),
+            port: None,
+        }),
+        ..WebhookClientConfig::default()
+    }
+}
+
+/// The two configurations (either may be `None`: nothing of that kind), sorted by name
+/// like controller-gen, after checking every setting.
+#[allow(clippy::type_complexity)]
+pub fn configurations(
+    webhooks: &[Webhook],
+) -> Result<
+    (
+        Option<MutatingWebhookConfiguration>,
+        Option<ValidatingWebhookConfiguration>,
+    ),
+    WebhookError,
+> {
+    let mut mutating = Vec::new();
+    let mut validating = Vec::new();
+    let mut names = BTreeSet::new();
+    let mut paths = BTreeSet::new();
+    for webhook in webhooks {
+        let Webhook::Admission {
+            kind,
+            group,
+            version,
+            plural,
+            resource_kind,
+            settings,
+        } = webhook
+        else {
+            continue;
+        };
+        let name = settings.name_for(*kind, version, resource_kind);
+        let path = settings.path_for(*kind, group, version, resource_kind);
+        settings.check().map_err(|e| WebhookError::Invalid {
+            webhook: name.clone(),
+            reason: e.to_string(),
+        })?;
+        if !names.insert(name.clone()) {
+            return Err(WebhookError::Duplicate {
+                what: "name",
+                value: name,
+            });
+        }
+        if !paths.insert(path.clone()) {
+            return Err(WebhookError::Duplicate {
+                what: "path",
+                value: path,
+            });
+        }
+        let rules = Some(vec![RuleWithOperations {
+            api_groups: Some(vec![group.clone()]),
+            api_versions: Some(vec![version.clone()]),
+            operations: Some(
+                settings
+                    .operations
+                    .iter()
+                    .map(|op| op.as_str().to_owned())
+                    .collect(),
+            ),
+            resources: Some(vec![plural.clone()]),
+            scope: None,
+        }]);
+        let review_versions = vec!["v1".to_owned()];
+        let timeout = settings.timeout_seconds.map(i32::from);
+        match kind {
+            Kind::Mutating => mutating.push(MutatingWebhook {
+                admission_review_versions: review_versions,
+                client_config: service(path),
+                failure_policy: Some(settings.failure_policy.as_str().to_owned()),
+                match_policy: Some(settings.match_policy.as_str().to_owned()),
+                name,
+                rules,
+                side_effects: settings.side_effects.as_str().to_owned(),
+                timeout_seconds: timeout,
+                ..MutatingWebhook::default()
+            }),
+            Kind::Validating => validating.push(ValidatingWebhook {
+                admission_review_versions: review_versions,
+                client_config: service(path),
+                failure_policy: Some(settings.failure_policy.as_str().to_owned()),
+                match_policy: Some(settings.match_policy.as_str().to_owned()),
+                name,
+                rules,
+                side_effects: settings.side_effects.as_str().to_owned(),
+                timeout_seconds: timeout,
+                ..ValidatingWebhook::default()
+            }),
+        }
+    }
+    mutating.sort_by(|a, b| a.name.cmp(&b.name));
+    validating.sort_by(|a, b| a.name.cmp(&b.name));
+    let meta = |name: &str| ObjectMeta {
+        name: Some(name.to_owned()),
+        ..ObjectMeta::default()
+    };
+    let mutating = (!mutating.is_empty()).then(|| MutatingWebhookConfiguration {
+        metadata: meta("mutating-webhook-configuration"),
+        webhooks: Some(mutating),
+    });
+    let validating = (!validating.is_empty()).then(|| ValidatingWebhookConfiguration {
+        metadata: meta("validating-webhook-configuration"),
+        webhooks: Some(validating),
+    });
+    Ok((mutating, validating))
+}
+
+/// The CRDs that a conversion webhook converts.
+pub(crate) fn converted_crds(webhooks: &[Webhook]) -> BTreeSet<&str> {
+    webhooks
+        .iter()
+        .filter_map(|webhook| match webhook {
+            Webhook::Conversion { crd } => Some(crd.as_str()),
+            Webhook::Admission { .. } => None,
+        })
+        .collect()
+}
+
+/// Adds `conversion: strategy: Webhook` pointing at the webhook Service's `/convert`.
+pub(crate) fn add_conversion(
+    crd: &mut apiext::CustomResourceDefinition,
+) -> Result<(), WebhookError> {
+    let name = crd.metadata.name.clone().unwrap_or_default();
+    if crd.spec.versions.len() < 2 {
+        return Err(WebhookError::SingleVersion(name));
+    }
+    crd.spec.conversion = Some(apiext::CustomResourceConversion {
+        strategy: "Webhook".to_owned(),
+        webhook: Some(apiext::WebhookConversion {
+            client_config: Some(apiext::WebhookClientConfig {
+                service: Some(apiext::ServiceReference {
+                    name: SERVICE_NAME.to_owned(),
+                    namespace: SERVICE_NAMESPACE.to_owned(),
+                    path: Some(CONVERSION_PATH.to_owned()),
+                    port: None,
+                }),
+                ..apiext::WebhookClientConfig::default()
+            }),
+            conversion_review_versions: vec!["v1".to_owned()],
+        }),
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use rkb_core::webhook::{FailurePolicy, Operation};
+
+    use super::*;
+
+    fn admission(kind: Kind, settings: Settings) -> Webhook {
+        Webhook::Admission {
+            kind,
+            group: "cache.example.com".into(),
+            version: "v1alpha1".into(),
+            plural: "memcacheds".into(),
+            resource_kind: "Memcached".into(),
+            settings,
+        }
+    }
+
+    #[test]
+    fn configurations_follow_the_settings() {
+        let validating = Settings {
+            failure_policy: FailurePolicy::Ignore,
+            operations: vec![Operation::Create, Operation::Update, Operation::Delete],
+            timeout_seconds: Some(5),
+            ..Settings::default()
+        };
+        let (mutating, validating) = configurations(&[
+            admission(Kind::Mutating, Settings::default()),
+            admission(Kind::Validating, validating),
+        ])
+        .unwrap();
+        let mutating = &mutating.unwrap().webhooks.unwrap()[0];
+        assert_eq!(mutating.name, "mmemcached-v1alpha1.kb.io");
+        assert_eq!(
+            mutating
+                .client_config
+                .service
+                .as_ref()
+                .unwrap()
+                .path
+                .as_deref(),
+            Some("/mutate-cache-example-com-v1alpha1-memcached")
+        );
+        assert_eq!(mutating.failure_policy.as_deref(), Some("Fail"));
+        let validating = &validating.unwrap().webhooks.unwrap()[0];
+        assert_eq!(validating.failure_policy.as_deref(), Some("Ignore"));
+        assert_eq!(validating.timeout_seconds, Some(5));
+        assert_eq!(
+            validating.rules.as_ref().unwrap()[0].operations,
+            Some(vec!["CREATE".into(), "UPDATE".into(), "DELETE".into()])
+        );
+    }
+
+    #[test]
+    fn clashes_and_bad_settings_are_errors() {
+        let same_path = Settings {
+            path: Some("/hooks".into()),
+            ..Settings::default()
+        };
+        let error = configurations(&[
+            admission(Kind::Mutating, same_path.clone()),
+            admission(Kind::Validating, same_path),
+        ])
+        .unwrap_err();
+        assert!(
+            matches!(error, WebhookError::Duplicate { what: "path", .. }),
+            "{error}"
+        );
+
+        let bad = Settings {
+            timeout_seconds: Some(31),
+            ..Settings::default()
+        };
+        let error = configurations(&[admission(Kind::Validating, bad)]).unwrap_err();
+        assert!(error.to_string().contains("1 to 30"), "{error}");
+    }
+}
