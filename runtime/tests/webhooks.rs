@@ -525,3 +525,118 @@ fn rendered_webhook_manifests_match_the_attributes_and_pass_kubernetes_validate(
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// A validator that takes its time, to catch the manager stopping mid-review.
+struct Slow;
+
+#[rkb_runtime::webhook(path = "/slow")]
+impl rkb_runtime::webhook::Validator<v2::Cache> for Slow {
+    async fn validate_create(
+        &self,
+        _: &rkb_runtime::webhook::Request,
+        _: &v2::Cache,
+    ) -> Result<rkb_runtime::webhook::Warnings, rkb_runtime::webhook::Denied> {
+        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+        Ok(vec!["slow but done".into()])
+    }
+
+    async fn validate_update(
+        &self,
+        _: &rkb_runtime::webhook::Request,
+        _: &v2::Cache,
+        _: &v2::Cache,
+    ) -> Result<rkb_runtime::webhook::Warnings, rkb_runtime::webhook::Denied> {
+        Ok(Vec::new())
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[tokio::test]
+async fn the_manager_reports_the_webhook_server_ready_and_drains_it_on_shutdown() {
+    use clap::Parser as _;
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    let env = rkb_envtest::shared().await;
+    let (webhook_port, probe_port) = (free_port(), free_port());
+    let args = rkb_runtime::manager::Args::parse_from([
+        "manager".to_owned(),
+        format!("--webhook-bind-address=127.0.0.1:{webhook_port}"),
+        format!("--webhook-cert-path={}", served().certs.dir().display()),
+        format!("--health-probe-bind-address=127.0.0.1:{probe_port}"),
+        "--metrics-bind-address=0".to_owned(),
+    ]);
+    let manager = rkb_runtime::Manager::new("webhook-test", env.client(), args).webhooks(
+        rkb_runtime::webhook::Webhooks::new().validator::<v2::Cache, _>(Slow),
+    );
+    let shutdown = manager.shutdown_token();
+    let running = tokio::spawn(manager.run(vec![]));
+
+    // /readyz lists the webhook server's check once it serves.
+    let readyz = || async {
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", probe_port)).await?;
+        stream
+            .write_all(b"GET /readyz HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n")
+            .await?;
+        let mut body = String::new();
+        stream.read_to_string(&mut body).await?;
+        Ok::<_, std::io::Error>(body)
+    };
+    let mut report = String::new();
+    for _ in 0..50 {
+        if let Ok(body) = readyz().await {
+            report = body;
+            if report.contains("[+]webhook ok") {
+                break;
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(report.contains("HTTP/1.1 200") && report.contains("[+]webhook ok"), "{report}");
+
+    // A review in flight when the manager is told to stop is still answered.
+    let object = json!({
+        "apiVersion": format!("{GROUP}/v2"), "kind": "Cache",
+        "metadata": {"name": "c"}, "spec": {"image": "m"}
+    });
+    let body = review(cache_kind(), object);
+    let in_flight = tokio::spawn(async move {
+        let stream = tokio::net::TcpStream::connect(("127.0.0.1", webhook_port)).await.unwrap();
+        let stream = tls_connector()
+            .connect(ServerName::try_from("localhost").unwrap(), stream)
+            .await
+            .unwrap();
+        let (mut sender, connection) =
+            hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.unwrap();
+        tokio::spawn(connection);
+        let response = sender
+            .send_request(
+                http::Request::post("/slow")
+                    .header("host", "localhost")
+                    .header("content-type", "application/json")
+                    .body(Full::new(Bytes::from(body)))
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        (status, String::from_utf8_lossy(&body).into_owned())
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    shutdown.cancel();
+    let (status, body) = in_flight.await.unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(response_of(&body)["warnings"], json!(["slow but done"]));
+    running.await.unwrap().unwrap();
+    assert!(
+        tokio::net::TcpStream::connect(("127.0.0.1", webhook_port)).await.is_err(),
+        "the webhook server is closed after run returns"
+    );
+}
