@@ -572,9 +572,8 @@ async fn the_manager_reports_the_webhook_server_ready_and_drains_it_on_shutdown(
         format!("--health-probe-bind-address=127.0.0.1:{probe_port}"),
         "--metrics-bind-address=0".to_owned(),
     ]);
-    let manager = rkb_runtime::Manager::new("webhook-test", env.client(), args).webhooks(
-        rkb_runtime::webhook::Webhooks::new().validator::<v2::Cache, _>(Slow),
-    );
+    let manager = rkb_runtime::Manager::new("webhook-test", env.client(), args)
+        .webhooks(rkb_runtime::webhook::Webhooks::new().validator::<v2::Cache, _>(Slow));
     let shutdown = manager.shutdown_token();
     let running = tokio::spawn(manager.run(vec![]));
 
@@ -598,7 +597,10 @@ async fn the_manager_reports_the_webhook_server_ready_and_drains_it_on_shutdown(
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    assert!(report.contains("HTTP/1.1 200") && report.contains("[+]webhook ok"), "{report}");
+    assert!(
+        report.contains("HTTP/1.1 200") && report.contains("[+]webhook ok"),
+        "{report}"
+    );
 
     // A review in flight when the manager is told to stop is still answered.
     let object = json!({
@@ -607,13 +609,16 @@ async fn the_manager_reports_the_webhook_server_ready_and_drains_it_on_shutdown(
     });
     let body = review(cache_kind(), object);
     let in_flight = tokio::spawn(async move {
-        let stream = tokio::net::TcpStream::connect(("127.0.0.1", webhook_port)).await.unwrap();
+        let stream = tokio::net::TcpStream::connect(("127.0.0.1", webhook_port))
+            .await
+            .unwrap();
         let stream = tls_connector()
             .connect(ServerName::try_from("localhost").unwrap(), stream)
             .await
             .unwrap();
-        let (mut sender, connection) =
-            hyper::client::conn::http1::handshake(TokioIo::new(stream)).await.unwrap();
+        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .unwrap();
         tokio::spawn(connection);
         let response = sender
             .send_request(
@@ -636,7 +641,9 @@ async fn the_manager_reports_the_webhook_server_ready_and_drains_it_on_shutdown(
     assert_eq!(response_of(&body)["warnings"], json!(["slow but done"]));
     running.await.unwrap().unwrap();
     assert!(
-        tokio::net::TcpStream::connect(("127.0.0.1", webhook_port)).await.is_err(),
+        tokio::net::TcpStream::connect(("127.0.0.1", webhook_port))
+            .await
+            .is_err(),
         "the webhook server is closed after run returns"
     );
 }
