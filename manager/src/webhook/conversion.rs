@@ -326,6 +326,56 @@ mod tests {
         assert_eq!(meta.annotations, None);
     }
 
+    fn review(desired: &str, objects: Value) -> Vec<u8> {
+        serde_json::to_vec(&serde_json::json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "ConversionReview",
+            "request": {"uid": "u1", "desiredAPIVersion": desired, "objects": objects}
+        }))
+        .unwrap()
+    }
+
+    fn no_conversions() -> BTreeMap<(String, String), Erased> {
+        BTreeMap::new()
+    }
+
+    #[test]
+    fn objects_nobody_converts_fail_the_whole_review_with_a_message() {
+        let body = review(
+            "example.com/v2",
+            serde_json::json!([{"apiVersion": "example.com/v1", "kind": "Cache"}]),
+        );
+        let (status, reply) = convert(&no_conversions(), &body);
+        assert_eq!(status, StatusCode::OK);
+        let reply: Value = serde_json::from_slice(&reply).unwrap();
+        assert_eq!(reply["response"]["uid"], "u1");
+        assert_eq!(reply["response"]["result"]["status"], "Failure");
+        assert!(
+            reply["response"]["result"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("does not convert \"Cache\" objects of the group \"example.com\""),
+            "{reply}"
+        );
+        assert_eq!(reply["response"]["convertedObjects"], serde_json::json!([]));
+    }
+
+    #[test]
+    fn a_body_that_is_no_review_is_a_bad_request() {
+        for body in [&b"not json"[..], b"{}", b"{\"request\": 1}"] {
+            let (status, reply) = convert(&no_conversions(), body);
+            assert_eq!(status, StatusCode::BAD_REQUEST);
+            let reply: Value = serde_json::from_slice(&reply).unwrap();
+            assert!(
+                reply["response"]["result"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("malformed ConversionReview"),
+                "{reply}"
+            );
+        }
+    }
+
     #[test]
     fn a_tampered_annotation_is_an_error() {
         let mut meta = ObjectMeta {

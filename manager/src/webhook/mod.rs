@@ -384,3 +384,67 @@ impl WebhookServer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    use super::*;
+
+    struct Allow;
+
+    impl Validator<ConfigMap> for Allow {
+        async fn validate_create(&self, _: &Request, _: &ConfigMap) -> Result<Warnings, Denied> {
+            Ok(Warnings::new())
+        }
+
+        async fn validate_update(
+            &self,
+            _: &Request,
+            _: &ConfigMap,
+            _: &ConfigMap,
+        ) -> Result<Warnings, Denied> {
+            Ok(Warnings::new())
+        }
+    }
+
+    #[test]
+    fn paths_follow_kubebuilders_naming() {
+        let webhooks = Webhooks::new().validator::<ConfigMap, _>(Allow);
+        assert_eq!(webhooks.paths(), ["/validate-core-v1-configmap"]);
+        assert!(!webhooks.is_empty());
+        assert!(Webhooks::new().is_empty());
+    }
+
+    #[tokio::test]
+    async fn two_webhooks_on_one_path_fail_to_bind_with_both_named() {
+        let webhooks = Webhooks::new()
+            .validator::<ConfigMap, _>(Allow)
+            .validator::<ConfigMap, _>(Allow);
+        let files = TlsFiles::in_dir(Path::new("/nonexistent"));
+        let error = webhooks
+            .bind("127.0.0.1:0".parse().unwrap(), &files)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("validating ConfigMap and validating ConfigMap are both served at /validate-core-v1-configmap"),
+            "{error}"
+        );
+    }
+
+    #[tokio::test]
+    async fn missing_certificates_name_the_flag() {
+        let files = TlsFiles::in_dir(Path::new("/nonexistent"));
+        let error = Webhooks::new()
+            .validator::<ConfigMap, _>(Allow)
+            .bind("127.0.0.1:0".parse().unwrap(), &files)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("/nonexistent/tls.crt") && error.contains("--webhook-cert-path"),
+            "{error}"
+        );
+    }
+}
