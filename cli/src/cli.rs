@@ -39,6 +39,17 @@ Examples:
   # A controller for a built-in kind
   rkb create api --group apps --version v1 --kind Deployment --no-resource";
 
+const CREATE_WEBHOOK_EXAMPLES: &str = "\
+Examples:
+  # Defaulting and validating admission webhooks for an API of the project
+  rkb create webhook --group cache --version v1alpha1 --kind Memcached --defaulting --programmatic-validation
+
+  # Conversion between versions: v1 is the hub, v1alpha1 and v1beta1 convert to and from it
+  rkb create webhook --group cache --version v1 --kind Memcached --conversion --spoke v1alpha1 --spoke v1beta1
+
+  # Then write the manifests: config/webhook/manifests.yaml and the CRD's conversion stanza
+  make manifests";
+
 const EDIT_EXAMPLES: &str = "\
 Examples:
   # Controllers move to src/controller/<group>/<kind>.rs, so one kind can have a controller
@@ -83,6 +94,9 @@ pub enum CreateCommand {
     /// Add a custom resource type (spec, status, CRD) and a reconciler to the project.
     #[command(after_help = CREATE_API_EXAMPLES)]
     Api(CreateApiArgs),
+    /// Add defaulting, validating or conversion webhooks for an API of the project.
+    #[command(after_help = CREATE_WEBHOOK_EXAMPLES)]
+    Webhook(CreateWebhookArgs),
 }
 
 #[derive(Debug, Args)]
@@ -166,6 +180,44 @@ pub struct CreateApiArgs {
     #[arg(long, overrides_with = "namespaced")]
     pub cluster_scoped: bool,
     /// Regenerate the files rkb owns for this API even when they exist (user edits in them are lost).
+    #[arg(long)]
+    pub force: bool,
+    /// The project directory.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct CreateWebhookArgs {
+    /// API group of the kind, as given to `rkb create api`, e.g. cache.
+    #[arg(long, value_name = "GROUP")]
+    pub group: String,
+    /// API version of the kind the webhooks receive objects in (the hub, with --conversion).
+    #[arg(long, value_name = "VERSION")]
+    pub version: String,
+    /// Kind, e.g. Memcached.
+    #[arg(long, value_name = "KIND")]
+    pub kind: String,
+    /// A mutating webhook that sets defaults (a `Defaulter`).
+    #[arg(long)]
+    pub defaulting: bool,
+    /// A validating webhook for checks the CRD schema cannot express (a `Validator`).
+    #[arg(long)]
+    pub programmatic_validation: bool,
+    /// A conversion webhook: --version becomes the hub every --spoke converts through.
+    #[arg(long)]
+    pub conversion: bool,
+    /// With --conversion: another version of the kind that converts to and from the hub
+    /// (repeat or comma-separate for several).
+    #[arg(
+        long,
+        value_name = "VERSION",
+        value_delimiter = ',',
+        requires = "conversion"
+    )]
+    pub spoke: Vec<String>,
+    /// Regenerate the webhook files rkb owns for this kind even when they exist (user edits
+    /// in them are lost).
     #[arg(long)]
     pub force: bool,
     /// The project directory.

@@ -54,6 +54,25 @@ pub struct Resource {
     pub path: String,
     pub plural: String,
     pub version: String,
+    /// The webhooks `rkb create webhook` scaffolded for this version of the kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhooks: Option<Webhooks>,
+}
+
+/// kubebuilder's `webhooks:` entry of a resource.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Webhooks {
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub conversion: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub defaulting: bool,
+    /// The versions converted to and from this one, the hub.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spoke: Vec<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub validation: bool,
+    pub webhook_version: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -384,6 +403,11 @@ mod tests {
             path: "crate::api::cache::v1alpha1::Memcached".into(),
             plural: "memcacheds".into(),
             version: "v1alpha1".into(),
+            webhooks: Some(Webhooks {
+                defaulting: true,
+                webhook_version: "v1".into(),
+                ..Webhooks::default()
+            }),
         });
         let mut yaml = project.to_yaml();
         yaml.push_str("plugins:\n  example.io/v1: {}\n");
@@ -407,6 +431,7 @@ mod tests {
             path: format!("crate::api::{group}::{version}::{kind}"),
             plural: plural.into(),
             version: version.into(),
+            webhooks: None,
         }
     }
 

@@ -16,6 +16,8 @@ struct Golden {
     /// rkb invocations after `init`, in order; `--dir` is added by the test.
     init: &'static [&'static str],
     create: &'static [&'static [&'static str]],
+    /// `rkb create webhook` invocations, after the APIs.
+    webhooks: &'static [&'static [&'static str]],
 }
 
 /// Kubebuilder's tutorial projects, as the source documents build them.
@@ -36,18 +38,84 @@ const GOLDENS: &[Golden] = &[
             "--kind",
             "Memcached",
         ]],
+        webhooks: &[],
     },
     Golden {
         name: "project-bluegreen",
         init: &["--domain", "demo.kakao.com", "--project-name", "bluegreen"],
         create: &[&["--group", "app", "--version", "v1", "--kind", "BlueGreen"]],
+        webhooks: &[],
+    },
+    // The memcached operator with every kind of webhook: defaulting and validation for
+    // v1alpha1, added one after the other (so the second goes through the markers of the
+    // file the first created), and a conversion webhook with v1alpha1 as the hub.
+    Golden {
+        name: "project-memcached-webhook",
+        init: &[
+            "--domain",
+            "example.com",
+            "--project-name",
+            "memcached-webhook",
+        ],
+        create: &[
+            &[
+                "--group",
+                "cache",
+                "--version",
+                "v1alpha1",
+                "--kind",
+                "Memcached",
+            ],
+            &[
+                "--group",
+                "cache",
+                "--version",
+                "v1beta1",
+                "--kind",
+                "Memcached",
+                "--no-controller",
+            ],
+        ],
+        webhooks: &[
+            &[
+                "--group",
+                "cache",
+                "--version",
+                "v1alpha1",
+                "--kind",
+                "Memcached",
+                "--defaulting",
+            ],
+            &[
+                "--group",
+                "cache",
+                "--version",
+                "v1alpha1",
+                "--kind",
+                "Memcached",
+                "--programmatic-validation",
+            ],
+            &[
+                "--group",
+                "cache",
+                "--version",
+                "v1alpha1",
+                "--kind",
+                "Memcached",
+                "--conversion",
+                "--spoke",
+                "v1beta1",
+            ],
+        ],
     },
 ];
 
 /// Files `make manifests` owns: compared by each project's own `manifests_are_up_to_date`
 /// test instead, since only compiling the project can produce them.
 fn owned_by_make_manifests(path: &Path) -> bool {
-    path.starts_with("config/crd/bases") || path == Path::new("config/rbac/role.yaml")
+    path.starts_with("config/crd/bases")
+        || path == Path::new("config/rbac/role.yaml")
+        || path == Path::new("config/webhook/manifests.yaml")
 }
 
 /// Build artifacts that live beside the golden sources.
@@ -67,6 +135,12 @@ fn generate(golden: &Golden, into: &Path) {
         args.extend(*create);
         common::rkb(&args)
             .unwrap_or_else(|e| panic!("{}: rkb create api failed: {e}", golden.name));
+    }
+    for webhook in golden.webhooks {
+        let mut args = vec!["create", "webhook", "--dir", dir];
+        args.extend(*webhook);
+        common::rkb(&args)
+            .unwrap_or_else(|e| panic!("{}: rkb create webhook failed: {e}", golden.name));
     }
 }
 

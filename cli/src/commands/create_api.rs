@@ -81,6 +81,7 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
         path: api.type_path.clone(),
         plural: api.plural.clone(),
         version: api.version.clone(),
+        webhooks: None,
     };
     // The project as it will be, checked as a whole before anything is planned.
     let mut planned = project.clone();

@@ -2,6 +2,7 @@
 //! commits them at the end, so a failing command leaves the directory untouched.
 
 mod create_api;
+mod create_webhook;
 mod edit;
 mod init;
 mod layout;
@@ -15,6 +16,7 @@ use crate::cli::{Cli, Command, CreateCommand};
 use crate::scaffold::{Changes, Written};
 
 pub use create_api::create_api;
+pub use create_webhook::create_webhook;
 pub use edit::edit;
 pub use init::init;
 
@@ -22,6 +24,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
     match cli.command {
         Command::Init(args) => init(&args, out),
         Command::Create(CreateCommand::Api(args)) => create_api(&args, out),
+        Command::Create(CreateCommand::Webhook(args)) => create_webhook(&args, out),
         Command::Edit(args) => edit(&args, out),
         Command::Completion { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "rkb", out);

@@ -587,13 +587,20 @@ fn insert_at_marker(content: &str, marker: &str, snippet: &str) -> anyhow::Resul
     {
         return Ok(content.to_owned());
     }
+    // Multi-line snippets (YAML blocks, Rust items) keep their own nesting under the marker.
+    let common_indent = snippet_lines
+        .iter()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
     let mut inserted = String::new();
     for line in snippet_lines {
         if line.trim().is_empty() {
             inserted.push('\n');
         } else {
             inserted.push_str(indent);
-            inserted.push_str(line.trim_start());
+            inserted.push_str(&line[common_indent..]);
             inserted.push('\n');
         }
     }
