@@ -636,6 +636,7 @@ fn help_shows_examples_and_version_names_the_stack() {
         &["--help"][..],
         &["init", "--help"],
         &["create", "api", "--help"],
+        &["create", "webhook", "--help"],
         &["completion", "--help"],
     ] {
         let (ok, text) = rkb_in(dir.path(), args);
@@ -648,4 +649,212 @@ fn help_shows_examples_and_version_names_the_stack() {
     );
     let (ok, text) = rkb_in(dir.path(), &["completion", "bash"]);
     assert!(ok && text.contains("_rkb()"), "{text}");
+}
+
+/// `rkb create webhook` for cache/v1alpha1 Memcached with `extra` flags.
+fn webhook_args<'a>(version: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "create",
+        "webhook",
+        "--group",
+        "cache",
+        "--version",
+        version,
+        "--kind",
+        "Memcached",
+    ];
+    args.extend(extra);
+    args
+}
+
+fn rkb_ok(dir: &Path, args: &[&str]) {
+    let (ok, text) = rkb_in(dir, args);
+    assert!(ok, "{args:?}: {text}");
+}
+
+#[test]
+fn create_webhook_rejects_bad_input_without_touching_files() {
+    let project = project();
+    let dir = project.path();
+    // No webhook type at all.
+    assert_rejected(
+        dir,
+        &webhook_args("v1alpha1", &[]),
+        &[
+            "no webhook chosen",
+            "--defaulting, --programmatic-validation and --conversion",
+            "example:  rkb create webhook --group cache --version v1alpha1 --kind Memcached --defaulting",
+        ],
+    );
+    // A kind, or a version of it, the project does not have.
+    let mut typo = webhook_args("v1alpha1", &["--defaulting"]);
+    typo[7] = "Memcache";
+    assert_rejected(
+        dir,
+        &typo,
+        &[
+            "no API cache/v1alpha1 Memcache in PROJECT",
+            "accepted: --group cache --version v1alpha1 --kind Memcached",
+            "example:  rkb create api --group cache --version v1alpha1 --kind Memcache",
+        ],
+    );
+    assert_rejected(
+        dir,
+        &webhook_args("v1", &["--programmatic-validation"]),
+        &["no API cache/v1 Memcached in PROJECT", "rkb create api"],
+    );
+    // Conversion needs a second version of the kind, and --spoke needs --conversion.
+    assert_rejected(
+        dir,
+        &webhook_args("v1alpha1", &["--conversion", "--spoke", "v1"]),
+        &[
+            "--conversion needs another version of Memcached",
+            "PROJECT has only cache/v1alpha1 Memcached",
+            "rkb create api --group cache --version <other version> --kind Memcached --no-controller",
+        ],
+    );
+    assert_rejected(
+        dir,
+        &webhook_args("v1alpha1", &["--defaulting", "--spoke", "v1"]),
+        &["--conversion"],
+    );
+
+    // A second webhook of a type the kind has.
+    rkb_ok(dir, &webhook_args("v1alpha1", &["--defaulting"]));
+    assert_rejected(
+        dir,
+        &webhook_args("v1alpha1", &["--defaulting"]),
+        &[
+            "a defaulting webhook for cache/v1alpha1 Memcached exists already",
+            "accepted: the webhooks it lacks (--programmatic-validation, --conversion), or --force",
+            "example:  rkb create webhook --group cache --version v1alpha1 --kind Memcached --programmatic-validation",
+        ],
+    );
+
+    // Spokes: another existing version of the same kind.
+    rkb_ok(
+        dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1beta1",
+            "--kind",
+            "Memcached",
+            "--no-controller",
+        ],
+    );
+    assert_rejected(
+        dir,
+        &webhook_args("v1alpha1", &["--conversion"]),
+        &[
+            "--conversion needs --spoke",
+            "accepted: v1beta1",
+            "example:  rkb create webhook --group cache --version v1alpha1 --kind Memcached --conversion --spoke v1beta1",
+        ],
+    );
+    assert_rejected(
+        dir,
+        &webhook_args("v1alpha1", &["--conversion", "--spoke", "v2"]),
+        &[
+            "invalid --spoke \"v2\": Memcached has no version v2 in PROJECT",
+            "accepted: v1beta1",
+            "--spoke v1beta1",
+        ],
+    );
+    assert_rejected(
+        dir,
+        &webhook_args("v1alpha1", &["--conversion", "--spoke", "v1alpha1,v1beta1"]),
+        &["--spoke v1alpha1 is the hub itself", "accepted: v1beta1"],
+    );
+    // One hub per CRD.
+    rkb_ok(
+        dir,
+        &webhook_args("v1alpha1", &["--conversion", "--spoke", "v1beta1"]),
+    );
+    assert_rejected(
+        dir,
+        &webhook_args("v1beta1", &["--conversion", "--spoke", "v1alpha1"]),
+        &[
+            "Memcached already has a conversion webhook with hub v1alpha1",
+            "--version v1alpha1 --kind Memcached --conversion --spoke <versions> --force",
+        ],
+    );
+    // Built-in kinds are converted by the API server.
+    rkb_ok(
+        dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "core",
+            "--version",
+            "v1",
+            "--kind",
+            "Pod",
+            "--no-resource",
+        ],
+    );
+    assert_rejected(
+        dir,
+        &[
+            "create",
+            "webhook",
+            "--group",
+            "core",
+            "--version",
+            "v1",
+            "--kind",
+            "Pod",
+            "--defaulting",
+            "--conversion",
+            "--spoke",
+            "v2",
+        ],
+        &["core/v1 Pod is a built-in Kubernetes kind", "--defaulting"],
+    );
+}
+
+#[test]
+fn create_webhook_needs_the_markers_of_a_current_project() {
+    let project = project();
+    let main = project.path().join("src/main.rs");
+    let edited = std::fs::read_to_string(&main)
+        .unwrap()
+        .replace("// +rkb:scaffold:webhooks", "");
+    std::fs::write(&main, edited).unwrap();
+    assert_rejected(
+        project.path(),
+        &webhook_args("v1alpha1", &["--defaulting"]),
+        &[
+            "src/main.rs",
+            "`+rkb:scaffold:webhooks` marker line is gone",
+        ],
+    );
+}
+
+/// Re-running with --force regenerates the webhook files but registers nothing twice.
+#[test]
+fn create_webhook_force_regenerates_without_registering_twice() {
+    let project = project();
+    let dir = project.path();
+    rkb_ok(
+        dir,
+        &webhook_args("v1alpha1", &["--defaulting", "--programmatic-validation"]),
+    );
+    let file = dir.join("src/webhook/v1alpha1/memcached.rs");
+    let generated = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, "// edited\n").unwrap();
+    let before = common::files(dir);
+    rkb_ok(dir, &webhook_args("v1alpha1", &["--defaulting", "--force"]));
+    let after = common::files(dir);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), generated);
+    let changed: Vec<_> = after
+        .iter()
+        .filter(|(path, content)| before.get(*path) != Some(content))
+        .map(|(path, _)| path.clone())
+        .collect();
+    assert_eq!(changed, [Path::new("src/webhook/v1alpha1/memcached.rs")]);
 }

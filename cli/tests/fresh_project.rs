@@ -1,6 +1,6 @@
 //! A project generated outside the rkb repository builds and passes its own tests
-//! right after `init`, after each `create api` and after `edit --multigroup`, and stays
-//! rustfmt- and clippy-clean.
+//! right after `init`, after each `create api`, after `edit --multigroup` and with
+//! webhooks, and stays rustfmt- and clippy-clean.
 //!
 //! This compiles a whole operator from scratch (minutes), so it is `#[ignore]`d in
 //! quick runs; `.ci/run` runs it with `--ignored`.
@@ -103,7 +103,51 @@ fn generated_project_builds_and_passes_its_tests_after_each_step() {
         "Memcached",
     ])
     .unwrap();
+    // Webhooks in the multigroup layout: for a built-in kind, a cluster-scoped kind, and
+    // defaulting plus conversion between Memcached's two versions.
+    for webhook in [
+        &[
+            "--group",
+            "core",
+            "--version",
+            "v1",
+            "--kind",
+            "Pod",
+            "--defaulting",
+            "--programmatic-validation",
+        ][..],
+        &[
+            "--group",
+            "infra",
+            "--version",
+            "v1",
+            "--kind",
+            "Foo",
+            "--programmatic-validation",
+        ],
+        &[
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+            "--defaulting",
+            "--conversion",
+            "--spoke",
+            "v1beta1",
+        ],
+    ] {
+        let mut args = vec!["create", "webhook", "--dir", d];
+        args.extend(webhook);
+        common::rkb(&args).unwrap_or_else(|e| panic!("{webhook:?}: {e}"));
+    }
     run(&dir, "make", &["--quiet", "test"]);
+    run(
+        &dir,
+        "kubectl",
+        &["kustomize", "config/default", "-o", "/dev/null"],
+    );
     run(&dir, "cargo", &["fmt", "--check"]);
     run(
         &dir,
