@@ -52,9 +52,10 @@ async fn run(args: Args) -> anyhow::Result<()> {
         "cannot configure a Kubernetes client from the in-cluster service account or KUBECONFIG",
     )?;
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "starting manager");
-    Manager::new("memcached-example", client, args.manager)
-        .run(controller::controllers())
-        .await
+    let manager = Manager::new("memcached-example", client, args.manager);
+    let manager = manager.webhooks(memcached_example::webhook::webhooks());
+    // +rkb:scaffold:webhooks
+    manager.run(controller::controllers()).await
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::Deployment;
@@ -30,7 +30,7 @@ use kube::api::{ObjectMeta, PostParams};
 use kube::config::{AuthInfo, Kubeconfig};
 use kube::{Api, CustomResourceExt, ResourceExt};
 use memcached_example::api::cache::v1alpha1::Memcached;
-use rkb_runtime::testing::envtest::{self, Environment};
+use rkb_runtime::testing::envtest::{self, Environment, WebhookCerts};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
@@ -167,13 +167,18 @@ impl Manager {
     /// Starts the manager as `name` (its `HOSTNAME`, so its Lease identity starts with
     /// `<name>_`) with probes and metrics on free ports.
     fn start(name: &str, kubeconfig: &Path, flags: &[String]) -> Self {
+        // The manager serves the webhooks too: on a free port, with a test certificate.
+        static WEBHOOK_CERTS: OnceLock<WebhookCerts> = OnceLock::new();
+        let certs = WEBHOOK_CERTS.get_or_init(|| WebhookCerts::generate().unwrap());
         let mut command = Command::new(env!("CARGO_BIN_EXE_memcached-example"));
         command
             .args([
                 "--log-format=json",
                 "--health-probe-bind-address=127.0.0.1:0",
                 "--metrics-bind-address=127.0.0.1:0",
+                "--webhook-bind-address=127.0.0.1:0",
             ])
+            .arg(format!("--webhook-cert-path={}", certs.dir().display()))
             .args(flags)
             .env("KUBECONFIG", kubeconfig)
             .env("HOSTNAME", name)
