@@ -10,10 +10,10 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-//! Conversion between the versions of Memcached: v1alpha1 is the hub, and each spoke
-//! (v1beta1) converts to and from it, so that the API server serves every version
-//! of the memcacheds.cache.example.com CRD whichever version an object was stored in. `make manifests`
-//! sets the CRD's conversion strategy to `Webhook` (served at /convert).
+//! Conversion between the versions of the memcacheds.cache.example.com CRD. v1alpha1 is the
+//! hub: each spoke (v1beta1) converts to and from it, so that the API server
+//! serves every version whichever one an object was stored in. `make manifests` sets the
+//! CRD's conversion strategy to `Webhook` (served at /convert).
 
 use rkb_runtime::webhook::{Conversion, ConversionError, Convertible, Hub};
 use serde::Serialize;
