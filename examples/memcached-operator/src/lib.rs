@@ -26,6 +26,7 @@ pub mod webhook;
 pub fn manifests() -> rkb_runtime::Manifests {
     let crds = vec![
         rkb_runtime::crd::<api::cache::v1alpha1::Memcached>(),
+        rkb_runtime::crd::<api::cache::v1beta1::Memcached>(),
         // +rkb:scaffold:crds
     ];
     let rbac = vec![
@@ -41,6 +42,7 @@ pub fn manifests() -> rkb_runtime::Manifests {
             api::cache::v1alpha1::Memcached,
             webhook::v1alpha1::memcached::MemcachedWebhook,
         >(),
+        rkb_runtime::conversion_webhook::<api::cache::v1alpha1::Memcached>(),
         // +rkb:scaffold:webhooks
     ];
     rkb_runtime::Manifests::new(crds, rbac).webhooks(webhooks)

@@ -11,9 +11,9 @@
 // limitations under the License.
 
 //! The Memcached webhooks called by a real kube-apiserver (envtest): the test serves
-//! `webhook::webhooks()` over TLS on loopback, installs the CRD and the webhook
-//! configurations `make manifests` renders (pointed at that server), and creates objects
-//! through the API server as `kubectl` would.
+//! `webhook::webhooks()` over TLS on loopback, installs the CRD (converting through that
+//! server) and the webhook configurations `make manifests` renders (pointed at it), and
+//! creates objects through the API server as `kubectl` would.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use kube::api::{DynamicObject, PostParams};
 use kube::{Api, ResourceExt};
 use memcached_example::api::cache::v1alpha1::{Memcached, MemcachedSpec};
+use memcached_example::api::cache::v1beta1;
 use memcached_example::webhook::v1alpha1::memcached::{INSTANCE_LABEL, NAME_LABEL};
 use rkb_runtime::testing::envtest::{self, Environment, WebhookCerts};
 use rkb_runtime::webhook::TlsFiles;
@@ -64,29 +65,35 @@ fn memcached(name: &str, size: i32) -> Memcached {
 
 /// The API server with the CRD and the webhook configurations installed, calling the
 /// test's server, and a fresh namespace.
-async fn api_server() -> (&'static Environment, Api<Memcached>) {
+async fn api_server() -> (&'static Environment, Api<Memcached>, String) {
     let env = envtest::shared().await;
     let (addr, certs) = served();
     let manifests = memcached_example::manifests();
-    env.apply()
-        .crds(manifests.crds().unwrap_or_else(|e| panic!("{e}")))
-        .await
-        .unwrap();
+    // The CRD converts through the test's server too.
+    let mut objects: Vec<Value> = manifests
+        .crds()
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_iter()
+        .map(|crd| serde_json::to_value(crd).unwrap())
+        .collect();
     let files = manifests.render().unwrap_or_else(|e| panic!("{e}"));
-    let configurations = files[Path::new("config/webhook/manifests.yaml")]
-        .split("\n---\n")
-        .map(|doc| {
-            let mut object: Value =
-                serde_yaml_ng::from_str(doc.trim_start_matches("---\n")).unwrap();
+    objects.extend(
+        files[Path::new("config/webhook/manifests.yaml")]
+            .split("\n---\n")
+            .map(|doc| serde_yaml_ng::from_str(doc.trim_start_matches("---\n")).unwrap()),
+    );
+    let objects = objects
+        .into_iter()
+        .map(|mut object| {
             certs.point_at(*addr, &mut object);
             serde_json::from_value::<DynamicObject>(object).unwrap()
         })
         .collect();
-    env.apply().objects(configurations).await.unwrap();
+    env.apply().objects(objects).await.unwrap();
     let namespace = env.create_namespace().await.unwrap();
     let api = Api::namespaced(env.client(), &namespace);
     wait_until_called(&api).await;
-    (env, api)
+    (env, api, namespace)
 }
 
 /// The API server picks webhook configurations up asynchronously: dry-run a name the
@@ -110,7 +117,7 @@ async fn wait_until_called(api: &Api<Memcached>) {
 
 #[tokio::test]
 async fn created_memcacheds_carry_the_defaulted_labels() {
-    let (_env, api) = api_server().await;
+    let (_env, api, _) = api_server().await;
     let created = api
         .create(&PostParams::default(), &memcached("cache", 3))
         .await
@@ -126,7 +133,7 @@ async fn created_memcacheds_carry_the_defaulted_labels() {
 
 #[tokio::test]
 async fn names_no_service_can_have_are_refused_by_the_api_server() {
-    let (_env, api) = api_server().await;
+    let (_env, api, _) = api_server().await;
     let refused = api
         .create(&PostParams::default(), &memcached("cache.v2", 3))
         .await
@@ -145,7 +152,7 @@ async fn names_no_service_can_have_are_refused_by_the_api_server() {
 
 #[tokio::test]
 async fn the_schema_still_refuses_what_it_covers() {
-    let (_env, api) = api_server().await;
+    let (_env, api, _) = api_server().await;
     let refused = api
         .create(&PostParams::default(), &memcached("big", 11))
         .await
@@ -154,4 +161,60 @@ async fn the_schema_still_refuses_what_it_covers() {
         panic!("expected the API server to refuse: {refused:?}")
     };
     assert_eq!(status.code, 422, "{status:?}");
+}
+
+/// A v1beta1 object is stored as v1alpha1 (the hub and storage version) through the
+/// conversion webhook, is admitted by the v1alpha1 webhooks (match policy Equivalent: the
+/// API server converts the request for them), and reads back in either version.
+#[tokio::test]
+async fn v1beta1_objects_convert_through_the_webhook() {
+    let (env, hub, namespace) = api_server().await;
+    let spoke: Api<v1beta1::Memcached> = Api::namespaced(env.client(), &namespace);
+    let created = spoke
+        .create(
+            &PostParams::default(),
+            &v1beta1::Memcached::new(
+                "converted",
+                v1beta1::MemcachedSpec {
+                    replicas: 4,
+                    container_port: None,
+                },
+            ),
+        )
+        .await
+        .unwrap();
+    assert_eq!(created.spec.replicas, 4);
+    assert_eq!(created.spec.container_port, Some(11211));
+    assert_eq!(created.labels()[INSTANCE_LABEL], "converted");
+
+    let stored = hub.get("converted").await.unwrap();
+    assert_eq!(stored.spec.size, 4);
+
+    let mut changed = stored.clone();
+    changed.spec.size = 6;
+    hub.replace("converted", &PostParams::default(), &changed)
+        .await
+        .unwrap();
+    assert_eq!(spoke.get("converted").await.unwrap().spec.replicas, 6);
+
+    // The v1alpha1 validator sees v1beta1 requests too.
+    let refused = spoke
+        .create(
+            &PostParams::default(),
+            &v1beta1::Memcached::new(
+                "bad.name",
+                v1beta1::MemcachedSpec {
+                    replicas: 1,
+                    container_port: None,
+                },
+            ),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("cannot name the memcached Service"),
+        "{refused}"
+    );
 }

@@ -13,4 +13,5 @@
 //! The cache API group (cache.example.com), one module per version.
 
 pub mod v1alpha1;
+pub mod v1beta1;
 // +rkb:scaffold:versions

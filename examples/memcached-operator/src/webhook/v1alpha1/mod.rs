@@ -13,4 +13,5 @@
 //! Webhooks of the v1alpha1 module, one module per kind.
 
 pub mod memcached;
+pub mod memcached_conversion;
 // +rkb:scaffold:modules
