@@ -23,18 +23,15 @@ struct Hook {
     version: String,
     /// `cache.example.com`; empty for the core group.
     api_group: String,
-    plural: String,
     /// Rust path of the type below the crate root, e.g. `api::cache::v1alpha1::Memcached`
     /// or `k8s_openapi::api::core::v1::Pod`, as `crate::`-less `lib.rs` code names it.
     type_path: String,
     /// The same path as code inside the webhook module names it.
     use_path: String,
-    builtin: bool,
     namespaced: bool,
     /// The module under `crate::webhook`: `v1alpha1` or `cache::v1alpha1`.
     module: String,
     kind_snake: String,
-    group_module: String,
     defaulting: bool,
     validation: bool,
     mutate_path: String,
@@ -390,16 +387,15 @@ fn check_conversion(
 ) -> anyhow::Result<Vec<String>> {
     if hub.core {
         bail!(
-            "--conversion is for custom resources with several versions; {}/{} {} is a built-in \
-             Kubernetes kind, which the API server converts itself.\n  \
-             example:  {} --defaulting",
-            args.group,
-            args.version,
-            args.kind,
-            format_args!(
-                "rkb create webhook --group {} --version {} --kind {}",
-                args.group, args.version, args.kind
-            )
+            "--conversion is for custom resources with several versions; {}/{} {kind} is a \
+             built-in Kubernetes kind, which the API server converts itself.\n  \
+             accepted: --defaulting and --programmatic-validation\n  \
+             example:  rkb create webhook --group {} --version {} --kind {kind} --defaulting",
+            hub.group,
+            hub.version,
+            hub.group,
+            hub.version,
+            kind = hub.kind
         );
     }
     let others: Vec<&project::Resource> = project
@@ -534,12 +530,9 @@ fn describe(project: &Project, resource: &project::Resource, webhooks: &project:
         group: resource.group.clone(),
         version: resource.version.clone(),
         api_group,
-        plural: resource.plural.clone(),
         type_path,
         use_path,
-        builtin: resource.core,
         kind_snake: names::snake(&resource.kind),
-        group_module,
         defaulting: webhooks.defaulting,
         validation: webhooks.validation,
     }
