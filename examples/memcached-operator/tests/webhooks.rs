@@ -42,7 +42,7 @@ fn served() -> &'static (SocketAddr, WebhookCerts) {
             let runtime = tokio::runtime::Runtime::new().unwrap();
             runtime.block_on(async move {
                 let server = memcached_example::webhook::webhooks()
-                    .bind("127.0.0.1:0".parse().unwrap(), &files)
+                    .bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0)), &files)
                     .await
                     .unwrap();
                 bound.send(server.local_addr().unwrap()).unwrap();

@@ -280,7 +280,7 @@ mod tests {
         assert_eq!(args.concurrency, 1);
         assert_eq!(
             args.webhook_bind_address,
-            BindAddress(Some("0.0.0.0:9443".parse().unwrap()))
+            BindAddress(Some(ListenAddr::AnyInterface(9443)))
         );
         assert_eq!(
             args.webhook_cert_path,

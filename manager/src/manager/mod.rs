@@ -345,7 +345,7 @@ impl Manager {
             .bind(addr, &files)
             .await?
             .ready_with(self.readiness.add("webhook"));
-        let addr = server.local_addr().unwrap_or(addr);
+        let addr = server.local_addr()?;
         tracing::info!(%addr, %paths, "serving webhooks on https://{addr}");
         let stop = CancellationToken::new();
         let task = tokio::spawn(server.serve(stop.clone()));

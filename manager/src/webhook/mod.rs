@@ -183,7 +183,11 @@ impl Webhooks {
 
     /// Binds `addr` with the certificate and key in `tls` (reloaded when they change),
     /// ready to [`serve`](WebhookServer::serve).
-    pub async fn bind(self, addr: SocketAddr, tls: &TlsFiles) -> anyhow::Result<WebhookServer> {
+    pub async fn bind(
+        self,
+        addr: impl Into<crate::manager::ListenAddr>,
+        tls: &TlsFiles,
+    ) -> anyhow::Result<WebhookServer> {
         if !self.conflicts.is_empty() {
             anyhow::bail!("webhooks conflict: {}", self.conflicts.join("; "));
         }
@@ -423,7 +427,7 @@ mod tests {
             .validator::<ConfigMap, _>(Allow);
         let files = TlsFiles::in_dir(Path::new("/nonexistent"));
         let error = webhooks
-            .bind("127.0.0.1:0".parse().unwrap(), &files)
+            .bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0)), &files)
             .await
             .unwrap_err()
             .to_string();
@@ -438,7 +442,7 @@ mod tests {
         let files = TlsFiles::in_dir(Path::new("/nonexistent"));
         let error = Webhooks::new()
             .validator::<ConfigMap, _>(Allow)
-            .bind("127.0.0.1:0".parse().unwrap(), &files)
+            .bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0)), &files)
             .await
             .unwrap_err()
             .to_string();

@@ -131,12 +131,30 @@ pub async fn run(ctx: Context) -> anyhow::Result<()> {
         .list(&ListParams::default().limit(1))
         .await
         .context("cannot list memcacheds.cache.example.com: is the CRD installed (`make install`) and is the manager allowed to?")?;
+    let reconciler = Arc::new(MemcachedReconciler::new(client.clone()));
+    ctx.run(
+        controller(&client, None),
+        reconcile,
+        error_policy,
+        reconciler,
+    )
+    .await
+}
+
+/// The controller: the memcacheds it reconciles and every watch that triggers a
+/// reconcile, in `namespace` (the tests') or in all namespaces (`None`, as `run` does).
+/// The tests run it as built here, through the RBAC audit, so a watch without its
+/// `#[rbac]` rule fails them, as the API server would refuse it.
+pub fn controller(client: &Client, namespace: Option<&str>) -> Controller<Memcached> {
+    let objects = match namespace {
+        Some(namespace) => Api::namespaced(client.clone(), namespace),
+        None => Api::all(client.clone()),
+    };
     // To also reconcile a Memcached when an object it owns changes, chain e.g.
-    // `.owns(Api::<Deployment>::all(client.clone()), watcher::Config::default())`.
-    let controller = Controller::new(objects, watcher::Config::default().any_semantic());
-    let reconciler = Arc::new(MemcachedReconciler::new(client));
-    ctx.run(controller, reconcile, error_policy, reconciler)
-        .await
+    // `.owns(deployments, watcher::Config::default())` with an `Api::<Deployment>` in the
+    // same namespace, and allow it: `#[rbac(groups = ["apps"], resources = ["deployments"],
+    // verbs = [list, watch])]`.
+    Controller::new(objects, watcher::Config::default().any_semantic())
 }
 
 #[cfg(test)]
@@ -205,7 +223,7 @@ mod tests {
     fn start_controller(client: Client, namespace: &str) -> mpsc::UnboundedReceiver<Reconciled> {
         let (sender, receiver) = mpsc::unbounded_channel();
         let reconciler = Arc::new(MemcachedReconciler::new(client.clone()));
-        let controller = Controller::new(api(client, namespace), watcher::Config::default())
+        let running = controller(&client, Some(namespace))
             .run(reconcile, error_policy, reconciler)
             .for_each(move |result| {
                 let reported = match result {
@@ -218,7 +236,7 @@ mod tests {
                 let _ = sender.send(reported);
                 async {}
             });
-        tokio::spawn(controller);
+        tokio::spawn(running);
         receiver
     }
 
@@ -293,18 +311,29 @@ mod tests {
         );
     }
 
-    /// Every request the reconciler makes must be allowed by its `#[rbac]` rules, and every
-    /// rule must be used: a missing or an excessive rule fails with the request or rule named.
+    /// Every request the controller makes, its watches as [`controller`] builds them and its
+    /// reconciles, must be allowed by the `#[rbac]` rules, and every rule must be used: a
+    /// missing or an excessive rule fails with the request or rule named.
     #[tokio::test]
-    async fn rbac_allows_exactly_what_the_reconciler_uses() {
+    async fn rbac_allows_exactly_what_the_controller_uses() {
         let (env, namespace) = api_server().await;
         let audit = RbacAudit::default();
         let audited = testing::wrap(env.client(), &audit, &Faults::default());
-        // The Controller's watcher, and `run`'s first list.
-        audit.watches("cache.example.com", "memcacheds");
-        let object = create_sample(env, &namespace).await;
-        let ctx = Arc::new(MemcachedReconciler::new(audited));
-        reconcile(Arc::new(object), ctx).await.unwrap();
+        let objects = api(env.client(), &namespace);
+        let mut results = start_controller(audited, &namespace);
+        let name = create_sample(env, &namespace).await.name_any();
+        reconciled_until(&mut results, &objects, &name, is_ready).await;
+        // A change that reaches the controller through its watch: the watch was made.
+        let label = serde_json::json!({ "metadata": { "labels": { "audited": "true" } } });
+        let patch = kube::api::Patch::Merge(&label);
+        objects
+            .patch(&name, &kube::api::PatchParams::default(), &patch)
+            .await
+            .unwrap();
+        reconciled_until(&mut results, &objects, &name, |o| {
+            o.labels().contains_key("audited")
+        })
+        .await;
         if let Err(report) = audit.check_rules(&MemcachedReconciler::rbac_rules()) {
             panic!("{report}");
         }
