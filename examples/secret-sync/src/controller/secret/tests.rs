@@ -225,6 +225,13 @@ impl Fixture {
     }
 }
 
+/// Waits for the reconciles that a source's creation triggers (its finalizer patch, its new
+/// copies) to finish, so that a change made next is repaired only if the watch under test
+/// delivers it, not by one of those reconciles running late.
+async fn settle() {
+    tokio::time::sleep(Duration::from_secs(2)).await;
+}
+
 fn data(pairs: &[(&str, &str)]) -> BTreeMap<String, ByteString> {
     pairs
         .iter()
@@ -404,6 +411,7 @@ async fn a_namespace_created_while_running_gets_the_copies() {
     fx.create_source("db", &[("password", PASSWORD)]).await;
     fx.until_copies("db", "the first copy", |c| c.len() == 1)
         .await;
+    settle().await;
     let late = fx.create_target("late").await;
     let copies = fx
         .until_copies("db", "a copy in the new namespace", |c| {
@@ -435,6 +443,7 @@ async fn copies_deleted_or_edited_by_hand_are_repaired() {
     fx.create_source("db", &[("password", PASSWORD)]).await;
     fx.until_copies("db", "two copies", |c| c.len() == 2).await;
     let (t0, t1) = (fx.target("t0"), fx.target("t1"));
+    settle().await;
 
     let deleted = Api::<Secret>::namespaced(fx.client(), &t0);
     deleted.delete("db", &Default::default()).await.unwrap();
