@@ -495,28 +495,25 @@ async fn the_deployment_follows_the_size_and_drift_is_undone() {
     })
     .await;
 
-    // Both scalings form one series (kube's Recorder aggregates by reason and object; the
-    // note is the first one's). Of two at least: on a loaded machine a reconcile may still
-    // read the hand-scaled Deployment from its cache after the repair, and scale again.
+    // Both scalings are recorded as Scaled Events of the Deployment. kube's Recorder
+    // usually aggregates them into one series (count 2, the first note), but may start a
+    // second one; and on a loaded machine a reconcile that still reads the hand-scaled
+    // Deployment from its cache scales once more. So count occurrences across series.
     let scaled = eventually("two Scaled Events", || async {
         let scaled: Vec<_> = events(&client, &ns)
             .await
             .into_iter()
             .filter(|e| e.0 == "Scaled")
             .collect();
-        (scaled.first().is_some_and(|e| e.3 >= 2)).then_some(scaled)
+        (scaled.iter().map(|e| e.3).sum::<i32>() >= 2).then_some(scaled)
     })
     .await;
-    let [(reason, kind, note, _)] = scaled.as_slice() else {
-        panic!("one series of Scaled Events: {scaled:?}")
-    };
-    assert_eq!(
-        (reason.as_str(), kind.as_str(), note.as_str()),
-        (
-            "Scaled",
-            "Deployment",
-            "Scaled Deployment cache from 1 to 4 replicas"
-        )
+    assert!(scaled.iter().all(|e| e.1 == "Deployment"), "{scaled:?}");
+    assert!(
+        scaled
+            .iter()
+            .any(|e| e.2 == "Scaled Deployment cache from 1 to 4 replicas"),
+        "{scaled:?}"
     );
     let all = deployments.list(&ListParams::default()).await.unwrap();
     assert_eq!(all.items.len(), 1, "updated, never created again");
