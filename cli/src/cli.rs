@@ -37,7 +37,11 @@ Examples:
   rkb create api --group cache --version v1beta1 --kind Memcached --no-controller
 
   # A controller for a built-in kind
-  rkb create api --group apps --version v1 --kind Deployment --no-resource";
+  rkb create api --group apps --version v1 --kind Deployment --no-resource
+
+  # A complete operator that runs an image in a Deployment (kubebuilder's deploy-image plugin)
+  rkb create api --group cache --version v1alpha1 --kind Memcached --image memcached:1.6.26-alpine3.19 \\
+      --image-container-command memcached,--memory-limit=64,-o,modern,-v --image-container-port 11211 --run-as-user 1001";
 
 const CREATE_WEBHOOK_EXAMPLES: &str = "\
 Examples:
@@ -179,6 +183,20 @@ pub struct CreateApiArgs {
     /// Objects are cluster-scoped.
     #[arg(long, overrides_with = "namespaced")]
     pub cluster_scoped: bool,
+    /// Scaffold a complete controller that runs this container image in a Deployment it
+    /// owns, sized by `spec.size` (kubebuilder's deploy-image plugin). The image goes into
+    /// config/manager as `<KIND>_IMAGE`, so it can change without a rebuild.
+    #[arg(long, value_name = "IMAGE", help_heading = "Deploy an image")]
+    pub image: Option<String>,
+    /// The container's command, comma-separated [default: the image's entrypoint] (needs --image).
+    #[arg(long, value_name = "WORD,WORD,...", help_heading = "Deploy an image")]
+    pub image_container_command: Option<String>,
+    /// The port the container listens on, 1-65535; adds `spec.containerPort` (needs --image).
+    #[arg(long, value_name = "PORT", help_heading = "Deploy an image")]
+    pub image_container_port: Option<String>,
+    /// The non-root UID the container runs as [default: 1001] (needs --image).
+    #[arg(long, value_name = "UID", help_heading = "Deploy an image")]
+    pub run_as_user: Option<String>,
     /// Regenerate the files rkb owns for this API even when they exist (user edits in them are lost).
     #[arg(long)]
     pub force: bool,

@@ -9,6 +9,7 @@
 
 pub mod cli;
 pub mod commands;
+pub mod deploy_image;
 pub mod names;
 pub mod project;
 pub mod scaffold;

@@ -27,6 +27,9 @@ pub struct Project {
     /// controller in each of several groups (kubebuilder's `multigroup`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub multigroup: bool,
+    /// Options of the optional plugins, by plugin key, as kubebuilder records them.
+    #[serde(default, skip_serializing_if = "Plugins::is_empty")]
+    pub plugins: Plugins,
     pub project_name: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<Resource>,
@@ -82,6 +85,68 @@ pub struct Api {
     pub namespaced: bool,
 }
 
+/// The key of rkb's deploy-image plugin (`rkb create api --image`). Its options are
+/// kubebuilder's (`deploy-image.go.kubebuilder.io/v1-alpha`), but what it scaffolds is
+/// rkb's Rust controller, so it has a key of its own.
+pub const DEPLOY_IMAGE_PLUGIN: &str = "deploy-image.rkb.io/v1-alpha";
+
+/// PROJECT's `plugins:` section.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Plugins {
+    #[serde(
+        rename = "deploy-image.rkb.io/v1-alpha",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub deploy_image: Option<DeployImagePlugin>,
+    /// Other tools' plugins survive a rewrite.
+    #[serde(flatten)]
+    pub other: BTreeMap<String, serde_yaml_ng::Value>,
+}
+
+impl Plugins {
+    fn is_empty(&self) -> bool {
+        self.deploy_image.is_none() && self.other.is_empty()
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeployImagePlugin {
+    #[serde(default)]
+    pub resources: Vec<DeployImageResource>,
+}
+
+/// One API scaffolded with `--image`: the flags as given, so that a later command can
+/// scaffold it again. Fields sort alphabetically, as kubebuilder writes them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeployImageResource {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container_command: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container_port: Option<String>,
+    pub domain: String,
+    pub group: String,
+    pub image: String,
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_as_user: Option<String>,
+    pub version: String,
+}
+
+impl DeployImagePlugin {
+    /// Adds `resource`, replacing the entry of the same group/version/kind (`--force`).
+    pub fn upsert(&mut self, resource: DeployImageResource) {
+        let same = |r: &DeployImageResource| {
+            r.group == resource.group && r.version == resource.version && r.kind == resource.kind
+        };
+        match self.resources.iter_mut().find(|r| same(r)) {
+            Some(existing) => *existing = resource,
+            None => self.resources.push(resource),
+        }
+    }
+}
+
 impl Project {
     pub fn new(domain: &str, project_name: &str) -> Self {
         Project {
@@ -89,6 +154,7 @@ impl Project {
             domain: domain.into(),
             layout: vec![LAYOUT.into()],
             multigroup: false,
+            plugins: Plugins::default(),
             project_name: project_name.into(),
             resources: Vec::new(),
             version: "3".into(),
@@ -412,7 +478,7 @@ mod tests {
         let mut yaml = project.to_yaml();
         yaml.push_str("plugins:\n  example.io/v1: {}\n");
         let parsed: Project = serde_yaml_ng::from_str(&yaml).unwrap();
-        assert!(parsed.other.contains_key("plugins"));
+        assert!(parsed.plugins.other.contains_key("example.io/v1"));
         assert_eq!(parsed.resources, project.resources);
         assert!(parsed.to_yaml().contains("plugins:"));
     }

@@ -40,6 +40,32 @@ const GOLDENS: &[Golden] = &[
         ]],
         webhooks: &[],
     },
+    // kubebuilder's deploy-image plugin, with the flags of its Memcached example.
+    Golden {
+        name: "project-memcached-image",
+        init: &[
+            "--domain",
+            "example.com",
+            "--project-name",
+            "memcached-image",
+        ],
+        create: &[&[
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+            "--image",
+            "memcached:1.6.26-alpine3.19",
+            "--image-container-command",
+            "memcached,--memory-limit=64,-o,modern,-v",
+            "--image-container-port",
+            "11211",
+            "--run-as-user",
+            "1001",
+        ]],
+    },
     Golden {
         name: "project-bluegreen",
         init: &["--domain", "demo.kakao.com", "--project-name", "bluegreen"],

@@ -8,6 +8,7 @@ use rkb_core::rbac;
 use serde::Serialize;
 
 use crate::cli::CreateApiArgs;
+use crate::deploy_image::{DeployImage, ImageOptions};
 use crate::names;
 use crate::project::{self, Project};
 use crate::scaffold::{Changes, Templates, builtin_kinds};
@@ -54,6 +55,7 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
             args.kind
         );
     }
+    let image = image_options(args)?;
     let api = resolve(args, &project)?;
     if !names::is_kube_version(&api.version) {
         writeln!(
@@ -87,6 +89,23 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
     let mut planned = project.clone();
     planned.upsert(entry.clone());
     planned.check_resource_names(&entry)?;
+    if image.is_some() {
+        let resource = project::DeployImageResource {
+            container_command: args.image_container_command.clone(),
+            container_port: args.image_container_port.clone(),
+            domain: project.domain.clone(),
+            group: api.group.clone(),
+            image: args.image.clone().unwrap_or_default(),
+            kind: api.kind.clone(),
+            run_as_user: args.run_as_user.clone(),
+            version: api.version.clone(),
+        };
+        planned
+            .plugins
+            .deploy_image
+            .get_or_insert_default()
+            .upsert(resource);
+    }
     let project = planned;
 
     let layout = if project.multigroup {
@@ -102,6 +121,20 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
     context.insert("project_name", &project.project_name);
     context.insert("crate_name", &names::crate_name(&project.project_name));
     context.insert("domain", &project.domain);
+    context.insert("image", &image);
+    // The container's command as Rust string literals.
+    let command_literals: Vec<String> = image
+        .iter()
+        .flat_map(|i| &i.command)
+        .map(|word| format!("{word:?}"))
+        .collect();
+    context.insert("command_literals", &command_literals);
+    // The manager's environment variable that names the image: MEMCACHED_IMAGE
+    // (group-qualified in the multigroup layout, where a kind may exist in two groups).
+    context.insert(
+        "image_env",
+        &format!("{}_IMAGE", layout.role_prefix.to_uppercase()),
+    );
     context.insert(
         "header",
         &crate::scaffold::source_header(
@@ -141,7 +174,12 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
         let types = path(
             "src/api/{{ api.group_module }}/{{ api.version_module }}/{{ api.kind_snake }}.rs",
         )?;
-        changes.create(&types, render("api/types.rs.tera")?, args.force)?;
+        let types_template = if image.is_some() {
+            "api/deploy-image/types.rs.tera"
+        } else {
+            "api/types.rs.tera"
+        };
+        changes.create(&types, render(types_template)?, args.force)?;
         sources_to_format.push(types);
         changes.insert_at_marker(
             "src/lib.rs",
@@ -151,7 +189,12 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
 
         let sample =
             path("config/samples/{{ api.group }}_{{ api.version }}_{{ api.kind | lower }}.yaml")?;
-        changes.create(&sample, render("api/config/sample.yaml.tera")?, args.force)?;
+        let sample_template = if image.is_some() {
+            "api/deploy-image/sample.yaml.tera"
+        } else {
+            "api/config/sample.yaml.tera"
+        };
+        changes.create(&sample, render(sample_template)?, args.force)?;
         changes.insert_at_marker(
             "config/samples/kustomization.yaml",
             "samples",
@@ -169,7 +212,25 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
     }
     if controller {
         let reconciler = &layout.controller_file;
-        changes.create(reconciler, render("api/controller.rs.tera")?, args.force)?;
+        if image.is_some() {
+            changes.create(
+                reconciler,
+                render("api/deploy-image/controller.rs.tera")?,
+                args.force,
+            )?;
+            // The tests of a complete controller are longer than a skeleton's: a file of
+            // their own, as integration tests of the crate.
+            let tests = path("tests/{{ layout.role_prefix }}_controller.rs")?;
+            changes.create(
+                &tests,
+                render("api/deploy-image/controller_test.rs.tera")?,
+                args.force,
+            )?;
+            sources_to_format.push(tests);
+            set_image_env(&mut changes, &templates, &context)?;
+        } else {
+            changes.create(reconciler, render("api/controller.rs.tera")?, args.force)?;
+        }
         sources_to_format.push(reconciler.clone());
         let kind_module = render("api/insert/controller_mod.rs.tera")?;
         match &layout.group_mod_file {
@@ -230,6 +291,90 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
         )?;
     }
     Ok(())
+}
+
+/// The `--image` options, checked; `None` without `--image`.
+fn image_options(args: &CreateApiArgs) -> anyhow::Result<Option<DeployImage>> {
+    let example = format!(
+        "rkb create api --group {} --version {} --kind {} --image memcached:1.6.26-alpine3.19",
+        args.group, args.version, args.kind
+    );
+    let Some(image) = &args.image else {
+        let companions = [
+            ("--image-container-command", &args.image_container_command),
+            ("--image-container-port", &args.image_container_port),
+            ("--run-as-user", &args.run_as_user),
+        ];
+        if let Some((flag, _)) = companions.iter().find(|(_, value)| value.is_some()) {
+            bail!(
+                "{flag} configures the container of `--image`, and no --image was given.\n  \
+                 Add the image the controller deploys, e.g.:  {example}"
+            );
+        }
+        return Ok(None);
+    };
+    // The deploy-image controller reconciles its own namespaced type.
+    for (refused, flag) in [
+        (args.no_resource, "--no-resource"),
+        (args.no_controller, "--no-controller"),
+        (args.cluster_scoped, "--cluster-scoped"),
+    ] {
+        if refused {
+            bail!(
+                "--image scaffolds a namespaced resource together with the controller that deploys the image, \
+                 so it cannot be combined with {flag}.\n  \
+                 Drop {flag}, e.g.:  {example}"
+            );
+        }
+    }
+    let options = ImageOptions {
+        image: image.clone(),
+        container_command: args.image_container_command.clone(),
+        container_port: args.image_container_port.clone(),
+        run_as_user: args.run_as_user.clone(),
+    };
+    Ok(Some(options.check()?))
+}
+
+/// Adds `<KIND>_IMAGE` to the manager's environment in config/manager/manager.yaml, or
+/// changes its value when it is there already (`--force` with another image).
+fn set_image_env(
+    changes: &mut Changes,
+    templates: &Templates,
+    context: &tera::Context,
+) -> anyhow::Result<()> {
+    const MANAGER: &str = "config/manager/manager.yaml";
+    let name = context
+        .get("image_env")
+        .and_then(|v| v.as_str())
+        .expect("set above")
+        .to_owned();
+    let value = templates.render_str("{{ image.image }}", context)?;
+    let content = changes.read(MANAGER)?.unwrap_or_default();
+    let lines: Vec<&str> = content.lines().collect();
+    if let Some(at) = lines
+        .iter()
+        .position(|l| l.trim() == format!("- name: {name}"))
+    {
+        let Some(value_line) = lines.get(at + 1).filter(|l| l.trim().starts_with("value:")) else {
+            bail!(
+                "{MANAGER} names {name} but no `value:` follows it; set it to {value:?} by hand, or remove the entry and run rkb again"
+            );
+        };
+        let indent = &value_line[..value_line.len() - value_line.trim_start().len()];
+        let mut updated: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
+        updated[at + 1] = format!("{indent}value: {value}");
+        changes.create(MANAGER, updated.join("\n") + "\n", true)?;
+        return Ok(());
+    }
+    let mut context = context.clone();
+    // The first image starts the container's `env:` list; later ones join it.
+    context.insert("env_list_exists", &lines.iter().any(|l| l.trim() == "env:"));
+    changes.insert_at_marker(
+        MANAGER,
+        "env",
+        &templates.render("api/deploy-image/insert/manager_env.yaml.tera", &context)?,
+    )
 }
 
 fn scaffold_kind_role(

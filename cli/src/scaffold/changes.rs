@@ -629,6 +629,16 @@ mod tests {
     }
 
     #[test]
+    fn nested_snippets_keep_their_relative_indent() {
+        let text = "spec:\n  # +rkb:scaffold:env\n";
+        let snippet = "env:\n- name: A\n  value: b\n";
+        assert_eq!(
+            insert_at_marker(text, "env", snippet).unwrap(),
+            "spec:\n  env:\n  - name: A\n    value: b\n  # +rkb:scaffold:env\n"
+        );
+    }
+
+    #[test]
     fn sorted_insertion_follows_rustfmt_order() {
         let mut text = String::from("//! docs\n\n// +rkb:scaffold:versions\n");
         for version in ["v2", "v1alpha1", "v10", "v1", "v1beta1", "v1"] {
