@@ -483,6 +483,39 @@ mod tests {
         assert!(parsed.to_yaml().contains("plugins:"));
     }
 
+    #[test]
+    fn deploy_image_entries_round_trip_in_kubebuilders_shape() {
+        let mut project = Project::new("example.com", "demo");
+        let entry = DeployImageResource {
+            container_command: Some("memcached,-v".into()),
+            container_port: Some("11211".into()),
+            domain: "example.com".into(),
+            group: "cache".into(),
+            image: "memcached:1.6".into(),
+            kind: "Memcached".into(),
+            run_as_user: None,
+            version: "v1alpha1".into(),
+        };
+        let plugin = project.plugins.deploy_image.get_or_insert_default();
+        plugin.upsert(entry.clone());
+        plugin.upsert(DeployImageResource {
+            image: "memcached:1.7".into(),
+            ..entry
+        });
+        let yaml = project.to_yaml();
+        assert!(
+            yaml.contains(
+                "plugins:\n  deploy-image.rkb.io/v1-alpha:\n    resources:\n    - containerCommand: memcached,-v\n"
+            ),
+            "{yaml}"
+        );
+        let parsed: Project = serde_yaml_ng::from_str(&yaml).unwrap();
+        let resources = &parsed.plugins.deploy_image.as_ref().unwrap().resources;
+        assert_eq!(resources.len(), 1, "replaced, not added");
+        assert_eq!(resources[0].image, "memcached:1.7");
+        assert_eq!(parsed, project);
+    }
+
     fn crd(group: &str, version: &str, kind: &str, plural: &str) -> Resource {
         Resource {
             api: Some(Api {

@@ -272,6 +272,21 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
     if let Some(warning) = warning {
         writeln!(out, "warning: {warning}")?;
     }
+    if let Some(image) = &image {
+        writeln!(
+            out,
+            "\nThe {kind} controller runs {} in a Deployment per {kind}; the manager reads the image from {} \
+             (config/manager/manager.yaml).\nNext: `make manifests && make test`, then `make install run` with \
+             {1}={0} exported, or `make deploy`.",
+            image.image,
+            context
+                .get("image_env")
+                .and_then(|v| v.as_str())
+                .unwrap_or_default(),
+            kind = api.kind
+        )?;
+        return Ok(());
+    }
     if resource {
         writeln!(
             out,
