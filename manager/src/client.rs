@@ -229,7 +229,7 @@ impl<K: Object> TypedApi<K> {
 
     /// Adds `finalizer` to `obj` unless it is there already (then nothing is
     /// sent). The JSON patch tests the resourceVersion, so a stale `obj`
-    /// fails with a conflict instead of overwriting another writer's change.
+    /// fails with a conflict (409) instead of overwriting another writer's change.
     pub async fn add_finalizer(&self, obj: &K, finalizer: &str) -> kube::Result<K> {
         if obj.finalizers().iter().any(|f| f == finalizer) {
             return Ok(obj.clone());
@@ -256,14 +256,32 @@ impl<K: Object> TypedApi<K> {
     }
 
     async fn json_patch(&self, obj: &K, ops: Vec<Value>) -> kube::Result<K> {
+        let tests_version = obj.meta().resource_version.is_some();
         let patch = serde_json::from_value(Value::Array(ops)).map_err(kube::Error::SerdeError)?;
-        self.api_for(obj)
+        let patched = self
+            .api_for(obj)
             .patch(
                 &name_of(obj)?,
                 &PatchParams::default(),
                 &Patch::<()>::Json(patch),
             )
-            .await
+            .await;
+        match patched {
+            // The API server answers a failed JSON-patch `test` with a generic 422; here
+            // the only test is of the resourceVersion, so it means `obj` was stale: say so
+            // with the 409 Conflict that a stale update gets, which callers retry.
+            Err(kube::Error::Api(status)) if tests_version && status.code == 422 => {
+                let message = format!(
+                    "the object has been modified since it was read (its resourceVersion {} is stale); \
+                     read it again and retry: {}",
+                    obj.meta().resource_version.as_deref().unwrap_or_default(),
+                    status.message
+                );
+                let conflict = kube::core::Status::failure(&message, "Conflict").with_code(409);
+                Err(kube::Error::Api(conflict.boxed()))
+            }
+            other => other,
+        }
     }
 
     fn params(&self) -> PatchParams {

@@ -120,7 +120,10 @@ async fn finalizers_are_added_and_removed_once() {
 
     // A stale copy is refused rather than overwriting the newer list.
     let stale = api.add_finalizer(&created, "late/y").await;
-    assert!(stale.is_err(), "{stale:?}");
+    assert!(
+        matches!(&stale, Err(kube::Error::Api(status)) if status.code == 409),
+        "{stale:?}"
+    );
 
     let without = api
         .remove_finalizer(&two, "cache.example.com/cleanup")

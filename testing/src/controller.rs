@@ -234,3 +234,24 @@ pub fn overlay_without_rule(
         .expect("the scratch directory is writable");
     dir
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    enum ReconcileError {
+        #[error("request failed: {0}")]
+        Kube(#[from] kube::Error),
+        #[error("no namespace")]
+        NoNamespace,
+    }
+
+    #[test]
+    fn status_codes_are_found_in_the_error_chain() {
+        let status = kube::core::Status::failure("conflict", "Conflict").with_code(409);
+        let error = ReconcileError::from(kube::Error::Api(status.boxed()));
+        assert_eq!(status_code(&error), Some(409));
+        assert_eq!(status_code(&ReconcileError::NoNamespace), None);
+    }
+}
