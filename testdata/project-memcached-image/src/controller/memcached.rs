@@ -325,9 +325,9 @@ fn conditions(object: &Memcached, available: i32) -> Vec<Condition> {
 const CONDITION_TYPES: [&str; 3] = ["Available", "Progressing", "Degraded"];
 
 /// Writes `updates` into the status's conditions, through the status subresource, unless
-/// they are there already; returns the object as written, if it was. Server-side apply always sends every condition this controller
-/// owns (an applied list that leaves one out would remove it); other writers' conditions
-/// keep their owners.
+/// they are there already; returns the object as written, if it was. Server-side apply
+/// always sends every condition this controller owns (an applied list that leaves one out
+/// would remove it); other writers' conditions keep their owners.
 async fn report(
     client: &Client,
     object: &Memcached,
@@ -374,15 +374,13 @@ pub async fn reconcile(
     let objects = Memcached::api(ctx.client.clone(), &namespace);
     if object.metadata.deletion_timestamp.is_some() {
         if object.finalizers().iter().any(|f| f == FINALIZER) {
-            let finalized = match finalize(&object, &ctx).await {
-                Ok(object) => objects
-                    .remove_finalizer(&object, FINALIZER)
-                    .await
-                    .map_err(Error::from),
-                Err(error) => Err(error),
+            let finalized = async {
+                let object = finalize(&object, &ctx).await?;
+                objects.remove_finalizer(&object, FINALIZER).await?;
+                Ok::<_, Error>(())
             };
-            match finalized {
-                Ok(_) => tracing::info!(object = %key, "finalized"),
+            match finalized.await {
+                Ok(()) => tracing::info!(object = %key, "finalized"),
                 // A stale copy of an object that an earlier reconcile finalized: it is gone.
                 Err(Error::Kube(kube::Error::Api(status))) if status.code == 404 => {}
                 Err(error) => return Err(error),
@@ -413,8 +411,8 @@ pub async fn reconcile(
                     "DeploymentFailed",
                     format!("Cannot apply Deployment {name}: {error}"),
                 );
-                if let Err(status_error) = report(&ctx.client, &object, vec![degraded]).await {
-                    tracing::debug!(object = %key, error = %status_error, "cannot report the failure in the status");
+                if let Err(also) = report(&ctx.client, &object, vec![degraded]).await {
+                    tracing::debug!(object = %key, error = %also, "cannot report the failure");
                 }
             }
             return Err(error);
