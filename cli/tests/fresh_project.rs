@@ -81,6 +81,18 @@ fn generated_project_builds_and_passes_its_tests_after_each_step() {
             "Pod",
             "--no-resource",
         ],
+        // The deploy-image controller with only --image (no port, no command), next to
+        // other controllers: its RBAC test checks its own rules, not the whole role.yaml.
+        &[
+            "--group",
+            "infra",
+            "--version",
+            "v1",
+            "--kind",
+            "Redis",
+            "--image",
+            "redis:7.2",
+        ],
     ] {
         let mut args = vec!["create", "api", "--dir", d];
         args.extend(api);
@@ -158,7 +170,7 @@ fn generated_project_builds_and_passes_its_tests_after_each_step() {
         .unwrap()
         .count();
     assert_eq!(
-        crds, 3,
-        "cache's Memcached (two versions, merged), infra's Foo and web's Memcached"
+        crds, 4,
+        "cache's Memcached (two versions, merged), infra's Foo and Redis, and web's Memcached"
     );
 }
