@@ -267,10 +267,11 @@ impl<K: Object> TypedApi<K> {
             )
             .await;
         match patched {
-            // The API server answers a failed JSON-patch `test` with a generic 422; here
-            // the only test is of the resourceVersion, so it means `obj` was stale: say so
-            // with the 409 Conflict that a stale update gets, which callers retry.
-            Err(kube::Error::Api(status)) if tests_version && status.code == 422 => {
+            // The API server answers a failed JSON-patch `test` with a 422 that names no
+            // invalid field (a validation error, also a 422, does). The tests here are of
+            // what `obj` says, so `obj` was stale: say so with the 409 Conflict that a
+            // stale update gets, which callers retry.
+            Err(kube::Error::Api(status)) if tests_version && is_failed_patch(&status) => {
                 let message = format!(
                     "the object has been modified since it was read (its resourceVersion {} is stale); \
                      read it again and retry: {}",
@@ -314,6 +315,13 @@ fn version_test<K: Resource>(obj: &K) -> Vec<Value> {
         Some(rv) => vec![json!({ "op": "test", "path": "/metadata/resourceVersion", "value": rv })],
         None => Vec::new(),
     }
+}
+
+/// Whether the API server refused a JSON patch because one of its operations failed (a
+/// `test`, or a path that is not there): a 422 without the invalid fields that a failed
+/// validation lists.
+fn is_failed_patch(status: &kube::core::Status) -> bool {
+    status.code == 422 && status.details.as_ref().is_none_or(|d| d.causes.is_empty())
 }
 
 /// Reads from a reflector's cache: what a controller looked up through the

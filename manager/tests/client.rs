@@ -118,11 +118,20 @@ async fn finalizers_are_added_and_removed_once() {
         Some(vec!["cache.example.com/cleanup".into(), "other/x".into()])
     );
 
-    // A stale copy is refused rather than overwriting the newer list.
+    // A stale copy is refused with the 409 Conflict that callers retry, rather than
+    // overwriting the newer list (the API server itself answers a failed JSON-patch test
+    // with a 422).
+    let is_conflict = |result: &kube::Result<Memcached>| match result {
+        Err(kube::Error::Api(status)) => status.code == 409 && status.reason == "Conflict",
+        _ => false,
+    };
     let stale = api.add_finalizer(&created, "late/y").await;
+    assert!(is_conflict(&stale), "{stale:?}");
+    // An invalid finalizer is the caller's error, not a conflict: retrying cannot help.
+    let invalid = api.add_finalizer(&two, "not a finalizer!").await;
     assert!(
-        matches!(&stale, Err(kube::Error::Api(status)) if status.code == 409),
-        "{stale:?}"
+        matches!(&invalid, Err(kube::Error::Api(status)) if status.code == 422),
+        "{invalid:?}"
     );
 
     let without = api
@@ -130,6 +139,8 @@ async fn finalizers_are_added_and_removed_once() {
         .await
         .unwrap();
     assert_eq!(without.metadata.finalizers, Some(vec!["other/x".into()]));
+    let stale = api.remove_finalizer(&two, "other/x").await;
+    assert!(is_conflict(&stale), "{stale:?}");
     let same = api
         .remove_finalizer(&without, "cache.example.com/cleanup")
         .await
