@@ -113,6 +113,19 @@ async fn condition_until(client: &Client, namespace: &str, type_: &str, status: 
     .await
 }
 
+/// Waits until the controller has reconciled the current version of the Memcached: no
+/// change of it is pending, so only a watch of something else can start another reconcile.
+async fn settled(client: &Client, namespace: &str, reports: &Reports) {
+    let objects = Api::<Memcached>::namespaced(client.clone(), namespace);
+    eventually("the latest version reconciled", || async {
+        let object = objects.get("sample").await.unwrap();
+        reports
+            .reconciled("sample", &object.resource_version().unwrap())
+            .then_some(())
+    })
+    .await;
+}
+
 /// Plays the Deployment controller and kubelet: all `count` pods are available.
 async fn pods_available(client: &Client, namespace: &str, count: i32) {
     let status = json!({ "status": { "replicas": count, "readyReplicas": count, "availableReplicas": count } });
@@ -216,14 +229,17 @@ async fn the_deployment_follows_the_size_up_and_down() {
     assert_eq!(object.metadata.generation, Some(3));
 }
 
-/// Someone edits the Deployment by hand: the edit is seen through the watch and undone.
+/// Someone edits the Deployment by hand: the edit is seen through the watch of owned
+/// Deployments and undone.
 #[tokio::test]
 async fn drift_in_the_deployment_is_repaired() {
     let (env, ns) = api_server().await;
     let client = env.client();
-    start(&client, client.clone(), &ns);
+    let reports = start(&client, client.clone(), &ns);
     create(&client, &ns, 2).await;
     deployment_until(&client, &ns, |d| replicas(d) == Some(2)).await;
+    // Else a reconcile still due to the Memcached's own changes could undo the edit.
+    settled(&client, &ns, &reports).await;
     let drift = json!({ "spec": { "replicas": 7, "template": { "spec": { "containers": [
         { "name": "memcached", "image": "example.com/not-this:1" }
     ] } } } });
