@@ -65,6 +65,7 @@ const GOLDENS: &[Golden] = &[
             "--run-as-user",
             "1001",
         ]],
+        webhooks: &[],
     },
     Golden {
         name: "project-bluegreen",

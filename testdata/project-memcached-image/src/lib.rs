@@ -17,9 +17,11 @@
 
 pub mod api;
 pub mod controller;
+// +rkb:scaffold:modules
 
-/// The CRDs of this operator's APIs and the RBAC rules of its controllers:
-/// `make manifests` writes them to config/crd/bases/ and config/rbac/role.yaml.
+/// The CRDs of this operator's APIs, the RBAC rules of its controllers and its webhooks:
+/// `make manifests` writes them to config/crd/bases/, config/rbac/role.yaml and
+/// config/webhook/manifests.yaml.
 pub fn manifests() -> rkb_runtime::Manifests {
     let crds = vec![
         rkb_runtime::crd::<api::cache::v1alpha1::Memcached>(),
@@ -29,7 +31,10 @@ pub fn manifests() -> rkb_runtime::Manifests {
         rkb_runtime::rbac_rules::<controller::memcached::MemcachedReconciler>(),
         // +rkb:scaffold:rbac
     ];
-    rkb_runtime::Manifests::new(crds, rbac)
+    let webhooks = vec![
+        // +rkb:scaffold:webhooks
+    ];
+    rkb_runtime::Manifests::new(crds, rbac).webhooks(webhooks)
 }
 
 #[cfg(test)]

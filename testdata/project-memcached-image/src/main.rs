@@ -52,9 +52,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
         "cannot configure a Kubernetes client from the in-cluster service account or KUBECONFIG",
     )?;
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "starting manager");
-    Manager::new("memcached-image", client, args.manager)
-        .run(controller::controllers())
-        .await
+    let manager = Manager::new("memcached-image", client, args.manager);
+    // +rkb:scaffold:webhooks
+    manager.run(controller::controllers()).await
 }
 
 #[cfg(test)]
