@@ -11,17 +11,19 @@ mod common;
 
 use std::path::Path;
 
-use k8s_openapi::api::authorization::v1::{
-    ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
-};
-use kube::api::{DynamicObject, PostParams};
-use kube::{Api, ResourceExt};
+use k8s_openapi::api::authorization::v1::ResourceAttributes;
+use kube::ResourceExt;
+use kube::api::DynamicObject;
+use rkb_envtest::Environment;
 use rkb_manifests::Manifests;
 use rkb_manifests::manifests::NAMESPACED_RBAC_DIR;
 use rkb_manifests::rbac::Rule;
 
-const MANAGER: &str =
-    "system:serviceaccount:memcached-operator-system:memcached-operator-controller-manager";
+/// The manager's ServiceAccount as config/default names it: (namespace, name).
+const MANAGER: (&str, &str) = (
+    "memcached-operator-system",
+    "memcached-operator-controller-manager",
+);
 
 fn rule(resource: &str, verb: &str, namespace: &str) -> Rule {
     Rule {
@@ -59,14 +61,19 @@ fn project() -> tempfile::TempDir {
     dir
 }
 
-fn kustomize(project: &Path, config: &str) -> Vec<DynamicObject> {
+/// `kubectl kustomize <config>` in `project`: the YAML, which must build.
+fn kustomize(project: &Path, config: &str) -> String {
     let built = common::tool("kubectl", &["kustomize", config], project);
     assert!(
         built.status.success(),
         "kubectl kustomize {config} failed:\n{}",
         String::from_utf8_lossy(&built.stderr)
     );
-    rkb_envtest::parse_yaml(&String::from_utf8(built.stdout).unwrap()).unwrap()
+    String::from_utf8(built.stdout).unwrap()
+}
+
+fn objects(yaml: &str) -> Vec<DynamicObject> {
+    rkb_envtest::parse_yaml(yaml).unwrap()
 }
 
 fn of_kind<'a>(objects: &'a [DynamicObject], kind: &str) -> Vec<&'a DynamicObject> {
@@ -99,7 +106,7 @@ fn roles_in_other_namespaces_stay_there_with_their_bindings() {
     let leader = |ns: &str, name: &str| (ns.to_owned(), format!("memcached-operator-{name}"));
 
     // config/default: the manager, with the Role in its own namespace only.
-    let default = kustomize(project.path(), "config/default");
+    let default = objects(&kustomize(project.path(), "config/default"));
     let own = "memcached-operator-system";
     assert_eq!(
         placed(&of_kind(&default, "Role")),
@@ -107,7 +114,8 @@ fn roles_in_other_namespaces_stay_there_with_their_bindings() {
     );
 
     // The overlay `make deploy` applies: the same, plus the Roles in team-a and team-b.
-    let deployed = kustomize(project.path(), NAMESPACED_RBAC_DIR);
+    let deployed_yaml = kustomize(project.path(), NAMESPACED_RBAC_DIR);
+    let deployed = objects(&deployed_yaml);
     assert_eq!(deployed.len(), default.len() + 4);
     assert_eq!(
         placed(&of_kind(&deployed, "Role")),
@@ -147,12 +155,7 @@ fn roles_in_other_namespaces_stay_there_with_their_bindings() {
 
     // Every object passes the official schemas.
     let rendered = tempfile::NamedTempFile::new().unwrap();
-    let yaml = common::tool(
-        "kubectl",
-        &["kustomize", NAMESPACED_RBAC_DIR],
-        project.path(),
-    );
-    std::fs::write(rendered.path(), &yaml.stdout).unwrap();
+    std::fs::write(rendered.path(), &deployed_yaml).unwrap();
     let file = rendered.path().to_str().unwrap();
     let checked = common::tool(
         "kubernetes-validate",
@@ -169,30 +172,20 @@ fn roles_in_other_namespaces_stay_there_with_their_bindings() {
 
 /// Whether the manager may `verb` `resource` (`<plural>.<group>`, or a core plural) in
 /// `namespace`, as the API server decides.
-async fn allowed(client: &kube::Client, verb: &str, resource: &str, namespace: &str) -> bool {
+async fn allowed(env: &Environment, verb: &str, resource: &str, namespace: &str) -> bool {
     let (group, resource) = resource
         .split_once('.')
         .map_or(("", resource), |(r, g)| (g, r));
-    let review = SubjectAccessReview {
-        spec: SubjectAccessReviewSpec {
-            user: Some(MANAGER.into()),
-            resource_attributes: Some(ResourceAttributes {
-                namespace: Some(namespace.into()),
-                group: Some(group.into()),
-                resource: Some(resource.into()),
-                verb: Some(verb.into()),
-                ..Default::default()
-            }),
-            ..Default::default()
-        },
+    let attributes = ResourceAttributes {
+        group: Some(group.into()),
+        resource: Some(resource.into()),
+        verb: Some(verb.into()),
+        namespace: Some(namespace.into()),
         ..Default::default()
     };
-    Api::<SubjectAccessReview>::all(client.clone())
-        .create(&PostParams::default(), &review)
+    env.service_account_may(MANAGER.0, MANAGER.1, attributes)
         .await
         .unwrap()
-        .status
-        .is_some_and(|s| s.allowed)
 }
 
 /// Applied to a real API server, the overlay grants the manager each namespaced rule in
@@ -201,10 +194,9 @@ async fn allowed(client: &kube::Client, verb: &str, resource: &str, namespace: &
 async fn the_api_server_grants_namespaced_rules_where_they_are_declared() {
     let project = project();
     let env = rkb_envtest::shared().await;
-    let client = env.client();
-    let objects = kustomize(project.path(), NAMESPACED_RBAC_DIR);
+    let deployed = objects(&kustomize(project.path(), NAMESPACED_RBAC_DIR));
     let rbac = ["Namespace", "ServiceAccount", "Role", "RoleBinding"];
-    let (namespaces, rbac): (Vec<_>, Vec<_>) = objects
+    let (mut namespaces, rbac): (Vec<_>, Vec<_>) = deployed
         .into_iter()
         .filter(|o| {
             o.types
@@ -212,15 +204,9 @@ async fn the_api_server_grants_namespaced_rules_where_they_are_declared() {
                 .is_some_and(|t| rbac.contains(&t.kind.as_str()))
         })
         .partition(|o| o.types.as_ref().is_some_and(|t| t.kind == "Namespace"));
-    let mut namespaces = namespaces;
     for name in ["team-a", "team-b"] {
-        namespaces.push(
-            rkb_envtest::parse_yaml(&format!(
-                "apiVersion: v1\nkind: Namespace\nmetadata: {{name: {name}}}\n"
-            ))
-            .unwrap()
-            .remove(0),
-        );
+        let namespace = format!("apiVersion: v1\nkind: Namespace\nmetadata: {{name: {name}}}\n");
+        namespaces.extend(objects(&namespace));
     }
     env.apply().objects(namespaces).await.unwrap();
     env.apply().objects(rbac).await.unwrap();
@@ -249,7 +235,7 @@ async fn the_api_server_grants_namespaced_rules_where_they_are_declared() {
                 verb,
                 resource,
                 namespace,
-                allowed(&client, verb, resource, namespace).await,
+                allowed(env, verb, resource, namespace).await,
             ));
         }
         if decided == expected {

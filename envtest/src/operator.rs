@@ -61,6 +61,32 @@ impl Environment {
         self.service_account_client(&namespace, &name).await
     }
 
+    /// Whether the authorizer lets the ServiceAccount `account_namespace/account` do what
+    /// `attributes` describe, judged as the account itself (with its groups): one
+    /// SubjectAccessReview, no waiting for bindings to propagate.
+    pub async fn service_account_may(
+        &self,
+        account_namespace: &str,
+        account: &str,
+        attributes: ResourceAttributes,
+    ) -> Result<bool, Error> {
+        let mut spec = service_account_review(account_namespace, account);
+        spec.resource_attributes = Some(attributes);
+        self.review(spec).await
+    }
+
+    async fn review(&self, spec: SubjectAccessReviewSpec) -> Result<bool, Error> {
+        let review = SubjectAccessReview {
+            spec,
+            ..Default::default()
+        };
+        let answer = Api::<SubjectAccessReview>::all(self.client())
+            .create(&PostParams::default(), &review)
+            .await
+            .map_err(|e| Error::request("create a SubjectAccessReview", e))?;
+        Ok(answer.status.is_some_and(|s| s.allowed))
+    }
+
     /// Polls SubjectAccessReviews until the ServiceAccount may do the first thing `rule`
     /// allows (in `namespace` for a RoleBinding's rules).
     async fn wait_until_allowed(
@@ -71,17 +97,7 @@ impl Environment {
         namespace: Option<&str>,
     ) -> Result<(), Error> {
         let verb = rule.verbs.first().cloned().unwrap_or_default();
-        let mut spec = SubjectAccessReviewSpec {
-            user: Some(format!(
-                "system:serviceaccount:{account_namespace}:{account}"
-            )),
-            groups: Some(vec![
-                "system:serviceaccounts".into(),
-                format!("system:serviceaccounts:{account_namespace}"),
-                "system:authenticated".into(),
-            ]),
-            ..Default::default()
-        };
+        let mut spec = service_account_review(account_namespace, account);
         if let Some(path) = rule
             .non_resource_urls
             .as_ref()
@@ -110,18 +126,9 @@ impl Environment {
                 ..Default::default()
             });
         }
-        let review = SubjectAccessReview {
-            spec,
-            ..Default::default()
-        };
-        let reviews: Api<SubjectAccessReview> = Api::all(self.client());
         let deadline = Instant::now() + PROPAGATION_TIMEOUT;
         loop {
-            let answer = reviews
-                .create(&PostParams::default(), &review)
-                .await
-                .map_err(|e| Error::request("create a SubjectAccessReview", e))?;
-            if answer.status.is_some_and(|s| s.allowed) {
+            if self.review(spec.clone()).await? {
                 return Ok(());
             }
             if Instant::now() >= deadline {
@@ -132,6 +139,21 @@ impl Environment {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+}
+
+/// A review of what a ServiceAccount may do, as the API server identifies it.
+fn service_account_review(account_namespace: &str, account: &str) -> SubjectAccessReviewSpec {
+    SubjectAccessReviewSpec {
+        user: Some(format!(
+            "system:serviceaccount:{account_namespace}:{account}"
+        )),
+        groups: Some(vec![
+            "system:serviceaccounts".into(),
+            format!("system:serviceaccounts:{account_namespace}"),
+            "system:authenticated".into(),
+        ]),
+        ..Default::default()
     }
 }
 

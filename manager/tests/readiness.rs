@@ -6,15 +6,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use k8s_openapi::api::authorization::v1::{
-    ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
-};
+use k8s_openapi::api::authorization::v1::ResourceAttributes;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
+use kube::Api;
 use kube::api::{ObjectMeta, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::watcher;
-use kube::{Api, Client};
+use rkb_envtest::Environment;
 use rkb_manager::manager::{Args, Context, Manager, Runnable};
 
 const ACCOUNT: &str = "operator";
@@ -41,33 +40,23 @@ fn role(namespace: &str, resources: &[&str]) -> Role {
 }
 
 /// Applies the operator's Role and waits until the authorizer allows listing `resource`.
-async fn grant(admin: &Client, namespace: &str, resources: &[&str], resource: &str) {
+async fn grant(env: &Environment, namespace: &str, resources: &[&str], resource: &str) {
     let params = PatchParams::apply("readiness-test").force();
-    Api::<Role>::namespaced(admin.clone(), namespace)
+    Api::<Role>::namespaced(env.client(), namespace)
         .patch(ACCOUNT, &params, &Patch::Apply(role(namespace, resources)))
         .await
         .unwrap();
-    let review = SubjectAccessReview {
-        spec: SubjectAccessReviewSpec {
-            user: Some(format!("system:serviceaccount:{namespace}:{ACCOUNT}")),
-            resource_attributes: Some(ResourceAttributes {
-                namespace: Some(namespace.into()),
-                resource: Some(resource.into()),
-                verb: Some("list".into()),
-                ..Default::default()
-            }),
-            ..Default::default()
-        },
+    let may_list = ResourceAttributes {
+        namespace: Some(namespace.into()),
+        resource: Some(resource.into()),
+        verb: Some("list".into()),
         ..Default::default()
     };
-    let reviews = Api::<SubjectAccessReview>::all(admin.clone());
     let deadline = Instant::now() + WAIT;
-    while !reviews
-        .create(&PostParams::default(), &review)
+    while !env
+        .service_account_may(namespace, ACCOUNT, may_list.clone())
         .await
         .unwrap()
-        .status
-        .is_some_and(|s| s.allowed)
     {
         assert!(Instant::now() < deadline, "RBAC never took effect");
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -109,7 +98,7 @@ async fn a_controller_is_not_ready_while_one_of_its_watches_is_forbidden() {
         )
         .await
         .unwrap();
-    grant(&admin, &namespace, &["configmaps"], "configmaps").await;
+    grant(env, &namespace, &["configmaps"], "configmaps").await;
     let mut sample = ConfigMap::default();
     sample.metadata.name = Some("sample".into());
     Api::<ConfigMap>::namespaced(admin.clone(), &namespace)
@@ -166,7 +155,7 @@ async fn a_controller_is_not_ready_while_one_of_its_watches_is_forbidden() {
     }
 
     // Once RBAC allows it, the watcher's retry succeeds and the controller is ready.
-    grant(&admin, &namespace, &["configmaps", "secrets"], "secrets").await;
+    grant(env, &namespace, &["configmaps", "secrets"], "secrets").await;
     let deadline = Instant::now() + WAIT;
     while !readiness.is_ready() {
         assert!(
