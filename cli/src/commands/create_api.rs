@@ -11,6 +11,7 @@ use crate::cli::CreateApiArgs;
 use crate::deploy_image::{DeployImage, ImageOptions};
 use crate::names;
 use crate::project::{self, Project};
+use crate::scaffold::plan::{self, Entry, IfExists, Marker, Text::*};
 use crate::scaffold::{Changes, Templates, builtin_kinds};
 
 use super::layout::Layout;
@@ -41,6 +42,193 @@ struct Api {
     sample_fields: Option<String>,
 }
 
+/// What `create api` was asked for and what the project holds: the switches of [`PLAN`].
+#[derive(Debug)]
+pub(super) struct Switches {
+    resource: bool,
+    controller: bool,
+    image: bool,
+    /// The multigroup layout: controllers live in a module per group.
+    grouped: bool,
+    /// The manager's environment names this kind's image already (`--force` with another
+    /// image), so its value is changed rather than a second entry inserted.
+    image_env_set: bool,
+}
+
+const ADMIN: &[(&str, &str)] = &[("role", "admin")];
+const EDITOR: &[(&str, &str)] = &[("role", "editor")];
+const VIEWER: &[(&str, &str)] = &[("role", "viewer")];
+
+/// What `create api` generates. Types, controllers and samples belong to the API (refused
+/// if they exist, regenerated with `--force`); module files are shared between APIs.
+pub(super) const PLAN: &[Entry<Switches>] = &[
+    // The types: src/api/<group>/<version>/<kind>.rs, reached through one module per level.
+    Entry::insert_sorted(
+        "src/api/mod.rs",
+        Marker::Groups,
+        Template("api/insert/api_mod.rs.tera"),
+    )
+    .when(|s| s.resource),
+    Entry::file(
+        "src/api/{{ api.group_module }}/mod.rs",
+        "api/group_mod.rs.tera",
+    )
+    .if_exists(IfExists::Keep)
+    .when(|s| s.resource),
+    Entry::insert_sorted(
+        "src/api/{{ api.group_module }}/mod.rs",
+        Marker::Versions,
+        Template("api/insert/group_mod.rs.tera"),
+    )
+    .when(|s| s.resource),
+    Entry::file(VERSION_MOD, "api/version_mod.rs.tera")
+        .if_exists(IfExists::Keep)
+        .when(|s| s.resource),
+    Entry::insert_sorted(
+        VERSION_MOD,
+        Marker::Kinds,
+        Template("api/insert/version_mod.rs.tera"),
+    )
+    .when(|s| s.resource),
+    Entry::insert_sorted(
+        VERSION_MOD,
+        Marker::Exports,
+        Template("api/insert/version_exports.rs.tera"),
+    )
+    .when(|s| s.resource),
+    Entry::file(TYPES, "api/types.rs.tera")
+        .rustfmt()
+        .when(|s| s.resource && !s.image),
+    Entry::file(TYPES, "api/deploy-image/types.rs.tera")
+        .rustfmt()
+        .when(|s| s.resource && s.image),
+    Entry::insert(
+        "src/lib.rs",
+        Marker::Crds,
+        Template("api/insert/lib_crds.rs.tera"),
+    )
+    .when(|s| s.resource),
+    // config/: the sample, the CRD base and the kind's roles.
+    Entry::file(SAMPLE, "api/config/sample.yaml.tera").when(|s| s.resource && !s.image),
+    Entry::file(SAMPLE, "api/deploy-image/sample.yaml.tera").when(|s| s.resource && s.image),
+    Entry::insert(
+        "config/samples/kustomization.yaml",
+        Marker::Samples,
+        Template("api/insert/samples_kustomization.yaml.tera"),
+    )
+    .when(|s| s.resource),
+    Entry::insert(
+        "config/crd/kustomization.yaml",
+        Marker::Crds,
+        Template("api/insert/crd_kustomization.yaml.tera"),
+    )
+    .when(|s| s.resource),
+    Entry::insert(
+        "config/default/kustomization.yaml",
+        Marker::Crd,
+        Inline("- ../crd"),
+    )
+    .when(|s| s.resource),
+    // Roles belong to the kind, not a version: a second version keeps the existing ones.
+    Entry::file(
+        "config/rbac/{{ layout.role_prefix }}_admin_role.yaml",
+        KIND_ROLE,
+    )
+    .if_exists(IfExists::KeepUnlessForced)
+    .vars(ADMIN)
+    .when(|s| s.resource),
+    Entry::file(
+        "config/rbac/{{ layout.role_prefix }}_editor_role.yaml",
+        KIND_ROLE,
+    )
+    .if_exists(IfExists::KeepUnlessForced)
+    .vars(EDITOR)
+    .when(|s| s.resource),
+    Entry::file(
+        "config/rbac/{{ layout.role_prefix }}_viewer_role.yaml",
+        KIND_ROLE,
+    )
+    .if_exists(IfExists::KeepUnlessForced)
+    .vars(VIEWER)
+    .when(|s| s.resource),
+    Entry::insert(RBAC_KUSTOMIZATION, Marker::Roles, Template(ROLE_ENTRY))
+        .vars(ADMIN)
+        .when(|s| s.resource),
+    Entry::insert(RBAC_KUSTOMIZATION, Marker::Roles, Template(ROLE_ENTRY))
+        .vars(EDITOR)
+        .when(|s| s.resource),
+    Entry::insert(RBAC_KUSTOMIZATION, Marker::Roles, Template(ROLE_ENTRY))
+        .vars(VIEWER)
+        .when(|s| s.resource),
+    // The controller, registered with the manager and with `make manifests` (its RBAC).
+    Entry::file("{{ layout.controller_file }}", "api/controller.rs.tera")
+        .rustfmt()
+        .when(|s| s.controller && !s.image),
+    Entry::file(
+        "{{ layout.controller_file }}",
+        "api/deploy-image/controller.rs.tera",
+    )
+    .rustfmt()
+    .when(|s| s.controller && s.image),
+    // A complete controller's tests are longer than a skeleton's: a file of their own.
+    Entry::file(
+        "tests/{{ layout.role_prefix }}_controller.rs",
+        "api/deploy-image/controller_test.rs.tera",
+    )
+    .rustfmt()
+    .when(|s| s.controller && s.image),
+    Entry::insert(
+        "config/manager/manager.yaml",
+        Marker::Env,
+        Template("api/deploy-image/insert/manager_env.yaml.tera"),
+    )
+    .when(|s| s.controller && s.image && !s.image_env_set),
+    Entry::insert_sorted(CONTROLLERS, Marker::Modules, Template(CONTROLLER_MOD))
+        .when(|s| s.controller && !s.grouped),
+    Entry::insert_sorted(
+        CONTROLLERS,
+        Marker::Modules,
+        Template("api/insert/api_mod.rs.tera"),
+    )
+    .when(|s| s.controller && s.grouped),
+    Entry::file(
+        "{{ layout.group_mod_file }}",
+        "api/controller_group_mod.rs.tera",
+    )
+    .if_exists(IfExists::Keep)
+    .when(|s| s.controller && s.grouped),
+    Entry::insert_sorted(
+        "{{ layout.group_mod_file }}",
+        Marker::Modules,
+        Template(CONTROLLER_MOD),
+    )
+    .when(|s| s.controller && s.grouped),
+    Entry::insert(
+        CONTROLLERS,
+        Marker::Controllers,
+        Template("api/insert/controller_run.rs.tera"),
+    )
+    .when(|s| s.controller),
+    Entry::insert(
+        "src/lib.rs",
+        Marker::Rbac,
+        Template("api/insert/lib_rbac.rs.tera"),
+    )
+    .when(|s| s.controller),
+    Entry::file(project::FILE_NAME, "init/PROJECT.tera").if_exists(IfExists::Overwrite),
+];
+
+const VERSION_MOD: &str = "src/api/{{ api.group_module }}/{{ api.version_module }}/mod.rs";
+const TYPES: &str =
+    "src/api/{{ api.group_module }}/{{ api.version_module }}/{{ api.kind_snake }}.rs";
+const SAMPLE: &str = "config/samples/{{ api.group }}_{{ api.version }}_{{ api.kind | lower }}.yaml";
+const KIND_ROLE: &str = "api/config/kind_role.yaml.tera";
+const RBAC_KUSTOMIZATION: &str = "config/rbac/kustomization.yaml";
+const ROLE_ENTRY: &str = "api/insert/rbac_kustomization.yaml.tera";
+const CONTROLLERS: &str = "src/controller/mod.rs";
+const CONTROLLER_MOD: &str = "api/insert/controller_mod.rs.tera";
+const MANAGER: &str = "config/manager/manager.yaml";
+
 pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     // Locks the project first: PROJECT is read now and rewritten at the end.
     let mut changes = Changes::open(&args.dir)?;
@@ -66,12 +254,84 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
         )?;
     }
     check_conflicts(args, &project, &api)?;
+    let project = updated_project(args, &project, &api, image.is_some())?;
+    let layout = if project.multigroup {
+        multigroup_layout(&changes, &project, &api)?
+    } else {
+        Layout::single_group(&api.kind)
+    };
+    let image_env = format!("{}_IMAGE", layout.role_prefix.to_uppercase());
+    let manager = changes.read(MANAGER)?.unwrap_or_default();
+    let switches = Switches {
+        resource,
+        controller,
+        image: image.is_some(),
+        grouped: layout.group_mod_file.is_some(),
+        image_env_set: image.is_some() && env_line(&manager, &image_env).is_some(),
+    };
+
+    let mut context = tera::Context::new();
+    context.insert("api", &api);
+    context.insert("layout", &layout);
+    context.insert("project_yaml", &project.to_yaml());
+    context.insert("project_name", &project.project_name);
+    context.insert("crate_name", &names::crate_name(&project.project_name));
+    context.insert("domain", &project.domain);
+    context.insert("image", &image);
+    // The container's command as Rust string literals.
+    let command_literals: Vec<String> = image
+        .iter()
+        .flat_map(|i| &i.command)
+        .map(|word| format!("{word:?}"))
+        .collect();
+    context.insert("command_literals", &command_literals);
+    // The manager's environment variable that names the image: MEMCACHED_IMAGE
+    // (group-qualified in the multigroup layout, where a kind may exist in two groups).
+    context.insert("image_env", &image_env);
+    // The first image starts the container's `env:` list; later ones join it.
+    context.insert(
+        "env_list_exists",
+        &manager.lines().any(|l| l.trim() == "env:"),
+    );
+    context.insert(
+        "header",
+        &crate::scaffold::source_header(
+            &changes.read("hack/boilerplate.rs.txt")?.unwrap_or_default(),
+        ),
+    );
+
+    let templates = Templates::load()?;
+    let applied = plan::apply(
+        PLAN,
+        &switches,
+        &templates,
+        &context,
+        args.force,
+        &mut changes,
+    )?;
+    if let Some(image) = image.as_ref().filter(|_| switches.image_env_set) {
+        set_image_env(&mut changes, &manager, &image_env, &image.image)?;
+    }
+    super::commit(changes, out)?;
+    if let Some(warning) = applied.warning {
+        writeln!(out, "warning: {warning}")?;
+    }
+    next_steps(out, &api, &layout, &switches, image.as_ref(), &image_env)
+}
+
+/// PROJECT as it will be after this command, checked as a whole before anything is planned.
+fn updated_project(
+    args: &CreateApiArgs,
+    project: &Project,
+    api: &Api,
+    image: bool,
+) -> anyhow::Result<Project> {
     let entry = project::Resource {
-        api: resource.then(|| project::Api {
+        api: args.wants_resource().then(|| project::Api {
             crd_version: "v1".into(),
             namespaced: api.namespaced,
         }),
-        controller,
+        controller: args.wants_controller(),
         core: api.builtin,
         domain: if api.builtin {
             String::new()
@@ -85,11 +345,10 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
         version: api.version.clone(),
         webhooks: None,
     };
-    // The project as it will be, checked as a whole before anything is planned.
     let mut planned = project.clone();
     planned.upsert(entry.clone());
     planned.check_resource_names(&entry)?;
-    if image.is_some() {
+    if image {
         let resource = project::DeployImageResource {
             container_command: args.image_container_command.clone(),
             container_port: args.image_container_port.clone(),
@@ -106,188 +365,31 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
             .get_or_insert_default()
             .upsert(resource);
     }
-    let project = planned;
+    Ok(planned)
+}
 
-    let layout = if project.multigroup {
-        multigroup_layout(&changes, &project, &api)?
-    } else {
-        Layout::single_group(&api.kind)
-    };
-
-    let templates = Templates::load()?;
-    let mut context = tera::Context::new();
-    context.insert("api", &api);
-    context.insert("layout", &layout);
-    context.insert("project_name", &project.project_name);
-    context.insert("crate_name", &names::crate_name(&project.project_name));
-    context.insert("domain", &project.domain);
-    context.insert("image", &image);
-    // The container's command as Rust string literals.
-    let command_literals: Vec<String> = image
-        .iter()
-        .flat_map(|i| &i.command)
-        .map(|word| format!("{word:?}"))
-        .collect();
-    context.insert("command_literals", &command_literals);
-    // The manager's environment variable that names the image: MEMCACHED_IMAGE
-    // (group-qualified in the multigroup layout, where a kind may exist in two groups).
-    context.insert(
-        "image_env",
-        &format!("{}_IMAGE", layout.role_prefix.to_uppercase()),
-    );
-    context.insert(
-        "header",
-        &crate::scaffold::source_header(
-            &changes.read("hack/boilerplate.rs.txt")?.unwrap_or_default(),
-        ),
-    );
-    let render = |template: &str| templates.render(template, &context);
-    // New sources whose line wrapping depends on the names: formatted before commit.
-    let mut sources_to_format = Vec::new();
-    let path = |template: &str| templates.render_str(template, &context);
-
-    if resource {
-        changes.insert_sorted_at_marker(
-            "src/api/mod.rs",
-            "groups",
-            &render("api/insert/api_mod.rs.tera")?,
-        )?;
-        let group_mod = path("src/api/{{ api.group_module }}/mod.rs")?;
-        changes.ensure(&group_mod, || render("api/group_mod.rs.tera"))?;
-        changes.insert_sorted_at_marker(
-            &group_mod,
-            "versions",
-            &render("api/insert/group_mod.rs.tera")?,
-        )?;
-        let version_mod = path("src/api/{{ api.group_module }}/{{ api.version_module }}/mod.rs")?;
-        changes.ensure(&version_mod, || render("api/version_mod.rs.tera"))?;
-        changes.insert_sorted_at_marker(
-            &version_mod,
-            "kinds",
-            &render("api/insert/version_mod.rs.tera")?,
-        )?;
-        changes.insert_sorted_at_marker(
-            &version_mod,
-            "exports",
-            &render("api/insert/version_exports.rs.tera")?,
-        )?;
-        let types = path(
-            "src/api/{{ api.group_module }}/{{ api.version_module }}/{{ api.kind_snake }}.rs",
-        )?;
-        let types_template = if image.is_some() {
-            "api/deploy-image/types.rs.tera"
-        } else {
-            "api/types.rs.tera"
-        };
-        changes.create(&types, render(types_template)?, args.force)?;
-        sources_to_format.push(types);
-        changes.insert_at_marker(
-            "src/lib.rs",
-            "crds",
-            &render("api/insert/lib_crds.rs.tera")?,
-        )?;
-
-        let sample =
-            path("config/samples/{{ api.group }}_{{ api.version }}_{{ api.kind | lower }}.yaml")?;
-        let sample_template = if image.is_some() {
-            "api/deploy-image/sample.yaml.tera"
-        } else {
-            "api/config/sample.yaml.tera"
-        };
-        changes.create(&sample, render(sample_template)?, args.force)?;
-        changes.insert_at_marker(
-            "config/samples/kustomization.yaml",
-            "samples",
-            &render("api/insert/samples_kustomization.yaml.tera")?,
-        )?;
-        changes.insert_at_marker(
-            "config/crd/kustomization.yaml",
-            "crds",
-            &render("api/insert/crd_kustomization.yaml.tera")?,
-        )?;
-        changes.insert_at_marker("config/default/kustomization.yaml", "crd", "- ../crd")?;
-        for role in ["admin", "editor", "viewer"] {
-            scaffold_kind_role(&templates, &mut changes, &context, role, args.force)?;
-        }
-    }
-    if controller {
-        let reconciler = &layout.controller_file;
-        if image.is_some() {
-            changes.create(
-                reconciler,
-                render("api/deploy-image/controller.rs.tera")?,
-                args.force,
-            )?;
-            // The tests of a complete controller are longer than a skeleton's: a file of
-            // their own, as integration tests of the crate.
-            let tests = path("tests/{{ layout.role_prefix }}_controller.rs")?;
-            changes.create(
-                &tests,
-                render("api/deploy-image/controller_test.rs.tera")?,
-                args.force,
-            )?;
-            sources_to_format.push(tests);
-            set_image_env(&mut changes, &templates, &context)?;
-        } else {
-            changes.create(reconciler, render("api/controller.rs.tera")?, args.force)?;
-        }
-        sources_to_format.push(reconciler.clone());
-        let kind_module = render("api/insert/controller_mod.rs.tera")?;
-        match &layout.group_mod_file {
-            None => {
-                changes.insert_sorted_at_marker("src/controller/mod.rs", "modules", &kind_module)?
-            }
-            Some(group_mod) => {
-                changes.insert_sorted_at_marker(
-                    "src/controller/mod.rs",
-                    "modules",
-                    &render("api/insert/api_mod.rs.tera")?,
-                )?;
-                changes.ensure(group_mod, || render("api/controller_group_mod.rs.tera"))?;
-                changes.insert_sorted_at_marker(group_mod, "modules", &kind_module)?;
-            }
-        }
-        changes.insert_at_marker(
-            "src/controller/mod.rs",
-            "controllers",
-            &render("api/insert/controller_run.rs.tera")?,
-        )?;
-        changes.insert_at_marker(
-            "src/lib.rs",
-            "rbac",
-            &render("api/insert/lib_rbac.rs.tera")?,
-        )?;
-    }
-
-    changes.create(project::FILE_NAME, project.to_yaml(), true)?;
-    let mut sources = Vec::new();
-    for path in &sources_to_format {
-        sources.push(changes.read(path)?.expect("planned above"));
-    }
-    let (formatted, warning) = crate::scaffold::rustfmt(sources)?;
-    for (path, source) in sources_to_format.iter().zip(formatted) {
-        changes.create(path, source, true)?;
-    }
-    super::commit(changes, out)?;
-    if let Some(warning) = warning {
-        writeln!(out, "warning: {warning}")?;
-    }
-    if let Some(image) = &image {
+/// Tells the user what to do next, like kubebuilder's closing lines.
+fn next_steps(
+    out: &mut dyn Write,
+    api: &Api,
+    layout: &Layout,
+    switches: &Switches,
+    image: Option<&DeployImage>,
+    image_env: &str,
+) -> anyhow::Result<()> {
+    if let Some(image) = image {
         writeln!(
             out,
             "\nThe {kind} controller runs {} in a Deployment per {kind}; the manager reads the image from {} \
              (config/manager/manager.yaml).\nNext: `make manifests && make test`, then `make install run` with \
              {1}={0} exported, or `make deploy`.",
             image.image,
-            context
-                .get("image_env")
-                .and_then(|v| v.as_str())
-                .unwrap_or_default(),
+            image_env,
             kind = api.kind
         )?;
         return Ok(());
     }
-    if resource {
+    if switches.resource {
         writeln!(
             out,
             "\nNext: define the fields of {kind}Spec and {kind}Status in src/api/{}/{}/{}.rs, then run `make manifests`.",
@@ -297,11 +399,11 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
             kind = api.kind
         )?;
     }
-    if controller {
+    if switches.controller {
         writeln!(
             out,
             "{}Implement the reconcile loop in {}; `make test` runs its tests.",
-            if resource { "" } else { "\nNext: " },
+            if switches.resource { "" } else { "\nNext: " },
             layout.controller_file
         )?;
     }
@@ -351,176 +453,124 @@ fn image_options(args: &CreateApiArgs) -> anyhow::Result<Option<DeployImage>> {
     Ok(Some(options.check()?))
 }
 
-/// Adds `<KIND>_IMAGE` to the manager's environment in config/manager/manager.yaml, or
-/// changes its value when it is there already (`--force` with another image).
+/// The index of the `- name: <env>` line in the manager's Deployment.
+fn env_line(manager: &str, env: &str) -> Option<usize> {
+    manager
+        .lines()
+        .position(|l| l.trim() == format!("- name: {env}"))
+}
+
+/// Changes the value of `<KIND>_IMAGE`, which config/manager/manager.yaml sets already
+/// (`--force` with another image); a new variable is inserted by [`PLAN`].
 fn set_image_env(
     changes: &mut Changes,
-    templates: &Templates,
-    context: &tera::Context,
+    manager: &str,
+    env: &str,
+    image: &str,
 ) -> anyhow::Result<()> {
-    const MANAGER: &str = "config/manager/manager.yaml";
-    let name = context
-        .get("image_env")
-        .and_then(|v| v.as_str())
-        .expect("set above")
-        .to_owned();
-    let value = templates.render_str("{{ image.image }}", context)?;
-    let content = changes.read(MANAGER)?.unwrap_or_default();
-    let lines: Vec<&str> = content.lines().collect();
-    if let Some(at) = lines
-        .iter()
-        .position(|l| l.trim() == format!("- name: {name}"))
-    {
-        let Some(value_line) = lines.get(at + 1).filter(|l| l.trim().starts_with("value:")) else {
-            bail!(
-                "{MANAGER} names {name} but no `value:` follows it; set it to {value:?} by hand, or remove the entry and run rkb again"
-            );
-        };
-        let indent = &value_line[..value_line.len() - value_line.trim_start().len()];
-        let mut updated: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
-        updated[at + 1] = format!("{indent}value: {value}");
-        changes.create(MANAGER, updated.join("\n") + "\n", true)?;
-        return Ok(());
-    }
-    let mut context = context.clone();
-    // The first image starts the container's `env:` list; later ones join it.
-    context.insert("env_list_exists", &lines.iter().any(|l| l.trim() == "env:"));
-    changes.insert_at_marker(
-        MANAGER,
-        "env",
-        &templates.render("api/deploy-image/insert/manager_env.yaml.tera", &context)?,
-    )
-}
-
-fn scaffold_kind_role(
-    templates: &Templates,
-    changes: &mut Changes,
-    context: &tera::Context,
-    role: &str,
-    force: bool,
-) -> anyhow::Result<()> {
-    let mut context = context.clone();
-    context.insert("role", role);
-    // No wildcards even for admins: a verb added to Kubernetes later is never granted silently.
-    let verbs: &[&str] = match role {
-        "admin" => &[
-            "create",
-            "delete",
-            "deletecollection",
-            "get",
-            "list",
-            "patch",
-            "update",
-            "watch",
-        ],
-        "editor" => &[
-            "create", "delete", "get", "list", "patch", "update", "watch",
-        ],
-        _ => &["get", "list", "watch"],
+    let at = env_line(manager, env).expect("checked by the caller");
+    let mut lines: Vec<String> = manager.lines().map(str::to_owned).collect();
+    let Some(value_line) = lines.get(at + 1).filter(|l| l.trim().starts_with("value:")) else {
+        bail!(
+            "{MANAGER} names {env} but no `value:` follows it; set it to {image:?} by hand, or remove the entry and run rkb again"
+        );
     };
-    context.insert("verbs", verbs);
-    let path = templates.render_str(
-        "config/rbac/{{ layout.role_prefix }}_{{ role }}_role.yaml",
-        &context,
-    )?;
-    let role = templates.render("api/config/kind_role.yaml.tera", &context)?;
-    // Roles belong to the kind, not a version: a second version keeps the existing ones.
-    if force {
-        changes.create(&path, role, true)?;
-    } else {
-        changes.ensure(&path, || Ok(role))?;
-    }
-    changes.insert_at_marker(
-        "config/rbac/kustomization.yaml",
-        "roles",
-        &templates.render("api/insert/rbac_kustomization.yaml.tera", &context)?,
-    )
+    let indent = value_line[..value_line.len() - value_line.trim_start().len()].to_owned();
+    lines[at + 1] = format!("{indent}value: {image}");
+    changes.create(MANAGER, lines.join("\n") + "\n", true)
 }
 
-/// Validates the flags and works out the names of the API.
+/// Validates the flags and works out the names of the API: a new custom resource, or
+/// with `--no-resource` a type that exists already.
 fn resolve(args: &CreateApiArgs, project: &Project) -> anyhow::Result<Api> {
     names::check_kind(&args.kind)?;
     names::check_version(&args.version)?;
-    let kind_snake = names::snake(&args.kind);
-    let version_module = names::module_name(&args.version);
-
-    if !args.wants_resource() {
-        // A controller for a type that exists already: this project's, or a built-in kind.
-        if let Some(own) = project
-            .find(&args.group, &args.version, &args.kind)
-            .filter(|r| r.api.is_some())
-        {
-            let namespaced = own.api.as_ref().is_some_and(|a| a.namespaced);
-            return Ok(Api {
-                api_group: names::api_group(&own.group, &own.domain),
-                api_version: format!(
-                    "{}/{}",
-                    names::api_group(&own.group, &own.domain),
-                    own.version
-                ),
-                group_module: names::module_name(&own.group),
-                type_path: own.path.clone(),
-                plural: own.plural.clone(),
-                group: own.group.clone(),
-                version: own.version.clone(),
-                kind: own.kind.clone(),
-                kind_snake,
-                version_module,
-                namespaced,
-                builtin: false,
-                storage_version: None,
-                sample_fields: None,
-            });
-        }
-        if builtin_kinds::CREATE_ONLY_KINDS.iter().any(|k| {
-            k.group == rbac::display_group(&args.group)
-                && k.version == args.version
-                && k.kind == args.kind
-        }) {
-            bail!(
-                "{}/{} {} is a create-only kind (a review or binding request): it cannot be listed or watched, \
-                 so no controller can reconcile it",
-                args.group,
-                args.version,
-                args.kind
-            );
-        }
-        let Some(builtin) = builtin_kinds::find(&args.group, &args.version, &args.kind) else {
-            bail!(
-                "--no-resource needs an existing type, and {}/{} {} is neither an API of this project nor a \
-                 built-in Kubernetes kind known to k8s-openapi {}.\n  \
-                 Built-in kinds of that group and version: {}\n  \
-                 example:  rkb create api --group core --version v1 --kind Pod --no-resource",
-                args.group,
-                args.version,
-                args.kind,
-                crate::K8S_OPENAPI_VERSION,
-                suggestions(&args.group, &args.version)
-            );
-        };
-        let api_group = rbac::api_group(builtin.group).to_owned();
-        return Ok(Api {
-            api_version: if api_group.is_empty() {
-                builtin.version.to_owned()
-            } else {
-                format!("{api_group}/{}", builtin.version)
-            },
-            api_group,
-            group: builtin.group.to_owned(),
-            version: builtin.version.to_owned(),
-            kind: builtin.kind.to_owned(),
-            plural: builtin.plural.to_owned(),
-            namespaced: builtin.namespaced,
-            group_module: names::module_name(builtin.group),
-            type_path: builtin.rust_path.to_owned(),
-            kind_snake,
-            version_module,
-            builtin: true,
-            storage_version: None,
-            sample_fields: builtin_kinds::required_fields(builtin.group, builtin.kind),
-        });
+    if args.wants_resource() {
+        return new_resource(args, project);
     }
+    match project
+        .find(&args.group, &args.version, &args.kind)
+        .filter(|r| r.api.is_some())
+    {
+        Some(own) => Ok(own_resource(own)),
+        None => builtin_resource(args),
+    }
+}
 
+/// A type this project defined earlier, which a new controller reconciles.
+fn own_resource(own: &project::Resource) -> Api {
+    let api_group = names::api_group(&own.group, &own.domain);
+    Api {
+        api_version: format!("{api_group}/{}", own.version),
+        api_group,
+        group_module: names::module_name(&own.group),
+        type_path: own.path.clone(),
+        plural: own.plural.clone(),
+        group: own.group.clone(),
+        version: own.version.clone(),
+        kind: own.kind.clone(),
+        kind_snake: names::snake(&own.kind),
+        version_module: names::module_name(&own.version),
+        namespaced: own.api.as_ref().is_some_and(|a| a.namespaced),
+        builtin: false,
+        storage_version: None,
+        sample_fields: None,
+    }
+}
+
+/// A built-in Kubernetes kind, which a new controller reconciles.
+fn builtin_resource(args: &CreateApiArgs) -> anyhow::Result<Api> {
+    if builtin_kinds::CREATE_ONLY_KINDS.iter().any(|k| {
+        k.group == rbac::display_group(&args.group)
+            && k.version == args.version
+            && k.kind == args.kind
+    }) {
+        bail!(
+            "{}/{} {} is a create-only kind (a review or binding request): it cannot be listed or watched, \
+             so no controller can reconcile it",
+            args.group,
+            args.version,
+            args.kind
+        );
+    }
+    let Some(builtin) = builtin_kinds::find(&args.group, &args.version, &args.kind) else {
+        bail!(
+            "--no-resource needs an existing type, and {}/{} {} is neither an API of this project nor a \
+             built-in Kubernetes kind known to k8s-openapi {}.\n  \
+             Built-in kinds of that group and version: {}\n  \
+             example:  rkb create api --group core --version v1 --kind Pod --no-resource",
+            args.group,
+            args.version,
+            args.kind,
+            crate::K8S_OPENAPI_VERSION,
+            suggestions(&args.group, &args.version)
+        );
+    };
+    let api_group = rbac::api_group(builtin.group).to_owned();
+    Ok(Api {
+        api_version: if api_group.is_empty() {
+            builtin.version.to_owned()
+        } else {
+            format!("{api_group}/{}", builtin.version)
+        },
+        api_group,
+        group: builtin.group.to_owned(),
+        version: builtin.version.to_owned(),
+        kind: builtin.kind.to_owned(),
+        plural: builtin.plural.to_owned(),
+        namespaced: builtin.namespaced,
+        group_module: names::module_name(builtin.group),
+        type_path: builtin.rust_path.to_owned(),
+        kind_snake: names::snake(builtin.kind),
+        version_module: names::module_name(builtin.version),
+        builtin: true,
+        storage_version: None,
+        sample_fields: builtin_kinds::required_fields(builtin.group, builtin.kind),
+    })
+}
+
+/// A new custom resource (or a new version of one): its names checked and derived.
+fn new_resource(args: &CreateApiArgs, project: &Project) -> anyhow::Result<Api> {
     names::check_group(&args.group, &project.domain)?;
     // Every version of a kind is served by one CRD: a new version keeps the kind's plural.
     let plural = match (&args.plural, other_version(project, args)) {
@@ -530,6 +580,7 @@ fn resolve(args: &CreateApiArgs, project: &Project) -> anyhow::Result<Api> {
     };
     names::check_plural(&plural)?;
     let group_module = names::module_name(&args.group);
+    let version_module = names::module_name(&args.version);
     for (flag, value, module) in [
         ("--group", &args.group, &group_module),
         ("--version", &args.version, &version_module),
@@ -539,7 +590,6 @@ fn resolve(args: &CreateApiArgs, project: &Project) -> anyhow::Result<Api> {
         }
     }
     let api_group = names::api_group(&args.group, &project.domain);
-    let storage_version = other_version(project, args).map(|r| r.version.clone());
     Ok(Api {
         api_version: format!("{api_group}/{}", args.version),
         type_path: format!(
@@ -552,11 +602,11 @@ fn resolve(args: &CreateApiArgs, project: &Project) -> anyhow::Result<Api> {
         kind: args.kind.clone(),
         plural,
         namespaced: args.wants_namespaced(),
-        kind_snake,
+        kind_snake: names::snake(&args.kind),
         group_module,
         version_module,
         builtin: false,
-        storage_version,
+        storage_version: other_version(project, args).map(|r| r.version.clone()),
         sample_fields: None,
     })
 }

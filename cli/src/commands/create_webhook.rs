@@ -13,6 +13,7 @@ use serde::Serialize;
 use crate::cli::CreateWebhookArgs;
 use crate::names;
 use crate::project::{self, Project};
+use crate::scaffold::plan::{self, Entry, IfExists, Marker, Text::*};
 use crate::scaffold::{Changes, Templates};
 
 /// What the templates know about the kind and its webhooks.
@@ -31,6 +32,11 @@ struct Hook {
     namespaced: bool,
     /// The module under `crate::webhook`: `v1alpha1` or `cache::v1alpha1`.
     module: String,
+    /// Its directory: `src/webhook/v1alpha1` or `src/webhook/cache/v1alpha1`.
+    dir: String,
+    /// The group's module in the multigroup layout (`cache`), else `None`.
+    group_module: Option<String>,
+    version_module: String,
     kind_snake: String,
     defaulting: bool,
     validation: bool,
@@ -48,6 +54,253 @@ struct Spoke {
     /// The spoke's type, e.g. `crate::api::cache::v1beta1::Memcached`.
     path: String,
 }
+
+/// What `create webhook` was asked for and what the project holds: the switches of [`PLAN`].
+#[derive(Debug)]
+pub(super) struct Switches {
+    /// The multigroup layout: webhook modules per group, then version.
+    grouped: bool,
+    /// Asked for now.
+    defaulting: bool,
+    validation: bool,
+    conversion: bool,
+    /// The kind has these after the command (asked for now, or earlier).
+    has_defaulting: bool,
+    has_validation: bool,
+    has_conversion: bool,
+    /// Not in PROJECT before: these are registered now (once per webhook, so `--force`
+    /// regenerates files without registering twice).
+    new_defaulting: bool,
+    new_validation: bool,
+    new_conversion: bool,
+    /// The admission file is there and is not regenerated: a new impl is inserted into it.
+    extend_admission: bool,
+}
+
+impl Switches {
+    fn admission(&self) -> bool {
+        self.defaulting || self.validation
+    }
+}
+
+const ADMISSION: &str = "{{ hook.dir }}/{{ hook.kind_snake }}.rs";
+const WEBHOOKS: &str = "src/webhook/mod.rs";
+const DEFAULT: &str = "config/default/kustomization.yaml";
+const REPLACEMENTS: Marker = Marker::WebhookReplacements;
+
+/// What `create webhook` generates: modules under `src/webhook/`, the admission and
+/// conversion files, registrations for the manager and `make manifests`, and config/.
+pub(super) const PLAN: &[Entry<Switches>] = &[
+    // Modules: src/webhook/mod.rs, [group/mod.rs,] version/mod.rs.
+    Entry::insert_sorted("src/lib.rs", Marker::Modules, Inline("pub mod webhook;")).rustfmt(),
+    Entry::file(WEBHOOKS, "webhook/mod.rs.tera")
+        .if_exists(IfExists::Keep)
+        .rustfmt(),
+    Entry::insert_sorted(
+        WEBHOOKS,
+        Marker::Modules,
+        Inline("pub mod {{ hook.group_module }};"),
+    )
+    .when(|s| s.grouped),
+    Entry::file(
+        "src/webhook/{{ hook.group_module }}/mod.rs",
+        "webhook/module.rs.tera",
+    )
+    .if_exists(IfExists::Keep)
+    .vars(&[("module", "group")])
+    .when(|s| s.grouped),
+    Entry::insert_sorted(
+        "src/webhook/{{ hook.group_module }}/mod.rs",
+        Marker::Modules,
+        Inline("pub mod {{ hook.version_module }};"),
+    )
+    .when(|s| s.grouped),
+    Entry::insert_sorted(
+        WEBHOOKS,
+        Marker::Modules,
+        Inline("pub mod {{ hook.version_module }};"),
+    )
+    .when(|s| !s.grouped),
+    Entry::file("{{ hook.dir }}/mod.rs", "webhook/module.rs.tera")
+        .if_exists(IfExists::Keep)
+        .vars(&[("module", "version")]),
+    Entry::insert(
+        "src/main.rs",
+        Marker::Webhooks,
+        Template("webhook/insert/main.rs.tera"),
+    )
+    .rustfmt(),
+    // Admission: one file per kind and version, a Defaulter and/or Validator impl each.
+    Entry::file(ADMISSION, "webhook/admission.rs.tera")
+        .if_exists(IfExists::Overwrite)
+        .rustfmt()
+        .when(|s| s.admission() && !s.extend_admission),
+    Entry::insert(
+        ADMISSION,
+        Marker::WebhookImpls,
+        Template("webhook/defaulter.rs.tera"),
+    )
+    .rustfmt()
+    .when(|s| s.defaulting && s.extend_admission),
+    Entry::insert(
+        ADMISSION,
+        Marker::WebhookTests,
+        Template("webhook/defaulter_tests.rs.tera"),
+    )
+    .when(|s| s.defaulting && s.extend_admission),
+    Entry::insert(
+        ADMISSION,
+        Marker::WebhookImpls,
+        Template("webhook/validator.rs.tera"),
+    )
+    .rustfmt()
+    .when(|s| s.validation && s.extend_admission),
+    Entry::insert(
+        ADMISSION,
+        Marker::WebhookTests,
+        Template("webhook/validator_tests.rs.tera"),
+    )
+    .when(|s| s.validation && s.extend_admission),
+    Entry::insert_sorted(
+        "{{ hook.dir }}/mod.rs",
+        Marker::Modules,
+        Inline("pub mod {{ hook.kind_snake }};"),
+    )
+    .when(Switches::admission),
+    Entry::insert(
+        WEBHOOKS,
+        Marker::Webhooks,
+        Template("webhook/insert/serve_defaulter.rs.tera"),
+    )
+    .when(|s| s.new_defaulting),
+    Entry::insert(
+        "src/lib.rs",
+        Marker::Webhooks,
+        Template("webhook/insert/manifest_defaulter.rs.tera"),
+    )
+    .when(|s| s.new_defaulting),
+    Entry::insert(
+        WEBHOOKS,
+        Marker::Webhooks,
+        Template("webhook/insert/serve_validator.rs.tera"),
+    )
+    .when(|s| s.new_validation),
+    Entry::insert(
+        "src/lib.rs",
+        Marker::Webhooks,
+        Template("webhook/insert/manifest_validator.rs.tera"),
+    )
+    .when(|s| s.new_validation),
+    Entry::insert(
+        WEBHOOKS,
+        Marker::Webhooks,
+        Template("webhook/insert/serve_conversion.rs.tera"),
+    )
+    .when(|s| s.new_conversion),
+    Entry::insert(
+        "src/lib.rs",
+        Marker::Webhooks,
+        Template("webhook/insert/manifest_conversion.rs.tera"),
+    )
+    .when(|s| s.new_conversion),
+    // Conversion: the spokes' From impls, next to the admission file.
+    Entry::file(
+        "{{ hook.dir }}/{{ hook.kind_snake }}_conversion.rs",
+        "webhook/conversion.rs.tera",
+    )
+    .rustfmt()
+    .when(|s| s.conversion),
+    Entry::insert_sorted(
+        "{{ hook.dir }}/mod.rs",
+        Marker::Modules,
+        Inline("pub mod {{ hook.kind_snake }}_conversion;"),
+    )
+    .when(|s| s.conversion),
+    // config/: the Service, the certificate and the manager's port and volume.
+    Entry::file(
+        "config/webhook/kustomization.yaml",
+        "webhook/config/webhook/kustomization.yaml.tera",
+    )
+    .if_exists(IfExists::Keep),
+    Entry::file(
+        "config/webhook/service.yaml",
+        "webhook/config/webhook/service.yaml.tera",
+    )
+    .if_exists(IfExists::Keep),
+    Entry::file(
+        "config/webhook/kustomizeconfig.yaml",
+        "webhook/config/webhook/kustomizeconfig.yaml.tera",
+    )
+    .if_exists(IfExists::Keep),
+    Entry::file(
+        "config/certmanager/certificate.yaml",
+        "webhook/config/certmanager/certificate.yaml.tera",
+    )
+    .if_exists(IfExists::Keep),
+    Entry::file(
+        "config/certmanager/issuer.yaml",
+        "webhook/config/certmanager/issuer.yaml.tera",
+    )
+    .if_exists(IfExists::Keep),
+    Entry::file(
+        "config/certmanager/kustomization.yaml",
+        "webhook/config/certmanager/kustomization.yaml.tera",
+    )
+    .if_exists(IfExists::Keep),
+    Entry::file(
+        "config/certmanager/kustomizeconfig.yaml",
+        "webhook/config/certmanager/kustomizeconfig.yaml.tera",
+    )
+    .if_exists(IfExists::Keep),
+    Entry::file(
+        "config/default/manager_webhook_patch.yaml",
+        "webhook/config/default/manager_webhook_patch.yaml.tera",
+    )
+    .if_exists(IfExists::Keep),
+    Entry::insert(
+        DEFAULT,
+        Marker::Webhook,
+        Inline("- ../webhook\n- ../certmanager"),
+    ),
+    Entry::insert(
+        DEFAULT,
+        Marker::WebhookPatches,
+        Template("webhook/insert/default_patch.yaml.tera"),
+    ),
+    // cert-manager's CA injection: the certificate's DNS names from the Service, its
+    // `namespace/name` into the annotation of each object the API server calls us for.
+    Entry::insert(DEFAULT, REPLACEMENTS, Inline("replacements:")),
+    Entry::insert(
+        "config/webhook/kustomization.yaml",
+        Marker::WebhookManifests,
+        Inline("- manifests.yaml"),
+    )
+    .when(|s| s.has_defaulting || s.has_validation),
+    Entry::insert(
+        DEFAULT,
+        REPLACEMENTS,
+        Template("webhook/insert/certificate_dns_names.yaml.tera"),
+    ),
+    Entry::insert(
+        DEFAULT,
+        REPLACEMENTS,
+        Template("webhook/insert/inject_mutating.yaml.tera"),
+    )
+    .when(|s| s.has_defaulting),
+    Entry::insert(
+        DEFAULT,
+        REPLACEMENTS,
+        Template("webhook/insert/inject_validating.yaml.tera"),
+    )
+    .when(|s| s.has_validation),
+    Entry::insert(
+        DEFAULT,
+        REPLACEMENTS,
+        Template("webhook/insert/inject_crd.yaml.tera"),
+    )
+    .when(|s| s.has_conversion),
+    Entry::file(project::FILE_NAME, "init/PROJECT.tera").if_exists(IfExists::Overwrite),
+];
 
 pub fn create_webhook(args: &CreateWebhookArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let mut changes = Changes::open(&args.dir)?;
@@ -94,10 +347,24 @@ pub fn create_webhook(args: &CreateWebhookArgs, out: &mut dyn Write) -> anyhow::
         })
         .expect("found above");
     entry.webhooks = Some(after.clone());
+    let admission_file = format!("{}/{}.rs", hook.dir, hook.kind_snake);
+    let switches = Switches {
+        grouped: project.multigroup,
+        defaulting: args.defaulting,
+        validation: args.programmatic_validation,
+        conversion: args.conversion,
+        has_defaulting: after.defaulting,
+        has_validation: after.validation,
+        has_conversion: after.conversion,
+        new_defaulting: args.defaulting && !before.defaulting,
+        new_validation: args.programmatic_validation && !before.validation,
+        new_conversion: args.conversion && !before.conversion,
+        extend_admission: !args.force && changes.exists(&admission_file)?,
+    };
 
-    let templates = Templates::load()?;
     let mut context = tera::Context::new();
     context.insert("hook", &hook);
+    context.insert("project_yaml", &project.to_yaml());
     context.insert("project_name", &project.project_name);
     context.insert("crate_name", &names::crate_name(&project.project_name));
     context.insert(
@@ -106,167 +373,24 @@ pub fn create_webhook(args: &CreateWebhookArgs, out: &mut dyn Write) -> anyhow::
             &changes.read("hack/boilerplate.rs.txt")?.unwrap_or_default(),
         ),
     );
-    let render = |template: &str| templates.render(template, &context);
-    // Files whose layout depends on the names, formatted before commit.
-    let mut to_format: Vec<String> = vec!["src/lib.rs".into(), "src/main.rs".into()];
-
-    // Modules: src/webhook/mod.rs, [group/mod.rs,] version/mod.rs.
-    changes.insert_sorted_at_marker("src/lib.rs", "modules", "pub mod webhook;")?;
-    changes.ensure("src/webhook/mod.rs", || render("webhook/mod.rs.tera"))?;
-    to_format.push("src/webhook/mod.rs".into());
-    let mut parent = "src/webhook/mod.rs".to_owned();
-    let mut dir = "src/webhook".to_owned();
-    for module in hook.module.split("::") {
-        changes.insert_sorted_at_marker(&parent, "modules", &format!("pub mod {module};"))?;
-        dir = format!("{dir}/{module}");
-        parent = format!("{dir}/mod.rs");
-        let mut module_context = context.clone();
-        module_context.insert("module", module);
-        changes.ensure(&parent, || {
-            templates.render("webhook/module.rs.tera", &module_context)
-        })?;
-    }
-    let main_line = render("webhook/insert/main.rs.tera")?;
-    changes.insert_at_marker("src/main.rs", "webhooks", &main_line)?;
-
-    // Admission: one file per kind and version, a Defaulter and/or Validator impl each.
-    let admission = after.defaulting || after.validation;
-    let asks_admission = args.defaulting || args.programmatic_validation;
-    if asks_admission {
-        let file = format!("{dir}/{}.rs", hook.kind_snake);
-        let exists = changes.exists(&file)?;
-        if !exists || args.force {
-            changes.create(&file, render("webhook/admission.rs.tera")?, true)?;
-        } else {
-            // The file holds the other admission webhook: add the new impl and its tests.
-            for (wanted, name) in [
-                (args.defaulting, "defaulter"),
-                (args.programmatic_validation, "validator"),
-            ] {
-                if wanted {
-                    changes.insert_at_marker(
-                        &file,
-                        "webhook-impls",
-                        &render(&format!("webhook/{name}.rs.tera"))?,
-                    )?;
-                    changes.insert_at_marker(
-                        &file,
-                        "webhook-tests",
-                        &render(&format!("webhook/{name}_tests.rs.tera"))?,
-                    )?;
-                }
-            }
-        }
-        to_format.push(file);
-        changes.insert_sorted_at_marker(
-            &parent,
-            "modules",
-            &format!("pub mod {};", hook.kind_snake),
-        )?;
-    }
-    // Registration happens once per webhook: PROJECT says which ones exist already.
-    for (new, name) in [
-        (args.defaulting && !before.defaulting, "defaulter"),
-        (
-            args.programmatic_validation && !before.validation,
-            "validator",
-        ),
-        (args.conversion && !before.conversion, "conversion"),
-    ] {
-        if new {
-            changes.insert_at_marker(
-                "src/webhook/mod.rs",
-                "webhooks",
-                &render(&format!("webhook/insert/serve_{name}.rs.tera"))?,
-            )?;
-            changes.insert_at_marker(
-                "src/lib.rs",
-                "webhooks",
-                &render(&format!("webhook/insert/manifest_{name}.rs.tera"))?,
-            )?;
-        }
-    }
-    if args.conversion {
-        let file = format!("{dir}/{}_conversion.rs", hook.kind_snake);
-        changes.create(&file, render("webhook/conversion.rs.tera")?, args.force)?;
-        to_format.push(file);
-        changes.insert_sorted_at_marker(
-            &parent,
-            "modules",
-            &format!("pub mod {}_conversion;", hook.kind_snake),
-        )?;
-    }
-
-    // config/: the Service, the certificate and the manager's port and volume.
-    changes.ensure("config/webhook/kustomization.yaml", || {
-        render("webhook/config/webhook/kustomization.yaml.tera")
-    })?;
-    for file in ["service", "kustomizeconfig"] {
-        changes.ensure(&format!("config/webhook/{file}.yaml"), || {
-            render(&format!("webhook/config/webhook/{file}.yaml.tera"))
-        })?;
-    }
-    for file in ["certificate", "issuer", "kustomization", "kustomizeconfig"] {
-        changes.ensure(&format!("config/certmanager/{file}.yaml"), || {
-            render(&format!("webhook/config/certmanager/{file}.yaml.tera"))
-        })?;
-    }
-    changes.ensure("config/default/manager_webhook_patch.yaml", || {
-        render("webhook/config/default/manager_webhook_patch.yaml.tera")
-    })?;
-    let kustomization = "config/default/kustomization.yaml";
-    changes.insert_at_marker(kustomization, "webhook", "- ../webhook\n- ../certmanager")?;
-    changes.insert_at_marker(
-        kustomization,
-        "webhook-patches",
-        &render("webhook/insert/default_patch.yaml.tera")?,
+    let templates = Templates::load()?;
+    let applied = plan::apply(
+        PLAN,
+        &switches,
+        &templates,
+        &context,
+        args.force,
+        &mut changes,
     )?;
-    // cert-manager's CA injection: the certificate's DNS names from the Service, its
-    // `namespace/name` into the annotation of each object the API server calls us for.
-    changes.insert_at_marker(kustomization, "webhook-replacements", "replacements:")?;
-    let mut injections = vec!["certificate_dns_names"];
-    if admission {
-        changes.insert_at_marker(
-            "config/webhook/kustomization.yaml",
-            "webhook-manifests",
-            "- manifests.yaml",
-        )?;
-    }
-    if after.defaulting {
-        injections.push("inject_mutating");
-    }
-    if after.validation {
-        injections.push("inject_validating");
-    }
-    if after.conversion {
-        injections.push("inject_crd");
-    }
-    for injection in injections {
-        changes.insert_at_marker(
-            kustomization,
-            "webhook-replacements",
-            &render(&format!("webhook/insert/{injection}.yaml.tera"))?,
-        )?;
-    }
-
-    changes.create(project::FILE_NAME, project.to_yaml(), true)?;
-    let mut sources = Vec::new();
-    for path in &to_format {
-        sources.push(changes.read(path)?.expect("planned above"));
-    }
-    let (formatted, warning) = crate::scaffold::rustfmt(sources)?;
-    for (path, source) in to_format.iter().zip(formatted) {
-        changes.create(path, source, true)?;
-    }
     super::commit(changes, out)?;
-    if let Some(warning) = warning {
+    if let Some(warning) = applied.warning {
         writeln!(out, "warning: {warning}")?;
     }
     writeln!(
         out,
-        "\nNext: implement the webhooks in src/webhook/{}/, then run `make manifests` \
+        "\nNext: implement the webhooks in {}/, then run `make manifests` \
          (writes config/webhook/manifests.yaml{}).",
-        hook.module.replace("::", "/"),
+        hook.dir,
         if args.conversion {
             " and the CRD's conversion stanza"
         } else {
@@ -498,12 +622,22 @@ fn describe(project: &Project, resource: &project::Resource, webhooks: &project:
         api_group.replace('.', "-")
     };
     let lower = resource.kind.to_lowercase();
+    let (module, dir) = if project.multigroup {
+        (
+            format!("{group_module}::{version_module}"),
+            format!("src/webhook/{group_module}/{version_module}"),
+        )
+    } else {
+        (
+            version_module.clone(),
+            format!("src/webhook/{version_module}"),
+        )
+    };
     Hook {
-        module: if project.multigroup {
-            format!("{group_module}::{version_module}")
-        } else {
-            version_module.clone()
-        },
+        module,
+        dir,
+        group_module: project.multigroup.then_some(group_module),
+        version_module,
         mutate_path: format!("/mutate-{path_group}-{}-{lower}", resource.version),
         validate_path: format!("/validate-{path_group}-{}-{lower}", resource.version),
         spokes: webhooks

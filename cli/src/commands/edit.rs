@@ -15,7 +15,7 @@ use anyhow::{Context as _, bail};
 use crate::cli::EditArgs;
 use crate::names;
 use crate::project::{self, Project};
-use crate::scaffold::{Changes, Templates, source_header};
+use crate::scaffold::{Changes, Marker, Templates, source_header};
 
 use super::layout::Layout;
 
@@ -123,7 +123,11 @@ fn move_controller(
         );
     }
     changes.create(CONTROLLERS, registered, true)?;
-    changes.insert_sorted_at_marker(CONTROLLERS, "modules", &format!("pub mod {group_module};"))?;
+    changes.insert_sorted_at_marker(
+        CONTROLLERS,
+        Marker::Modules,
+        &format!("pub mod {group_module};"),
+    )?;
 
     let group_mod = to
         .group_mod_file
@@ -143,7 +147,7 @@ fn move_controller(
     })?;
     changes.insert_sorted_at_marker(
         group_mod,
-        "modules",
+        Marker::Modules,
         &templates.render("api/insert/controller_mod.rs.tera", &context)?,
     )
 }

@@ -8,102 +8,107 @@ use anyhow::{Context as _, bail};
 use crate::cli::{InitArgs, License};
 use crate::names;
 use crate::project::{self, Project};
-use crate::scaffold::{Changes, Templates};
+use crate::scaffold::{Changes, Entry, IfExists, Templates, plan};
 
-/// Files of a new project: template under `templates/` -> path in the project.
-const FILES: &[(&str, &str)] = &[
-    ("init/PROJECT.tera", "PROJECT"),
-    ("init/Cargo.toml.tera", "Cargo.toml"),
-    ("init/README.md.tera", "README.md"),
-    ("init/Makefile.tera", "Makefile"),
-    ("init/Dockerfile.tera", "Dockerfile"),
-    ("init/dockerignore.tera", ".dockerignore"),
-    ("init/gitignore.tera", ".gitignore"),
-    ("init/boilerplate.rs.txt.tera", "hack/boilerplate.rs.txt"),
-    ("init/src/main.rs.tera", "src/main.rs"),
-    ("init/src/lib.rs.tera", "src/lib.rs"),
-    ("init/src/api/mod.rs.tera", "src/api/mod.rs"),
-    ("init/src/controller/mod.rs.tera", "src/controller/mod.rs"),
-    ("init/src/bin/manifests.rs.tera", "src/bin/manifests.rs"),
-    (
-        "init/config/default/kustomization.yaml.tera",
+/// Files of a new project. A file already there (a README, a .gitignore) is the user's:
+/// it is kept as it is.
+pub(super) const PLAN: &[Entry<()>] = &[
+    keep("PROJECT", "init/PROJECT.tera"),
+    keep("Cargo.toml", "init/Cargo.toml.tera"),
+    keep("README.md", "init/README.md.tera"),
+    keep("Makefile", "init/Makefile.tera"),
+    keep("Dockerfile", "init/Dockerfile.tera"),
+    keep(".dockerignore", "init/dockerignore.tera"),
+    keep(".gitignore", "init/gitignore.tera"),
+    keep("hack/boilerplate.rs.txt", "init/boilerplate.rs.txt.tera"),
+    keep("src/main.rs", "init/src/main.rs.tera"),
+    keep("src/lib.rs", "init/src/lib.rs.tera"),
+    keep("src/api/mod.rs", "init/src/api/mod.rs.tera"),
+    keep("src/controller/mod.rs", "init/src/controller/mod.rs.tera"),
+    keep("src/bin/manifests.rs", "init/src/bin/manifests.rs.tera"),
+    keep(
         "config/default/kustomization.yaml",
+        "init/config/default/kustomization.yaml.tera",
     ),
-    (
-        "init/config/manager/kustomization.yaml.tera",
+    keep(
         "config/manager/kustomization.yaml",
+        "init/config/manager/kustomization.yaml.tera",
     ),
-    (
-        "init/config/manager/manager.yaml.tera",
+    keep(
         "config/manager/manager.yaml",
+        "init/config/manager/manager.yaml.tera",
     ),
-    (
-        "init/config/rbac/kustomization.yaml.tera",
+    keep(
         "config/rbac/kustomization.yaml",
+        "init/config/rbac/kustomization.yaml.tera",
     ),
-    (
-        "init/config/rbac/service_account.yaml.tera",
+    keep(
         "config/rbac/service_account.yaml",
+        "init/config/rbac/service_account.yaml.tera",
     ),
-    ("init/config/rbac/role.yaml.tera", "config/rbac/role.yaml"),
-    (
-        "init/config/rbac/role_binding.yaml.tera",
+    keep("config/rbac/role.yaml", "init/config/rbac/role.yaml.tera"),
+    keep(
         "config/rbac/role_binding.yaml",
+        "init/config/rbac/role_binding.yaml.tera",
     ),
-    (
-        "init/config/crd/kustomization.yaml.tera",
+    keep(
         "config/crd/kustomization.yaml",
+        "init/config/crd/kustomization.yaml.tera",
     ),
-    (
-        "init/config/samples/kustomization.yaml.tera",
+    keep(
         "config/samples/kustomization.yaml",
+        "init/config/samples/kustomization.yaml.tera",
     ),
-    ("init/tests/e2e.rs.tera", "tests/e2e.rs"),
-    (
-        "init/config/default/metrics_service.yaml.tera",
+    keep("tests/e2e.rs", "init/tests/e2e.rs.tera"),
+    keep(
         "config/default/metrics_service.yaml",
+        "init/config/default/metrics_service.yaml.tera",
     ),
-    (
-        "init/config/default/manager_metrics_patch.yaml.tera",
+    keep(
         "config/default/manager_metrics_patch.yaml",
+        "init/config/default/manager_metrics_patch.yaml.tera",
     ),
-    (
-        "init/config/rbac/leader_election_role.yaml.tera",
+    keep(
         "config/rbac/leader_election_role.yaml",
+        "init/config/rbac/leader_election_role.yaml.tera",
     ),
-    (
-        "init/config/rbac/leader_election_role_binding.yaml.tera",
+    keep(
         "config/rbac/leader_election_role_binding.yaml",
+        "init/config/rbac/leader_election_role_binding.yaml.tera",
     ),
-    (
-        "init/config/rbac/metrics_auth_role.yaml.tera",
+    keep(
         "config/rbac/metrics_auth_role.yaml",
+        "init/config/rbac/metrics_auth_role.yaml.tera",
     ),
-    (
-        "init/config/rbac/metrics_auth_role_binding.yaml.tera",
+    keep(
         "config/rbac/metrics_auth_role_binding.yaml",
+        "init/config/rbac/metrics_auth_role_binding.yaml.tera",
     ),
-    (
-        "init/config/rbac/metrics_reader_role.yaml.tera",
+    keep(
         "config/rbac/metrics_reader_role.yaml",
+        "init/config/rbac/metrics_reader_role.yaml.tera",
     ),
-    (
-        "init/config/network-policy/kustomization.yaml.tera",
+    keep(
         "config/network-policy/kustomization.yaml",
+        "init/config/network-policy/kustomization.yaml.tera",
     ),
-    (
-        "init/config/network-policy/allow-metrics-traffic.yaml.tera",
+    keep(
         "config/network-policy/allow-metrics-traffic.yaml",
+        "init/config/network-policy/allow-metrics-traffic.yaml.tera",
     ),
-    (
-        "init/config/prometheus/kustomization.yaml.tera",
+    keep(
         "config/prometheus/kustomization.yaml",
+        "init/config/prometheus/kustomization.yaml.tera",
     ),
-    (
-        "init/config/prometheus/monitor.yaml.tera",
+    keep(
         "config/prometheus/monitor.yaml",
+        "init/config/prometheus/monitor.yaml.tera",
     ),
 ];
+
+const fn keep(path: &'static str, template: &'static str) -> Entry<()> {
+    Entry::file(path, template).if_exists(IfExists::Keep)
+}
 
 /// What `init` refuses to scaffold over: signs of an existing project.
 const PROJECT_MARKERS: &[&str] = &[project::FILE_NAME, "Cargo.toml", "Makefile", "src"];
@@ -159,17 +164,9 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     context.insert("header", &crate::scaffold::source_header(&header));
 
     let mut changes = Changes::open(&args.dir)?;
-    let mut kept = Vec::new();
-    for (template, path) in FILES {
-        // Unrelated files already there (a README, a .gitignore) are the user's: keep them.
-        if changes.exists(path)? {
-            kept.push(*path);
-            continue;
-        }
-        changes.create(path, templates.render(template, &context)?, false)?;
-    }
+    let applied = plan::apply(PLAN, &(), &templates, &context, false, &mut changes)?;
     super::commit(changes, out)?;
-    for path in kept {
+    for path in applied.kept {
         writeln!(out, "{:>8} {path} (exists; left as it was)", "keep")?;
     }
     writeln!(

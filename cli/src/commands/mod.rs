@@ -67,3 +67,100 @@ fn display(root: &Path, rel: &Path) -> String {
         root.join(rel).display().to_string()
     }
 }
+
+/// The tables of [`init`], [`create_api`] and [`create_webhook`] checked against
+/// `templates/`: a template no entry renders, an entry naming a missing template, or an
+/// insertion at a marker its file's template lacks fails here, not in a user's project.
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use crate::scaffold::Templates;
+    use crate::scaffold::plan::{Action, Entry, Marker};
+
+    /// Every entry of every command: (path, template, action).
+    fn entries() -> Vec<(&'static str, Option<&'static str>, Action)> {
+        fn rows<S>(
+            plan: &[Entry<S>],
+        ) -> impl Iterator<Item = (&'static str, Option<&'static str>, Action)> + '_ {
+            plan.iter().map(|e| (e.path, e.template(), e.action))
+        }
+        rows(super::init::PLAN)
+            .chain(rows(super::create_api::PLAN))
+            .chain(rows(super::create_webhook::PLAN))
+            .collect()
+    }
+
+    #[test]
+    fn every_template_is_used_and_every_entry_has_its_template() {
+        let embedded: BTreeSet<&str> = Templates::names().into_iter().collect();
+        let used: BTreeSet<&str> = entries().iter().filter_map(|(_, t, _)| *t).collect();
+        let unused: Vec<_> = embedded.difference(&used).collect();
+        assert!(
+            unused.is_empty(),
+            "templates no command renders: {unused:?}"
+        );
+        let missing: Vec<_> = used.difference(&embedded).collect();
+        assert!(
+            missing.is_empty(),
+            "entries name templates that do not exist: {missing:?}"
+        );
+    }
+
+    #[test]
+    fn every_insertion_lands_on_a_marker_its_file_is_generated_with() {
+        let entries = entries();
+        for (path, _, action) in &entries {
+            let marker = match action {
+                Action::Insert(m) | Action::InsertSorted(m) => *m,
+                Action::Write(_) => continue,
+            };
+            let tag = format!("+rkb:scaffold:{}", marker.name());
+            let writers: Vec<&str> = entries
+                .iter()
+                .filter(|(p, _, a)| p == path && matches!(a, Action::Write(_)))
+                .filter_map(|(_, t, _)| *t)
+                .collect();
+            assert!(
+                !writers.is_empty(),
+                "{path}: an insertion at {tag}, but no entry generates the file"
+            );
+            for template in writers {
+                let source = Templates::source(template).unwrap();
+                assert!(
+                    source.contains(&tag),
+                    "{path}: {template} has no `{tag}` line"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_marker_in_a_template_is_one_rkb_inserts_at() {
+        let inserted: BTreeSet<&str> = entries()
+            .iter()
+            .filter_map(|(_, _, a)| match a {
+                Action::Insert(m) | Action::InsertSorted(m) => Some(m.name()),
+                Action::Write(_) => None,
+            })
+            .collect();
+        let known: BTreeSet<&str> = Marker::ALL.iter().map(|m| m.name()).collect();
+        assert_eq!(
+            inserted, known,
+            "markers no entry inserts at, or missing from Marker::ALL"
+        );
+        for name in Templates::names() {
+            let source = Templates::source(name).unwrap();
+            // A marker line ends with its tag; prose that mentions `+rkb:scaffold:` is not one.
+            for line in source.lines().map(str::trim_end) {
+                let Some((_, marker)) = line.rsplit_once("+rkb:scaffold:") else {
+                    continue;
+                };
+                if marker.chars().all(|c| c.is_ascii_lowercase() || c == '-') && !marker.is_empty()
+                {
+                    assert!(known.contains(marker), "{name}: unknown marker {marker:?}");
+                }
+            }
+        }
+    }
+}

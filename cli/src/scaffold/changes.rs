@@ -22,6 +22,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{Context, bail};
 
+use super::plan::Marker;
+
 #[derive(Debug)]
 struct Planned {
     /// Content on disk when planning started; `None` for a new file.
@@ -125,11 +127,11 @@ impl Changes {
     pub fn insert_at_marker(
         &mut self,
         rel: &str,
-        marker: &str,
+        marker: Marker,
         snippet: &str,
     ) -> anyhow::Result<()> {
         self.edit_at_marker(rel, marker, |content| {
-            insert_at_marker(content, marker, snippet)
+            insert_at_marker(content, marker.name(), snippet)
         })
     }
 
@@ -139,11 +141,11 @@ impl Changes {
     pub fn insert_sorted_at_marker(
         &mut self,
         rel: &str,
-        marker: &str,
+        marker: Marker,
         snippet: &str,
     ) -> anyhow::Result<()> {
         self.edit_at_marker(rel, marker, |content| {
-            insert_sorted(content, marker, snippet.trim())
+            insert_sorted(content, marker.name(), snippet.trim())
         })
     }
 
@@ -151,9 +153,10 @@ impl Changes {
     fn edit_at_marker(
         &mut self,
         rel: &str,
-        marker: &str,
+        marker: Marker,
         edit: impl FnOnce(&str) -> anyhow::Result<String>,
     ) -> anyhow::Result<()> {
+        let marker = marker.name();
         let content = self.read(rel)?.with_context(|| {
             format!(
                 "{rel} is missing; rkb inserts code there at the `+rkb:scaffold:{marker}` marker. \
@@ -664,7 +667,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::write(
             dir.path().join("list.yaml"),
-            "resources:\n# +rkb:scaffold:res\n",
+            "resources:\n# +rkb:scaffold:crds\n",
         )
         .unwrap();
         let mut changes = Changes::open(dir.path()).unwrap();
@@ -672,7 +675,7 @@ mod tests {
             .create("a/b/new.txt", "new\n".into(), false)
             .unwrap();
         changes
-            .insert_at_marker("list.yaml", "res", "- x.yaml")
+            .insert_at_marker("list.yaml", Marker::Crds, "- x.yaml")
             .unwrap();
         let written = changes.commit().unwrap();
         assert_eq!(
@@ -684,7 +687,7 @@ mod tests {
         );
         assert_eq!(
             fs::read_to_string(dir.path().join("list.yaml")).unwrap(),
-            "resources:\n- x.yaml\n# +rkb:scaffold:res\n"
+            "resources:\n- x.yaml\n# +rkb:scaffold:crds\n"
         );
     }
 

@@ -1,10 +1,13 @@
-//! Scaffolding machinery: embedded tera templates ([`Templates`]) and the
-//! all-or-nothing file writer with marker-based insertion ([`Changes`]).
+//! Scaffolding machinery: embedded tera templates ([`Templates`]), the tables that say
+//! what each command generates ([`plan`]), and the all-or-nothing file writer with
+//! marker-based insertion ([`Changes`]).
 
 pub mod builtin_kinds;
 mod changes;
+pub mod plan;
 
 pub use changes::{Changes, Written};
+pub use plan::{Entry, IfExists, Marker, Text};
 
 use anyhow::Context as _;
 use include_dir::{Dir, include_dir};
@@ -35,6 +38,18 @@ impl Templates {
         self.tera
             .render(name, context)
             .with_context(|| format!("rendering template {name} failed (a bug in rkb)"))
+    }
+
+    /// The names of every embedded template, `init/Cargo.toml.tera` and so on.
+    pub fn names() -> Vec<&'static str> {
+        let mut sources = Vec::new();
+        collect(&TEMPLATE_DIR, &mut sources);
+        sources.into_iter().map(|(name, _)| name).collect()
+    }
+
+    /// The unrendered text of an embedded template.
+    pub fn source(name: &str) -> Option<&'static str> {
+        TEMPLATE_DIR.get_file(name).and_then(|f| f.contents_utf8())
     }
 
     /// Renders a one-line template string, such as an output path.

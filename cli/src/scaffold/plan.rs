@@ -1,0 +1,406 @@
+//! The declarative scaffolder: what a command generates is a table of [`Entry`]s, one per
+//! generated file or insertion, each naming its template, its path, what happens when the
+//! file exists, and the switches under which it applies. [`apply`] carries a table out
+//! into a [`Changes`] set, so every command gets the same all-or-nothing writer, the same
+//! `--force` rules and the same rustfmt pass, and a test can check every table against
+//! `templates/` (each template used, each marker present where an entry inserts at it).
+
+use anyhow::Context as _;
+
+use super::{Changes, Templates};
+
+/// A `// +rkb:scaffold:<name>` (or `# +rkb:...`) line of a generated file: where later
+/// commands insert code, right above it, so re-running them edits files predictably.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Marker {
+    /// `src/api/mod.rs`: a module per API group.
+    Groups,
+    /// `src/api/<group>/mod.rs`: a module per version.
+    Versions,
+    /// `src/api/<group>/<version>/mod.rs`: a module per kind, and their re-exports.
+    Kinds,
+    Exports,
+    /// `src/lib.rs`: the CRDs `make manifests` writes; `config/crd/kustomization.yaml`.
+    Crds,
+    /// `src/lib.rs`: the reconcilers whose RBAC `make manifests` collects.
+    Rbac,
+    /// `src/lib.rs`, `src/controller/mod.rs`, webhook modules: `pub mod` lines, sorted.
+    Modules,
+    /// `src/controller/mod.rs`: the controllers the manager runs.
+    Controllers,
+    /// `config/samples/kustomization.yaml`.
+    Samples,
+    /// `config/default/kustomization.yaml`: the CRD base, switched on by the first API.
+    Crd,
+    /// `config/rbac/kustomization.yaml`: the kinds' admin, editor and viewer roles.
+    Roles,
+    /// `config/manager/manager.yaml`: the manager's environment (`--image` kinds).
+    Env,
+    /// `src/main.rs`, `src/lib.rs`, `src/webhook/mod.rs`: webhook registrations.
+    Webhooks,
+    /// A kind's admission webhook file: its `Defaulter`/`Validator` impls and tests.
+    WebhookImpls,
+    WebhookTests,
+    /// `config/default/kustomization.yaml`: webhook resources, patches and replacements.
+    Webhook,
+    WebhookPatches,
+    WebhookReplacements,
+    /// `config/webhook/kustomization.yaml`: the rendered webhook configurations.
+    WebhookManifests,
+}
+
+impl Marker {
+    pub const ALL: &[Marker] = &[
+        Marker::Groups,
+        Marker::Versions,
+        Marker::Kinds,
+        Marker::Exports,
+        Marker::Crds,
+        Marker::Rbac,
+        Marker::Modules,
+        Marker::Controllers,
+        Marker::Samples,
+        Marker::Crd,
+        Marker::Roles,
+        Marker::Env,
+        Marker::Webhooks,
+        Marker::WebhookImpls,
+        Marker::WebhookTests,
+        Marker::Webhook,
+        Marker::WebhookPatches,
+        Marker::WebhookReplacements,
+        Marker::WebhookManifests,
+    ];
+
+    /// The name after `+rkb:scaffold:` in generated files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Marker::Groups => "groups",
+            Marker::Versions => "versions",
+            Marker::Kinds => "kinds",
+            Marker::Exports => "exports",
+            Marker::Crds => "crds",
+            Marker::Rbac => "rbac",
+            Marker::Modules => "modules",
+            Marker::Controllers => "controllers",
+            Marker::Samples => "samples",
+            Marker::Crd => "crd",
+            Marker::Roles => "roles",
+            Marker::Env => "env",
+            Marker::Webhooks => "webhooks",
+            Marker::WebhookImpls => "webhook-impls",
+            Marker::WebhookTests => "webhook-tests",
+            Marker::Webhook => "webhook",
+            Marker::WebhookPatches => "webhook-patches",
+            Marker::WebhookReplacements => "webhook-replacements",
+            Marker::WebhookManifests => "webhook-manifests",
+        }
+    }
+}
+
+/// Where an entry's text comes from.
+#[derive(Debug, Clone, Copy)]
+pub enum Text {
+    /// A file under `templates/`, the usual case (one template per generated file).
+    Template(&'static str),
+    /// A one-line tera string, for a line too small for a file of its own (`pub mod x;`).
+    Inline(&'static str),
+}
+
+/// What an entry does with its file when the file exists already.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IfExists {
+    /// Refuse, unless `--force` regenerates it: a file rkb owns for one API.
+    Refuse,
+    /// Leave it as it is: a module file several APIs share, a user's README at `init`.
+    Keep,
+    /// Leave it, unless `--force` regenerates it: a kind's roles, shared by its versions.
+    KeepUnlessForced,
+    /// Replace it: files rkb regenerates on every run (PROJECT).
+    Overwrite,
+}
+
+/// What an entry does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Writes the whole file.
+    Write(IfExists),
+    /// Inserts the text on the lines right above the marker (once: text already there is
+    /// not inserted again).
+    Insert(Marker),
+    /// Inserts the one-line text into the block right above the marker, in rustfmt's order.
+    InsertSorted(Marker),
+}
+
+/// One generated file or insertion of a command. `S` is the command's switches: what the
+/// user asked for and what the project holds, decided before planning.
+#[derive(Debug)]
+pub struct Entry<S: 'static> {
+    /// The file, relative to the project root, as a tera string over the command's context.
+    pub path: &'static str,
+    pub text: Text,
+    pub action: Action,
+    /// Whether this entry applies.
+    pub when: fn(&S) -> bool,
+    /// The file is Rust whose wrapping depends on names: rustfmt it before commit.
+    pub rustfmt: bool,
+    /// Extra context for this entry only (which role of a kind's three).
+    pub vars: &'static [(&'static str, &'static str)],
+}
+
+fn always<S>(_: &S) -> bool {
+    true
+}
+
+impl<S> Entry<S> {
+    /// A new file from `template`; refused if it exists, unless `--force`.
+    pub const fn file(path: &'static str, template: &'static str) -> Self {
+        Self::new(
+            path,
+            Text::Template(template),
+            Action::Write(IfExists::Refuse),
+        )
+    }
+
+    /// An insertion of `template` at `marker`.
+    pub const fn insert(path: &'static str, marker: Marker, text: Text) -> Self {
+        Self::new(path, text, Action::Insert(marker))
+    }
+
+    /// An insertion of a one-line `template` at `marker`, kept in rustfmt's order.
+    pub const fn insert_sorted(path: &'static str, marker: Marker, text: Text) -> Self {
+        Self::new(path, text, Action::InsertSorted(marker))
+    }
+
+    const fn new(path: &'static str, text: Text, action: Action) -> Self {
+        Entry {
+            path,
+            text,
+            action,
+            when: always::<S>,
+            rustfmt: false,
+            vars: &[],
+        }
+    }
+
+    pub const fn if_exists(mut self, policy: IfExists) -> Self {
+        self.action = Action::Write(policy);
+        self
+    }
+
+    pub const fn when(mut self, when: fn(&S) -> bool) -> Self {
+        self.when = when;
+        self
+    }
+
+    pub const fn rustfmt(mut self) -> Self {
+        self.rustfmt = true;
+        self
+    }
+
+    pub const fn vars(mut self, vars: &'static [(&'static str, &'static str)]) -> Self {
+        self.vars = vars;
+        self
+    }
+
+    /// The template file this entry renders, if it renders one.
+    pub fn template(&self) -> Option<&'static str> {
+        match self.text {
+            Text::Template(name) => Some(name),
+            Text::Inline(_) => None,
+        }
+    }
+}
+
+/// What [`apply`] left to the command to report.
+#[derive(Debug, Default)]
+pub struct Applied {
+    /// Files that existed and were kept as they were (`IfExists::Keep`).
+    pub kept: Vec<String>,
+    /// Set when rustfmt is missing, so the Rust written is not formatted.
+    pub warning: Option<String>,
+}
+
+/// Plans every entry of `plan` that applies under `switches` into `changes`, then formats
+/// the Rust files entries asked to be formatted. Nothing is written until the command
+/// commits `changes`.
+pub fn apply<S>(
+    plan: &[Entry<S>],
+    switches: &S,
+    templates: &Templates,
+    context: &tera::Context,
+    force: bool,
+    changes: &mut Changes,
+) -> anyhow::Result<Applied> {
+    let mut applied = Applied::default();
+    let mut to_format: Vec<String> = Vec::new();
+    for entry in plan.iter().filter(|e| (e.when)(switches)) {
+        let mut local;
+        let context = if entry.vars.is_empty() {
+            context
+        } else {
+            local = context.clone();
+            for (key, value) in entry.vars {
+                local.insert(*key, value);
+            }
+            &local
+        };
+        let path = templates.render_str(entry.path, context)?;
+        let text = || match entry.text {
+            Text::Template(name) => templates.render(name, context),
+            Text::Inline(line) => templates.render_str(line, context),
+        };
+        match entry.action {
+            Action::Write(policy) => {
+                let overwrite = match policy {
+                    IfExists::Refuse | IfExists::KeepUnlessForced => force,
+                    IfExists::Keep => false,
+                    IfExists::Overwrite => true,
+                };
+                if !overwrite && policy != IfExists::Refuse && changes.exists(&path)? {
+                    if policy == IfExists::Keep {
+                        applied.kept.push(path.clone());
+                    }
+                } else {
+                    changes.create(&path, text()?, overwrite)?;
+                }
+            }
+            Action::Insert(marker) => changes.insert_at_marker(&path, marker, &text()?)?,
+            Action::InsertSorted(marker) => {
+                changes.insert_sorted_at_marker(&path, marker, &text()?)?
+            }
+        }
+        if entry.rustfmt && !to_format.contains(&path) {
+            to_format.push(path);
+        }
+    }
+    let mut sources = Vec::with_capacity(to_format.len());
+    for path in &to_format {
+        sources.push(changes.read(path)?.context("a file planned above")?);
+    }
+    let (formatted, warning) = super::rustfmt(sources)?;
+    for (path, source) in to_format.iter().zip(formatted) {
+        changes.create(path, source, true)?;
+    }
+    applied.warning = warning;
+    Ok(applied)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Text::Inline;
+
+    #[derive(Debug)]
+    struct On(bool);
+
+    const PLAN: &[Entry<On>] = &[
+        Entry::file("owned.txt", "init/PROJECT.tera"),
+        Entry::file("shared.txt", "init/PROJECT.tera").if_exists(IfExists::Keep),
+        Entry::file("roles.txt", "init/PROJECT.tera").if_exists(IfExists::KeepUnlessForced),
+        Entry::file("index.txt", "init/PROJECT.tera").if_exists(IfExists::Overwrite),
+        Entry::insert("list.yaml", Marker::Samples, Inline("- {{ who }}.yaml"))
+            .vars(&[("who", "a")]),
+        Entry::insert("list.yaml", Marker::Samples, Inline("- b.yaml")).when(|on| on.0),
+    ];
+
+    /// Runs [`PLAN`] over a directory holding `files`, returning the outcome and the
+    /// directory's files afterwards.
+    fn run(
+        files: &[(&str, &str)],
+        on: bool,
+        force: bool,
+    ) -> (anyhow::Result<Applied>, Vec<(String, String)>) {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        let mut context = tera::Context::new();
+        context.insert("project_yaml", "new");
+        let templates = Templates::load().unwrap();
+        let mut changes = Changes::open(dir.path()).unwrap();
+        let applied = apply(PLAN, &On(on), &templates, &context, force, &mut changes)
+            .and_then(|applied| changes.commit().map(|_| applied));
+        let mut after: Vec<(String, String)> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap())
+            .map(|e| {
+                let name = e.file_name().into_string().unwrap();
+                (name, std::fs::read_to_string(e.path()).unwrap())
+            })
+            .collect();
+        after.sort();
+        (applied, after)
+    }
+
+    const LIST: (&str, &str) = ("list.yaml", "# +rkb:scaffold:samples\n");
+
+    fn file(name: &str, text: &str) -> (String, String) {
+        (name.to_owned(), text.to_owned())
+    }
+
+    #[test]
+    fn a_fresh_directory_gets_every_entry_that_applies() {
+        let (applied, after) = run(&[LIST], false, false);
+        assert!(applied.unwrap().kept.is_empty());
+        assert_eq!(
+            after,
+            [
+                file("index.txt", "new"),
+                file("list.yaml", "- a.yaml\n# +rkb:scaffold:samples\n"),
+                file("owned.txt", "new"),
+                file("roles.txt", "new"),
+                file("shared.txt", "new"),
+            ]
+        );
+        let (_, after) = run(&[LIST], true, false);
+        assert_eq!(
+            after[1],
+            file("list.yaml", "- a.yaml\n- b.yaml\n# +rkb:scaffold:samples\n")
+        );
+    }
+
+    #[test]
+    fn existing_files_follow_their_policy() {
+        let old = [
+            ("shared.txt", "mine"),
+            ("roles.txt", "mine"),
+            ("index.txt", "old"),
+            LIST,
+        ];
+        let (applied, after) = run(&old, false, false);
+        assert_eq!(applied.unwrap().kept, ["shared.txt"]);
+        assert_eq!(after[0], file("index.txt", "new"));
+        assert_eq!(after[3], file("roles.txt", "mine"));
+        assert_eq!(after[4], file("shared.txt", "mine"));
+
+        // --force regenerates what rkb owns, never a shared file.
+        let (_, after) = run(
+            &[old[0], old[1], ("owned.txt", "edited"), LIST],
+            false,
+            true,
+        );
+        assert_eq!(after[2], file("owned.txt", "new"));
+        assert_eq!(after[3], file("roles.txt", "new"));
+        assert_eq!(after[4], file("shared.txt", "mine"));
+    }
+
+    #[test]
+    fn an_owned_file_is_refused_without_force_and_nothing_is_written() {
+        let (applied, after) = run(&[("owned.txt", "edited"), LIST], false, false);
+        let error = format!("{:#}", applied.unwrap_err());
+        assert!(error.contains("owned.txt already exists"), "{error}");
+        assert_eq!(
+            after,
+            [file("list.yaml", LIST.1), file("owned.txt", "edited")]
+        );
+    }
+
+    #[test]
+    fn marker_names_are_unique() {
+        let mut names: Vec<&str> = Marker::ALL.iter().map(|m| m.name()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), Marker::ALL.len());
+    }
+}
