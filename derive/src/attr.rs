@@ -15,6 +15,7 @@ use rkb_core::names;
 use rkb_core::rbac::{self, KNOWN_VERBS, Shape, ShapeError, Verb};
 
 use crate::ctxt::Ctxt;
+use crate::keys::Keys;
 use crate::suggest;
 
 /// One checked `#[rbac(...)]` attribute; mirrors `rkb_runtime::rbac::Rule`.
@@ -178,25 +179,23 @@ fn check_rule(
     let mut keys: Vec<(Key, Ident)> = Vec::new();
     let mut ok = true;
     let mut unknown = false;
+    let names: Vec<&'static str> = KEYS.iter().map(|(n, _)| *n).collect();
+    let mut accepted = Keys::new("#[rbac(...)]", &names, KEY_ALIASES).advice(|key| match key {
+        "namespace" => "write it once".to_owned(),
+        list => format!("put all values in one `{list} = [...]`"),
+    });
     for Entry { key: ident, value } in entries {
         let name = ident.unraw().to_string();
-        let Some(key) = KEYS.iter().find(|(n, _)| *n == name).map(|(_, k)| *k) else {
-            cx.error_at(ident.span(), unknown_key(&name));
+        let Some(name) = accepted.accept(cx, &name, ident.span()) else {
             ok = false;
-            unknown = true;
+            unknown |= !names.contains(&name.as_str());
             continue;
         };
-        if keys.iter().any(|(k, _)| *k == key) {
-            cx.error_at(
-                ident.span(),
-                format!(
-                    "duplicate key `{name}` in this #[rbac(...)]; \
-                     put all values in one `{name} = [...]`"
-                ),
-            );
-            ok = false;
-            continue;
-        }
+        let key = KEYS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, k)| *k)
+            .expect("a known key");
         keys.push((key, ident));
         let checked = match key {
             Key::Namespace => namespace(cx, &value).map(|ns| seen.namespace = Some(ns)),
@@ -278,12 +277,6 @@ fn shape_message(error: ShapeError) -> String {
              [...]` for API resources, or `urls = [...]` for non-resource URLs"
             .to_owned(),
     }
-}
-
-fn unknown_key(name: &str) -> String {
-    let names: Vec<&str> = KEYS.iter().map(|(n, _)| *n).collect();
-    let hint = suggest::intended_key(name, KEY_ALIASES, &names);
-    suggest::unknown_key(name, "#[rbac(...)]", hint, &names)
 }
 
 /// Checks a list-valued key and returns its values ("core" already mapped to "").

@@ -7,6 +7,7 @@
 mod api;
 mod attr;
 mod ctxt;
+mod keys;
 mod meta;
 mod rbac;
 mod schema_attr;

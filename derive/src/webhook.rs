@@ -7,8 +7,8 @@ use quote::quote;
 use syn::ItemImpl;
 
 use crate::ctxt::Ctxt;
+use crate::keys::Keys;
 use crate::meta::{self, Entry, Value};
-use crate::suggest;
 use rkb_core::webhook::{self as rules, Operation};
 
 const KEYS: &[&str] = &[
@@ -64,7 +64,7 @@ pub(crate) fn expand(args: TokenStream, input: TokenStream) -> syn::Result<Token
         );
     }
     let entries = meta::parse_entries(args)?;
-    let settings = settings(&mut cx, &entries);
+    let settings = settings_tokens(&parse_settings(&mut cx, &entries));
     cx.check()?;
     let function: syn::ImplItemFn = syn::parse2(quote! {
         fn settings() -> ::rkb_runtime::webhook::Settings {
@@ -118,13 +118,8 @@ fn example(key: &str) -> &'static str {
 }
 
 /// `value` folded (case, `_`, `-`) and matched against `choices`.
-fn choice<'a>(
-    cx: &mut Ctxt,
-    key: &str,
-    value: &str,
-    span: Span,
-    choices: &[(&str, &'a str)],
-) -> Option<&'a str> {
+fn choice<T: Copy>(cx: &mut Ctxt, entry: &Entry, choices: &[(&str, T)]) -> Option<T> {
+    let (value, span) = string(cx, entry)?;
     let folded: String = value
         .chars()
         .filter(|c| *c != '_' && *c != '-')
@@ -132,168 +127,166 @@ fn choice<'a>(
         .collect();
     let found = choices.iter().find(|(spelling, _)| *spelling == folded);
     if found.is_none() {
+        let key = entry.name();
         cx.error_at(
             span,
-            format!("`{key}` cannot be {value:?}: use {}", example(key)),
+            format!("`{key}` cannot be {value:?}: use {}", example(&key)),
         );
     }
     found.map(|(_, variant)| *variant)
 }
 
-fn settings(
+/// A string value that passes `check`.
+fn checked_string<E: std::fmt::Display>(
+    cx: &mut Ctxt,
+    entry: &Entry,
+    check: fn(&str) -> Result<(), E>,
+) -> Option<String> {
+    let (value, span) = string(cx, entry)?;
+    match check(&value) {
+        Ok(()) => Some(value),
+        Err(error) => {
+            cx.error_at(span, error);
+            None
+        }
+    }
+}
+
+fn timeout(cx: &mut Ctxt, entry: &Entry) -> Option<u8> {
+    let Value::Assign(tokens) = &entry.value else {
+        cx.error_at(
+            entry.span(),
+            "`timeout_seconds` takes a value: timeout_seconds = 10",
+        );
+        return None;
+    };
+    match meta::as_number(tokens) {
+        Some(n) if n.is_integer && n.value >= 0.0 => match rules::check_timeout(n.value as u64) {
+            Ok(seconds) => Some(seconds),
+            Err(error) => {
+                cx.error_at(meta::span_of(tokens), error);
+                None
+            }
+        },
+        _ => {
+            cx.error_at(
+                entry.value_span(),
+                "`timeout_seconds` takes a whole number of seconds from 1 to 30",
+            );
+            None
+        }
+    }
+}
+
+fn operations(cx: &mut Ctxt, entry: &Entry) -> Option<Vec<Operation>> {
+    let Value::Nested(_, items) = &entry.value else {
+        cx.error_at(
+            entry.span(),
+            "`operations` takes a list: operations(create, update, delete)",
+        );
+        return None;
+    };
+    if items.is_empty() {
+        cx.error_at(entry.span(), rules::SettingError::NoOperations);
+    }
+    let mut parsed = Vec::new();
+    for item in items {
+        let op_name = item.name();
+        match (Operation::parse(&op_name), &item.value) {
+            (Some(op), Value::Flag) => {
+                if parsed.contains(&op) {
+                    cx.error_at(item.key.span(), rules::SettingError::DuplicateOperation(op));
+                }
+                parsed.push(op);
+            }
+            _ => cx.error_at(
+                item.span(),
+                format!("unknown operation `{op_name}`: use create, update, delete or connect"),
+            ),
+        }
+    }
+    Some(parsed)
+}
+
+/// The attribute's entries as rkb-core's typed settings, every problem reported with
+/// its span; unset keys keep kubebuilder's defaults.
+fn parse_settings(
     cx: &mut Ctxt,
     entries: &syn::punctuated::Punctuated<Entry, syn::Token![,]>,
-) -> TokenStream {
-    let mut seen: Vec<String> = Vec::new();
-    let mut path = quote!(::core::option::Option::None);
-    let mut name = quote!(::core::option::Option::None);
-    let mut failure = quote!(Fail);
-    let mut side_effects = quote!(None);
-    let mut match_policy = quote!(Equivalent);
-    let mut timeout = quote!(::core::option::Option::None);
-    let mut operations = vec![quote!(Create), quote!(Update)];
+) -> rules::Settings {
+    use rules::{FailurePolicy, MatchPolicy, SideEffects};
+    let mut settings = rules::Settings::default();
+    let mut keys = Keys::new("#[rkb_runtime::webhook(...)]", KEYS, ALIASES);
     for entry in entries {
-        let key = entry.name();
-        if !KEYS.contains(&key.as_str()) {
-            let hint = suggest::intended_key(&key, ALIASES, KEYS);
-            cx.error_at(
-                entry.key.span(),
-                suggest::unknown_key(&key, "#[rkb_runtime::webhook(...)]", hint, KEYS),
-            );
+        let Some(key) = keys.accept(cx, &entry.name(), entry.key.span()) else {
             continue;
-        }
-        if seen.contains(&key) {
-            cx.error_at(entry.key.span(), format!("`{key}` is given twice"));
-            continue;
-        }
-        seen.push(key.clone());
-        match key.as_str() {
-            "path" => {
-                if let Some((value, span)) = string(cx, entry) {
-                    match rules::check_path(&value) {
-                        Ok(()) => path = quote!(::core::option::Option::Some(#value.to_owned())),
-                        Err(error) => cx.error_at(span, error),
-                    }
-                }
-            }
-            "name" => {
-                if let Some((value, span)) = string(cx, entry) {
-                    match rules::check_name(&value) {
-                        Ok(()) => name = quote!(::core::option::Option::Some(#value.to_owned())),
-                        Err(error) => cx.error_at(span, error),
-                    }
-                }
-            }
+        };
+        match key {
+            "path" => settings.path = checked_string(cx, entry, rules::check_path),
+            "name" => settings.name = checked_string(cx, entry, rules::check_name),
             "failure_policy" => {
-                if let Some((value, span)) = string(cx, entry)
-                    && let Some(v) = choice(
-                        cx,
-                        &key,
-                        &value,
-                        span,
-                        &[("fail", "Fail"), ("ignore", "Ignore")],
-                    )
-                {
-                    let v = syn::Ident::new(v, span);
-                    failure = quote!(#v);
+                let choices = [
+                    ("fail", FailurePolicy::Fail),
+                    ("ignore", FailurePolicy::Ignore),
+                ];
+                if let Some(v) = choice(cx, entry, &choices) {
+                    settings.failure_policy = v;
                 }
             }
             "side_effects" => {
-                if let Some((value, span)) = string(cx, entry)
-                    && let Some(v) = choice(
-                        cx,
-                        &key,
-                        &value,
-                        span,
-                        &[("none", "None"), ("noneondryrun", "NoneOnDryRun")],
-                    )
-                {
-                    let v = syn::Ident::new(v, span);
-                    side_effects = quote!(#v);
+                let choices = [
+                    ("none", SideEffects::None),
+                    ("noneondryrun", SideEffects::NoneOnDryRun),
+                ];
+                if let Some(v) = choice(cx, entry, &choices) {
+                    settings.side_effects = v;
                 }
             }
             "match_policy" => {
-                if let Some((value, span)) = string(cx, entry)
-                    && let Some(v) = choice(
-                        cx,
-                        &key,
-                        &value,
-                        span,
-                        &[("exact", "Exact"), ("equivalent", "Equivalent")],
-                    )
-                {
-                    let v = syn::Ident::new(v, span);
-                    match_policy = quote!(#v);
+                let choices = [
+                    ("exact", MatchPolicy::Exact),
+                    ("equivalent", MatchPolicy::Equivalent),
+                ];
+                if let Some(v) = choice(cx, entry, &choices) {
+                    settings.match_policy = v;
                 }
             }
-            "timeout_seconds" => match &entry.value {
-                Value::Assign(tokens) => match meta::as_number(tokens) {
-                    Some(n) if n.is_integer && n.value >= 0.0 => {
-                        match rules::check_timeout(n.value as u64) {
-                            Ok(seconds) => {
-                                timeout = quote!(::core::option::Option::Some(#seconds));
-                            }
-                            Err(error) => cx.error_at(meta::span_of(tokens), error),
-                        }
-                    }
-                    _ => cx.error_at(
-                        entry.value_span(),
-                        "`timeout_seconds` takes a whole number of seconds from 1 to 30",
-                    ),
-                },
-                _ => cx.error_at(
-                    entry.span(),
-                    "`timeout_seconds` takes a value: timeout_seconds = 10",
-                ),
-            },
-            _ => match &entry.value {
-                Value::Nested(_, items) => {
-                    let mut parsed = Vec::new();
-                    for item in items {
-                        let op_name = item.name();
-                        match (Operation::parse(&op_name), &item.value) {
-                            (Some(op), Value::Flag) => {
-                                if parsed.contains(&op) {
-                                    cx.error_at(
-                                        item.key.span(),
-                                        rules::SettingError::DuplicateOperation(op),
-                                    );
-                                }
-                                parsed.push(op);
-                            }
-                            _ => cx.error_at(
-                                item.span(),
-                                format!(
-                                    "unknown operation `{op_name}`: use create, update, delete \
-                                     or connect"
-                                ),
-                            ),
-                        }
-                    }
-                    if items.is_empty() {
-                        cx.error_at(entry.span(), rules::SettingError::NoOperations);
-                    }
-                    operations = parsed
-                        .iter()
-                        .map(|op| {
-                            let variant = match op {
-                                Operation::Create => "Create",
-                                Operation::Update => "Update",
-                                Operation::Delete => "Delete",
-                                Operation::Connect => "Connect",
-                            };
-                            let ident = syn::Ident::new(variant, Span::call_site());
-                            quote!(#ident)
-                        })
-                        .collect();
+            "timeout_seconds" => settings.timeout_seconds = timeout(cx, entry),
+            _ => {
+                if let Some(ops) = operations(cx, entry) {
+                    settings.operations = ops;
                 }
-                _ => cx.error_at(
-                    entry.span(),
-                    "`operations` takes a list: operations(create, update, delete)",
-                ),
-            },
+            }
         }
     }
+    settings
+}
+
+/// `settings` as the expression `settings()` returns: a `rkb_runtime::webhook::Settings`.
+fn settings_tokens(settings: &rules::Settings) -> TokenStream {
+    let variant = |name: &str| syn::Ident::new(name, Span::call_site());
+    let some_string = |value: &Option<String>| match value {
+        Some(value) => quote!(::core::option::Option::Some(#value.to_owned())),
+        None => quote!(::core::option::Option::None),
+    };
+    let path = some_string(&settings.path);
+    let name = some_string(&settings.name);
+    // The enums' API spellings are also their variant names.
+    let failure = variant(settings.failure_policy.as_str());
+    let side_effects = variant(settings.side_effects.as_str());
+    let match_policy = variant(settings.match_policy.as_str());
+    let operations = settings.operations.iter().map(|op| {
+        variant(match op {
+            Operation::Create => "Create",
+            Operation::Update => "Update",
+            Operation::Delete => "Delete",
+            Operation::Connect => "Connect",
+        })
+    });
+    let timeout = match settings.timeout_seconds {
+        Some(seconds) => quote!(::core::option::Option::Some(#seconds)),
+        None => quote!(::core::option::Option::None),
+    };
     quote! {
         ::rkb_runtime::webhook::Settings {
             path: #path,

@@ -3,8 +3,9 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::values::{NestedKeys, flag, string};
+use super::values::{flag, string};
 use crate::ctxt::Ctxt;
+use crate::keys::Keys;
 use crate::meta::{self, Entry, Value};
 use crate::suggest;
 
@@ -34,12 +35,12 @@ pub(super) fn validation(cx: &mut Ctxt, entry: &Entry) -> Option<TokenStream> {
         "field_path",
         "optional_old_self",
     ];
-    let mut keys = NestedKeys::new("validation", KEYS, &[]);
+    let mut keys = Keys::new("`validation(...)`", KEYS, &[]);
     let mut ok = true;
     let mut fields: Vec<TokenStream> = Vec::new();
     let mut have_rule = false;
     for item in nested {
-        let Some(name) = keys.accept(cx, item) else {
+        let Some(name) = keys.accept(cx, &item.name(), item.key.span()) else {
             continue;
         };
         let json_key = match name {

@@ -6,8 +6,9 @@ use syn::LitStr;
 
 use super::Spec;
 use super::keys::Kind;
-use super::values::{NestedKeys, ident_value, number, one_of, string, strings};
+use super::values::{ident_value, number, one_of, string, strings};
 use crate::ctxt::Ctxt;
+use crate::keys::Keys;
 use crate::meta::{self, Entry, Value};
 
 pub(super) const COLUMN_TYPES: &[&str] = &["integer", "number", "string", "boolean", "date"];
@@ -128,11 +129,11 @@ pub(super) fn printcolumn(cx: &mut Ctxt, entry: &Entry) -> Option<TokenStream> {
         ("jsonPath", "json_path"),
         ("path", "json_path"),
     ];
-    let mut keys = NestedKeys::new("printcolumn", KEYS, ALIASES);
+    let mut keys = Keys::new("`printcolumn(...)`", KEYS, ALIASES);
     let mut ok = true;
     let mut out: Vec<TokenStream> = Vec::new();
     for item in nested {
-        let Some(name) = keys.accept(cx, item) else {
+        let Some(name) = keys.accept(cx, &item.name(), item.key.span()) else {
             continue;
         };
         match name {
@@ -200,11 +201,11 @@ pub(super) fn scale(cx: &mut Ctxt, entry: &Entry) -> Option<TokenStream> {
         ("selectorpath", "label_selector"),
         ("label_selector_path", "label_selector"),
     ];
-    let mut keys = NestedKeys::new("scale", KEYS, ALIASES);
+    let mut keys = Keys::new("`scale(...)`", KEYS, ALIASES);
     let mut ok = true;
     let mut out = Vec::new();
     for item in nested {
-        let Some(key) = keys.accept(cx, item) else {
+        let Some(key) = keys.accept(cx, &item.name(), item.key.span()) else {
             continue;
         };
         let Some(lit) = string(cx, item, EXAMPLE) else {

@@ -10,12 +10,13 @@ use quote::{ToTokens, quote};
 use syn::Attribute;
 
 use crate::ctxt::Ctxt;
+use crate::keys::Keys;
 use crate::meta::{self, Entry, Number, Value};
 
 use cel::validation;
 use checks::{check_bounds, check_regex, check_shapes, check_topology};
 use crd::crd_entry;
-use keys::{FORMATS, KEYS, Key, Kind, REPEATABLE, allowed, misplaced, unknown_key};
+use keys::{FORMATS, KEYS, Key, Kind, REPEATABLE, allowed, misplaced, place_name, unknown_key};
 use values::{flag, ident_value, literals, number, one_of, string, strings};
 
 mod cel;
@@ -123,33 +124,29 @@ pub(crate) fn spec<'a>(
     place: Place,
 ) -> Spec {
     let mut spec = Spec::default();
-    let mut seen: Vec<(&'static str, Span)> = Vec::new();
+    let names: Vec<&'static str> = KEYS.iter().map(|k| k.name).collect();
+    let mut keys = Keys::new(format!("#[rkb(...)] on {}", place_name(place)), &names, &[])
+        .repeatable(REPEATABLE);
     let mut cross = CrossKeys::default();
     for entry in entries {
         let name = entry.name();
-        let Some(def) = KEYS.iter().find(|k| k.name == name) else {
-            cx.error_at(entry.key.span(), unknown_key(&name, place));
-            continue;
-        };
-        if !allowed(def, place) {
+        if let Some(def) = KEYS.iter().find(|k| k.name == name)
+            && !allowed(def, place)
+        {
             cx.error_at(entry.key.span(), misplaced(def, place));
             continue;
         }
-        if !REPEATABLE.contains(&def.name) {
-            if seen.iter().any(|(n, _)| *n == def.name) {
-                cx.error_at(
-                    entry.key.span(),
-                    format!("duplicate key `{name}`: write it once"),
-                );
-                continue;
-            }
-            seen.push((def.name, entry.key.span()));
-        }
+        let span = entry.key.span();
+        let Some(name) = keys.accept_or(cx, &name, span, |_| unknown_key(&name, place)) else {
+            continue;
+        };
+        let def = KEYS.iter().find(|k| k.name == name).expect("a known key");
         add_entry(cx, entry, def, &mut spec, &mut cross);
     }
-    check_bounds(cx, &cross.numbers, &seen);
+    let seen = keys.given();
+    check_bounds(cx, &cross.numbers, seen);
     check_topology(cx, cross.list_map_keys, cross.list_type.as_ref());
-    spec.shape = check_shapes(cx, &cross.shapes, &seen);
+    spec.shape = check_shapes(cx, &cross.shapes, seen);
     spec
 }
 

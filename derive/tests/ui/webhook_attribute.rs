@@ -11,6 +11,7 @@ struct Checks;
     operations(create, patch, create),
     timeout_seconds = 60,
     match_policy = exact,
+    timeout_seconds = 5,
 )]
 impl Validator<ConfigMap> for Checks {
     async fn validate_create(&self, _: &Request, _: &ConfigMap) -> Result<Warnings, Denied> {
