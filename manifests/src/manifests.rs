@@ -680,8 +680,19 @@ struct Merged {
 /// Merges the CRDs that share a `metadata.name` (one per version of a kind)
 /// into one CRD each, with versions sorted by name like controller-gen.
 fn merge_versions(crds: Vec<Crd>) -> Result<Vec<Merged>, Error> {
-    // Each part is one version of a CRD, with the source it came from.
-    let mut by_name: BTreeMap<String, Vec<(String, CustomResourceDefinition)>> = BTreeMap::new();
+    versions_by_name(crds)?
+        .into_iter()
+        .map(|(name, parts)| merge_parts(name, parts))
+        .collect()
+}
+
+/// One version of a CRD, with the source it came from.
+type Part = (String, CustomResourceDefinition);
+
+/// Every version of every CRD as a single-version CRD (what `merge_crds` takes),
+/// grouped by `metadata.name`; CRDs without a name, group, plural or version refused.
+fn versions_by_name(crds: Vec<Crd>) -> Result<BTreeMap<String, Vec<Part>>, Error> {
+    let mut by_name: BTreeMap<String, Vec<Part>> = BTreeMap::new();
     for given in crds {
         let source = given.source();
         let crd = given.definition;
@@ -713,77 +724,78 @@ fn merge_versions(crds: Vec<Crd>) -> Result<Vec<Merged>, Error> {
                 .push((source.clone(), single));
         }
     }
+    Ok(by_name)
+}
 
-    let mut merged = Vec::new();
-    for (name, mut parts) in by_name {
-        // Stable: of two parts with one version, the first given stays first.
-        parts.sort_by(|(_, a), (_, b)| a.spec.versions[0].name.cmp(&b.spec.versions[0].name));
-        let (first, a) = &parts[0];
-        if let Some((second, b)) = parts
-            .iter()
-            .find(|(_, c)| c.spec.names.kind != a.spec.names.kind)
-        {
-            return Err(Error::KindClash {
-                crd: name,
-                first: first.clone(),
-                first_kind: a.spec.names.kind.clone(),
-                second: second.clone(),
-                second_kind: b.spec.names.kind.clone(),
-            });
-        }
-        if let Some(((first, a), (second, _))) = parts
-            .iter()
-            .zip(&parts[1..])
-            .find(|((_, a), (_, b))| a.spec.versions[0].name == b.spec.versions[0].name)
-        {
-            return Err(Error::DuplicateVersion {
-                crd: name,
-                version: a.spec.versions[0].name.clone(),
-                first: first.clone(),
-                second: second.clone(),
-            });
-        }
-        let versions: Vec<String> = parts
-            .iter()
-            .map(|(_, c)| c.spec.versions[0].name.clone())
-            .collect();
-        let storage: Vec<String> = parts
-            .iter()
-            .filter(|(_, c)| c.spec.versions[0].storage)
-            .map(|(_, c)| c.spec.versions[0].name.clone())
-            .collect();
-        let stored = match storage.as_slice() {
-            [one] => one.clone(),
-            [] => {
-                return Err(Error::NoStorageVersion {
-                    crd: name,
-                    versions,
-                });
-            }
-            _ => return Err(Error::MultipleStorageVersions { crd: name, storage }),
-        };
-        let mut sources: Vec<String> = Vec::new();
-        for (source, _) in &parts {
-            if !sources.contains(source) {
-                sources.push(source.clone());
-            }
-        }
-        let mut parts: Vec<CustomResourceDefinition> = parts.into_iter().map(|(_, c)| c).collect();
-        let mut crd = if parts.len() == 1 {
-            parts.remove(0)
-        } else {
-            kube_core::crd::merge_crds(parts, &stored).map_err(|source| Error::Merge {
-                crd: name.clone(),
-                sources: sources.clone(),
-                source,
-            })?
-        };
-        // merge_crds puts the storage version first; the file should not
-        // depend on which version that is.
-        crd.spec.versions.sort_by(|a, b| a.name.cmp(&b.name));
-        merged.push(Merged { crd, sources });
+/// The versions of one CRD merged into one, after checking they agree on the kind,
+/// differ in version name and name exactly one storage version.
+fn merge_parts(name: String, mut parts: Vec<Part>) -> Result<Merged, Error> {
+    // Stable: of two parts with one version, the first given stays first.
+    parts.sort_by(|(_, a), (_, b)| a.spec.versions[0].name.cmp(&b.spec.versions[0].name));
+    let (first, a) = &parts[0];
+    if let Some((second, b)) = parts
+        .iter()
+        .find(|(_, c)| c.spec.names.kind != a.spec.names.kind)
+    {
+        return Err(Error::KindClash {
+            crd: name,
+            first: first.clone(),
+            first_kind: a.spec.names.kind.clone(),
+            second: second.clone(),
+            second_kind: b.spec.names.kind.clone(),
+        });
     }
-    Ok(merged)
+    if let Some(((first, a), (second, _))) = parts
+        .iter()
+        .zip(&parts[1..])
+        .find(|((_, a), (_, b))| a.spec.versions[0].name == b.spec.versions[0].name)
+    {
+        return Err(Error::DuplicateVersion {
+            crd: name,
+            version: a.spec.versions[0].name.clone(),
+            first: first.clone(),
+            second: second.clone(),
+        });
+    }
+    let versions: Vec<String> = parts
+        .iter()
+        .map(|(_, c)| c.spec.versions[0].name.clone())
+        .collect();
+    let storage: Vec<String> = parts
+        .iter()
+        .filter(|(_, c)| c.spec.versions[0].storage)
+        .map(|(_, c)| c.spec.versions[0].name.clone())
+        .collect();
+    let stored = match storage.as_slice() {
+        [one] => one.clone(),
+        [] => {
+            return Err(Error::NoStorageVersion {
+                crd: name,
+                versions,
+            });
+        }
+        _ => return Err(Error::MultipleStorageVersions { crd: name, storage }),
+    };
+    let mut sources: Vec<String> = Vec::new();
+    for (source, _) in &parts {
+        if !sources.contains(source) {
+            sources.push(source.clone());
+        }
+    }
+    let mut parts: Vec<CustomResourceDefinition> = parts.into_iter().map(|(_, c)| c).collect();
+    let mut crd = if parts.len() == 1 {
+        parts.remove(0)
+    } else {
+        kube_core::crd::merge_crds(parts, &stored).map_err(|source| Error::Merge {
+            crd: name.clone(),
+            sources: sources.clone(),
+            source,
+        })?
+    };
+    // merge_crds puts the storage version first; the file should not
+    // depend on which version that is.
+    crd.spec.versions.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(Merged { crd, sources })
 }
 
 /// The API server accepts a CRD's names only if no other CRD of its group uses them:

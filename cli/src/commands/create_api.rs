@@ -620,6 +620,16 @@ fn other_version<'p>(project: &'p Project, args: &CreateApiArgs) -> Option<&'p p
 
 /// Refuses duplicates and name clashes before anything is planned.
 fn check_conflicts(args: &CreateApiArgs, project: &Project, api: &Api) -> anyhow::Result<()> {
+    check_not_scaffolded(args, project, api)?;
+    check_same_kind_elsewhere(args, project, api)?;
+    if args.wants_resource() {
+        check_rust_names(project, api)?;
+    }
+    Ok(())
+}
+
+/// The API (or its controller) is in PROJECT already: only `--force` regenerates it.
+fn check_not_scaffolded(args: &CreateApiArgs, project: &Project, api: &Api) -> anyhow::Result<()> {
     let existing = project.find(&api.group, &api.version, &api.kind);
     if let Some(existing) = existing
         && !args.force
@@ -642,6 +652,15 @@ fn check_conflicts(args: &CreateApiArgs, project: &Project, api: &Api) -> anyhow
             );
         }
     }
+    Ok(())
+}
+
+/// The same kind in another group (or version) would share a controller module or roles.
+fn check_same_kind_elsewhere(
+    args: &CreateApiArgs,
+    project: &Project,
+    api: &Api,
+) -> anyhow::Result<()> {
     // The same kind in two groups: one `src/controller/<kind>.rs` and one set of roles per
     // kind in the single-group layout; the multigroup layout qualifies both by group.
     let same_kind_elsewhere = |r: &&project::Resource| {
@@ -695,38 +714,40 @@ fn check_conflicts(args: &CreateApiArgs, project: &Project, api: &Api) -> anyhow
             api.kind_snake
         );
     }
-    if args.wants_resource() {
-        let module_clash = project.resources.iter().find(|r| {
-            r.api.is_some()
-                && names::module_name(&r.group) == api.group_module
-                && r.group != api.group
-        });
-        if let Some(other) = module_clash {
-            bail!(
-                "groups {:?} and {:?} would share the Rust module `{}`; choose another --group",
-                other.group,
-                api.group,
-                api.group_module
-            );
+    Ok(())
+}
+
+/// Two groups may not share a Rust module, nor a kind be a generated type of another
+/// (`FooSpec` beside `Foo`) in one version module.
+fn check_rust_names(project: &Project, api: &Api) -> anyhow::Result<()> {
+    let module_clash = project.resources.iter().find(|r| {
+        r.api.is_some() && names::module_name(&r.group) == api.group_module && r.group != api.group
+    });
+    if let Some(other) = module_clash {
+        bail!(
+            "groups {:?} and {:?} would share the Rust module `{}`; choose another --group",
+            other.group,
+            api.group,
+            api.group_module
+        );
+    }
+    let type_clash = project.resources.iter().find(|r| {
+        r.group == api.group && r.version == api.version && r.api.is_some() && {
+            let (a, b) = (&r.kind, &api.kind);
+            ["Spec", "Status", "Reconciler"]
+                .iter()
+                .any(|s| *a == format!("{b}{s}") || *b == format!("{a}{s}"))
         }
-        let type_clash = project.resources.iter().find(|r| {
-            r.group == api.group && r.version == api.version && r.api.is_some() && {
-                let (a, b) = (&r.kind, &api.kind);
-                ["Spec", "Status", "Reconciler"]
-                    .iter()
-                    .any(|s| *a == format!("{b}{s}") || *b == format!("{a}{s}"))
-            }
-        });
-        if let Some(other) = type_clash {
-            bail!(
-                "kinds {} and {} clash in module {}::{}: one is a generated type of the other \
-                 ({0}Spec, {0}Status); choose another --kind",
-                other.kind,
-                api.kind,
-                api.group_module,
-                api.version_module
-            );
-        }
+    });
+    if let Some(other) = type_clash {
+        bail!(
+            "kinds {} and {} clash in module {}::{}: one is a generated type of the other \
+             ({0}Spec, {0}Status); choose another --kind",
+            other.kind,
+            api.kind,
+            api.group_module,
+            api.version_module
+        );
     }
     Ok(())
 }

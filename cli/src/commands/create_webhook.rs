@@ -330,7 +330,7 @@ pub fn create_webhook(args: &CreateWebhookArgs, out: &mut dyn Write) -> anyhow::
         conversion: before.conversion || args.conversion,
         defaulting: before.defaulting || args.defaulting,
         spoke: if args.conversion {
-            spokes.clone()
+            spokes
         } else {
             before.spoke.clone()
         },
@@ -386,12 +386,22 @@ pub fn create_webhook(args: &CreateWebhookArgs, out: &mut dyn Write) -> anyhow::
     if let Some(warning) = applied.warning {
         writeln!(out, "warning: {warning}")?;
     }
+    next_steps(out, &hook, args.conversion, first_webhook)
+}
+
+/// Tells the user what to implement and what the first webhook changed in the manager.
+fn next_steps(
+    out: &mut dyn Write,
+    hook: &Hook,
+    conversion: bool,
+    first_webhook: bool,
+) -> anyhow::Result<()> {
     writeln!(
         out,
         "\nNext: implement the webhooks in {}/, then run `make manifests` \
          (writes config/webhook/manifests.yaml{}).",
         hook.dir,
-        if args.conversion {
+        if conversion {
             " and the CRD's conversion stanza"
         } else {
             ""
