@@ -11,7 +11,7 @@ use crate::cli::CreateApiArgs;
 use crate::deploy_image::{DeployImage, ImageOptions};
 use crate::names;
 use crate::project::{self, Project};
-use crate::scaffold::plan::{self, Entry, IfExists, Marker, Text::*};
+use crate::scaffold::plan::{Entry, IfExists, Marker, Text::*};
 use crate::scaffold::{Changes, Templates, builtin_kinds};
 
 use super::layout::Layout;
@@ -69,11 +69,10 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         Template("api/insert/api_mod.rs.tera"),
     )
     .when(|s| s.resource),
-    Entry::file(
+    Entry::shared(
         "src/api/{{ api.group_module }}/mod.rs",
         "api/group_mod.rs.tera",
     )
-    .if_exists(IfExists::Keep)
     .when(|s| s.resource),
     Entry::insert_sorted(
         "src/api/{{ api.group_module }}/mod.rs",
@@ -81,9 +80,7 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         Template("api/insert/group_mod.rs.tera"),
     )
     .when(|s| s.resource),
-    Entry::file(VERSION_MOD, "api/version_mod.rs.tera")
-        .if_exists(IfExists::Keep)
-        .when(|s| s.resource),
+    Entry::shared(VERSION_MOD, "api/version_mod.rs.tera").when(|s| s.resource),
     Entry::insert_sorted(
         VERSION_MOD,
         Marker::Kinds,
@@ -191,11 +188,10 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         Template("api/insert/api_mod.rs.tera"),
     )
     .when(|s| s.controller && s.grouped),
-    Entry::file(
+    Entry::shared(
         "{{ layout.group_mod_file }}",
         "api/controller_group_mod.rs.tera",
     )
-    .if_exists(IfExists::Keep)
     .when(|s| s.controller && s.grouped),
     Entry::insert_sorted(
         "{{ layout.group_mod_file }}",
@@ -270,13 +266,9 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
         image_env_set: image.is_some() && env_line(&manager, &image_env).is_some(),
     };
 
-    let mut context = tera::Context::new();
+    let mut context = super::project_context(&project, &changes)?;
     context.insert("api", &api);
     context.insert("layout", &layout);
-    context.insert("project_yaml", &project.to_yaml());
-    context.insert("project_name", &project.project_name);
-    context.insert("crate_name", &names::crate_name(&project.project_name));
-    context.insert("domain", &project.domain);
     context.insert("image", &image);
     // The container's command as Rust string literals.
     let command_literals: Vec<String> = image
@@ -293,29 +285,14 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
         "env_list_exists",
         &manager.lines().any(|l| l.trim() == "env:"),
     );
-    context.insert(
-        "header",
-        &crate::scaffold::source_header(
-            &changes.read("hack/boilerplate.rs.txt")?.unwrap_or_default(),
-        ),
-    );
 
-    let templates = Templates::load()?;
-    let applied = plan::apply(
-        PLAN,
-        &switches,
-        &templates,
-        &context,
-        args.force,
-        &mut changes,
-    )?;
     if let Some(image) = image.as_ref().filter(|_| switches.image_env_set) {
         set_image_env(&mut changes, &manager, &image_env, &image.image)?;
     }
-    super::commit(changes, out)?;
-    if let Some(warning) = applied.warning {
-        writeln!(out, "warning: {warning}")?;
-    }
+    let templates = Templates::load()?;
+    super::scaffold(
+        PLAN, &switches, &templates, &context, args.force, changes, out,
+    )?;
     next_steps(out, &api, &layout, &switches, image.as_ref(), &image_env)
 }
 

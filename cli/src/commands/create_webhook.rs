@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::cli::CreateWebhookArgs;
 use crate::names;
 use crate::project::{self, Project};
-use crate::scaffold::plan::{self, Entry, IfExists, Marker, Text::*};
+use crate::scaffold::plan::{Entry, IfExists, Marker, Text::*};
 use crate::scaffold::{Changes, Templates};
 
 /// What the templates know about the kind and its webhooks.
@@ -93,20 +93,17 @@ const REPLACEMENTS: Marker = Marker::WebhookReplacements;
 pub(super) const PLAN: &[Entry<Switches>] = &[
     // Modules: src/webhook/mod.rs, [group/mod.rs,] version/mod.rs.
     Entry::insert_sorted("src/lib.rs", Marker::Modules, Inline("pub mod webhook;")).rustfmt(),
-    Entry::file(WEBHOOKS, "webhook/mod.rs.tera")
-        .if_exists(IfExists::Keep)
-        .rustfmt(),
+    Entry::shared(WEBHOOKS, "webhook/mod.rs.tera").rustfmt(),
     Entry::insert_sorted(
         WEBHOOKS,
         Marker::Modules,
         Inline("pub mod {{ hook.group_module }};"),
     )
     .when(|s| s.grouped),
-    Entry::file(
+    Entry::shared(
         "src/webhook/{{ hook.group_module }}/mod.rs",
         "webhook/module.rs.tera",
     )
-    .if_exists(IfExists::Keep)
     .vars(&[("module", "group")])
     .when(|s| s.grouped),
     Entry::insert_sorted(
@@ -121,9 +118,7 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         Inline("pub mod {{ hook.version_module }};"),
     )
     .when(|s| !s.grouped),
-    Entry::file("{{ hook.dir }}/mod.rs", "webhook/module.rs.tera")
-        .if_exists(IfExists::Keep)
-        .vars(&[("module", "version")]),
+    Entry::shared("{{ hook.dir }}/mod.rs", "webhook/module.rs.tera").vars(&[("module", "version")]),
     Entry::insert(
         "src/main.rs",
         Marker::Webhooks,
@@ -217,46 +212,38 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     )
     .when(|s| s.conversion),
     // config/: the Service, the certificate and the manager's port and volume.
-    Entry::file(
+    Entry::shared(
         "config/webhook/kustomization.yaml",
         "webhook/config/webhook/kustomization.yaml.tera",
-    )
-    .if_exists(IfExists::Keep),
-    Entry::file(
+    ),
+    Entry::shared(
         "config/webhook/service.yaml",
         "webhook/config/webhook/service.yaml.tera",
-    )
-    .if_exists(IfExists::Keep),
-    Entry::file(
+    ),
+    Entry::shared(
         "config/webhook/kustomizeconfig.yaml",
         "webhook/config/webhook/kustomizeconfig.yaml.tera",
-    )
-    .if_exists(IfExists::Keep),
-    Entry::file(
+    ),
+    Entry::shared(
         "config/certmanager/certificate.yaml",
         "webhook/config/certmanager/certificate.yaml.tera",
-    )
-    .if_exists(IfExists::Keep),
-    Entry::file(
+    ),
+    Entry::shared(
         "config/certmanager/issuer.yaml",
         "webhook/config/certmanager/issuer.yaml.tera",
-    )
-    .if_exists(IfExists::Keep),
-    Entry::file(
+    ),
+    Entry::shared(
         "config/certmanager/kustomization.yaml",
         "webhook/config/certmanager/kustomization.yaml.tera",
-    )
-    .if_exists(IfExists::Keep),
-    Entry::file(
+    ),
+    Entry::shared(
         "config/certmanager/kustomizeconfig.yaml",
         "webhook/config/certmanager/kustomizeconfig.yaml.tera",
-    )
-    .if_exists(IfExists::Keep),
-    Entry::file(
+    ),
+    Entry::shared(
         "config/default/manager_webhook_patch.yaml",
         "webhook/config/default/manager_webhook_patch.yaml.tera",
-    )
-    .if_exists(IfExists::Keep),
+    ),
     Entry::insert(
         DEFAULT,
         Marker::Webhook,
@@ -303,7 +290,7 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
 ];
 
 pub fn create_webhook(args: &CreateWebhookArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let mut changes = Changes::open(&args.dir)?;
+    let changes = Changes::open(&args.dir)?;
     let mut project = Project::load(&args.dir)?;
     let example = format!(
         "rkb create webhook --group {} --version {} --kind {}",
@@ -362,30 +349,12 @@ pub fn create_webhook(args: &CreateWebhookArgs, out: &mut dyn Write) -> anyhow::
         extend_admission: !args.force && changes.exists(&admission_file)?,
     };
 
-    let mut context = tera::Context::new();
+    let mut context = super::project_context(&project, &changes)?;
     context.insert("hook", &hook);
-    context.insert("project_yaml", &project.to_yaml());
-    context.insert("project_name", &project.project_name);
-    context.insert("crate_name", &names::crate_name(&project.project_name));
-    context.insert(
-        "header",
-        &crate::scaffold::source_header(
-            &changes.read("hack/boilerplate.rs.txt")?.unwrap_or_default(),
-        ),
-    );
     let templates = Templates::load()?;
-    let applied = plan::apply(
-        PLAN,
-        &switches,
-        &templates,
-        &context,
-        args.force,
-        &mut changes,
+    super::scaffold(
+        PLAN, &switches, &templates, &context, args.force, changes, out,
     )?;
-    super::commit(changes, out)?;
-    if let Some(warning) = applied.warning {
-        writeln!(out, "warning: {warning}")?;
-    }
     next_steps(out, &hook, args.conversion, first_webhook)
 }
 

@@ -8,107 +8,103 @@ use anyhow::{Context as _, bail};
 use crate::cli::{InitArgs, License};
 use crate::names;
 use crate::project::{self, Project};
-use crate::scaffold::{Changes, Entry, IfExists, Templates, plan};
+use crate::scaffold::{Changes, Entry, Templates};
 
 /// Files of a new project. A file already there (a README, a .gitignore) is the user's:
 /// it is kept as it is.
 pub(super) const PLAN: &[Entry<()>] = &[
-    keep("PROJECT", "init/PROJECT.tera"),
-    keep("Cargo.toml", "init/Cargo.toml.tera"),
-    keep("README.md", "init/README.md.tera"),
-    keep("Makefile", "init/Makefile.tera"),
-    keep("Dockerfile", "init/Dockerfile.tera"),
-    keep(".dockerignore", "init/dockerignore.tera"),
-    keep(".gitignore", "init/gitignore.tera"),
-    keep("hack/boilerplate.rs.txt", "init/boilerplate.rs.txt.tera"),
-    keep("src/main.rs", "init/src/main.rs.tera"),
-    keep("src/lib.rs", "init/src/lib.rs.tera"),
-    keep("src/api/mod.rs", "init/src/api/mod.rs.tera"),
-    keep("src/controller/mod.rs", "init/src/controller/mod.rs.tera"),
-    keep("src/bin/manifests.rs", "init/src/bin/manifests.rs.tera"),
-    keep(
+    Entry::shared("PROJECT", "init/PROJECT.tera"),
+    Entry::shared("Cargo.toml", "init/Cargo.toml.tera"),
+    Entry::shared("README.md", "init/README.md.tera"),
+    Entry::shared("Makefile", "init/Makefile.tera"),
+    Entry::shared("Dockerfile", "init/Dockerfile.tera"),
+    Entry::shared(".dockerignore", "init/dockerignore.tera"),
+    Entry::shared(".gitignore", "init/gitignore.tera"),
+    Entry::shared("hack/boilerplate.rs.txt", "init/boilerplate.rs.txt.tera"),
+    Entry::shared("src/main.rs", "init/src/main.rs.tera"),
+    Entry::shared("src/lib.rs", "init/src/lib.rs.tera"),
+    Entry::shared("src/api/mod.rs", "init/src/api/mod.rs.tera"),
+    Entry::shared("src/controller/mod.rs", "init/src/controller/mod.rs.tera"),
+    Entry::shared("src/bin/manifests.rs", "init/src/bin/manifests.rs.tera"),
+    Entry::shared(
         "config/default/kustomization.yaml",
         "init/config/default/kustomization.yaml.tera",
     ),
-    keep(
+    Entry::shared(
         "config/manager/kustomization.yaml",
         "init/config/manager/kustomization.yaml.tera",
     ),
-    keep(
+    Entry::shared(
         "config/manager/manager.yaml",
         "init/config/manager/manager.yaml.tera",
     ),
-    keep(
+    Entry::shared(
         "config/rbac/kustomization.yaml",
         "init/config/rbac/kustomization.yaml.tera",
     ),
-    keep(
+    Entry::shared(
         "config/rbac/service_account.yaml",
         "init/config/rbac/service_account.yaml.tera",
     ),
-    keep("config/rbac/role.yaml", "init/config/rbac/role.yaml.tera"),
-    keep(
+    Entry::shared("config/rbac/role.yaml", "init/config/rbac/role.yaml.tera"),
+    Entry::shared(
         "config/rbac/role_binding.yaml",
         "init/config/rbac/role_binding.yaml.tera",
     ),
-    keep(
+    Entry::shared(
         "config/crd/kustomization.yaml",
         "init/config/crd/kustomization.yaml.tera",
     ),
-    keep(
+    Entry::shared(
         "config/samples/kustomization.yaml",
         "init/config/samples/kustomization.yaml.tera",
     ),
-    keep("tests/e2e.rs", "init/tests/e2e.rs.tera"),
-    keep(
+    Entry::shared("tests/e2e.rs", "init/tests/e2e.rs.tera"),
+    Entry::shared(
         "config/default/metrics_service.yaml",
         "init/config/default/metrics_service.yaml.tera",
     ),
-    keep(
+    Entry::shared(
         "config/default/manager_metrics_patch.yaml",
         "init/config/default/manager_metrics_patch.yaml.tera",
     ),
-    keep(
+    Entry::shared(
         "config/rbac/leader_election_role.yaml",
         "init/config/rbac/leader_election_role.yaml.tera",
     ),
-    keep(
+    Entry::shared(
         "config/rbac/leader_election_role_binding.yaml",
         "init/config/rbac/leader_election_role_binding.yaml.tera",
     ),
-    keep(
+    Entry::shared(
         "config/rbac/metrics_auth_role.yaml",
         "init/config/rbac/metrics_auth_role.yaml.tera",
     ),
-    keep(
+    Entry::shared(
         "config/rbac/metrics_auth_role_binding.yaml",
         "init/config/rbac/metrics_auth_role_binding.yaml.tera",
     ),
-    keep(
+    Entry::shared(
         "config/rbac/metrics_reader_role.yaml",
         "init/config/rbac/metrics_reader_role.yaml.tera",
     ),
-    keep(
+    Entry::shared(
         "config/network-policy/kustomization.yaml",
         "init/config/network-policy/kustomization.yaml.tera",
     ),
-    keep(
+    Entry::shared(
         "config/network-policy/allow-metrics-traffic.yaml",
         "init/config/network-policy/allow-metrics-traffic.yaml.tera",
     ),
-    keep(
+    Entry::shared(
         "config/prometheus/kustomization.yaml",
         "init/config/prometheus/kustomization.yaml.tera",
     ),
-    keep(
+    Entry::shared(
         "config/prometheus/monitor.yaml",
         "init/config/prometheus/monitor.yaml.tera",
     ),
 ];
-
-const fn keep(path: &'static str, template: &'static str) -> Entry<()> {
-    Entry::file(path, template).if_exists(IfExists::Keep)
-}
 
 /// What `init` refuses to scaffold over: signs of an existing project.
 const PROJECT_MARKERS: &[&str] = &[project::FILE_NAME, "Cargo.toml", "Makefile", "src"];
@@ -163,9 +159,8 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let header = templates.render("init/boilerplate.rs.txt.tera", &context)?;
     context.insert("header", &crate::scaffold::source_header(&header));
 
-    let mut changes = Changes::open(&args.dir)?;
-    let applied = plan::apply(PLAN, &(), &templates, &context, false, &mut changes)?;
-    super::commit(changes, out)?;
+    let changes = Changes::open(&args.dir)?;
+    let applied = super::scaffold(PLAN, &(), &templates, &context, false, changes, out)?;
     for path in applied.kept {
         writeln!(out, "{:>8} {path} (exists; left as it was)", "keep")?;
     }

@@ -13,7 +13,8 @@ use std::path::Path;
 use clap::CommandFactory;
 
 use crate::cli::{Cli, Command, CreateCommand};
-use crate::scaffold::{Changes, Written};
+use crate::project::Project;
+use crate::scaffold::{Changes, Entry, Templates, Written, plan};
 
 pub use create_api::create_api;
 pub use create_webhook::create_webhook;
@@ -44,6 +45,41 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// What the templates of `create api` and `create webhook` share: PROJECT as it will be
+/// written, the project's names and the license header of new Rust files.
+fn project_context(project: &Project, changes: &Changes) -> anyhow::Result<tera::Context> {
+    let mut context = tera::Context::new();
+    context.insert("project_yaml", &project.to_yaml());
+    context.insert("project_name", &project.project_name);
+    context.insert(
+        "crate_name",
+        &crate::names::crate_name(&project.project_name),
+    );
+    context.insert("domain", &project.domain);
+    let boilerplate = changes.read("hack/boilerplate.rs.txt")?.unwrap_or_default();
+    context.insert("header", &crate::scaffold::source_header(&boilerplate));
+    Ok(context)
+}
+
+/// Carries out a command's `plan` under `switches`, commits it, and passes on rustfmt's
+/// warning; returns what [`plan::apply`] left to report.
+fn scaffold<S>(
+    plan: &[Entry<S>],
+    switches: &S,
+    templates: &Templates,
+    context: &tera::Context,
+    force: bool,
+    mut changes: Changes,
+    out: &mut dyn Write,
+) -> anyhow::Result<plan::Applied> {
+    let applied = plan::apply(plan, switches, templates, context, force, &mut changes)?;
+    commit(changes, out)?;
+    if let Some(warning) = &applied.warning {
+        writeln!(out, "warning: {warning}")?;
+    }
+    Ok(applied)
 }
 
 /// Commits the change set and lists what was written, like kubebuilder's scaffold log.

@@ -162,6 +162,11 @@ impl<S> Entry<S> {
         )
     }
 
+    /// A file several commands or APIs share: written if missing, else kept as it is.
+    pub const fn shared(path: &'static str, template: &'static str) -> Self {
+        Self::file(path, template).if_exists(IfExists::Keep)
+    }
+
     /// An insertion of `template` at `marker`.
     pub const fn insert(path: &'static str, marker: Marker, text: Text) -> Self {
         Self::new(path, text, Action::Insert(marker))
@@ -251,20 +256,14 @@ pub fn apply<S>(
             Text::Inline(line) => templates.render_str(line, context),
         };
         match entry.action {
-            Action::Write(policy) => {
-                let overwrite = match policy {
-                    IfExists::Refuse | IfExists::KeepUnlessForced => force,
-                    IfExists::Keep => false,
-                    IfExists::Overwrite => true,
-                };
-                if !overwrite && policy != IfExists::Refuse && changes.exists(&path)? {
-                    if policy == IfExists::Keep {
-                        applied.kept.push(path.clone());
-                    }
-                } else {
-                    changes.create(&path, text()?, overwrite)?;
-                }
-            }
+            Action::Write(policy) => match policy {
+                _ if !changes.exists(&path)? => changes.create(&path, text()?, false)?,
+                IfExists::Keep => applied.kept.push(path.clone()),
+                IfExists::KeepUnlessForced if !force => {}
+                // Refused by `create`, whose message says what --force would do.
+                IfExists::Refuse if !force => changes.create(&path, text()?, false)?,
+                _ => changes.create(&path, text()?, true)?,
+            },
             Action::Insert(marker) => changes.insert_at_marker(&path, marker, &text()?)?,
             Action::InsertSorted(marker) => {
                 changes.insert_sorted_at_marker(&path, marker, &text()?)?
