@@ -154,3 +154,60 @@ fn init_can_start_in_the_multigroup_layout() {
         "{err}"
     );
 }
+
+#[test]
+fn webhooks_from_before_the_edit_stay_where_they_are() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
+    init(dir, &[]);
+    create_api(dir, "cache", "v1alpha1", "Memcached", &[]);
+    let webhook = |group: &str, flag: &str| {
+        rkb_in(
+            dir,
+            &[
+                "create",
+                "webhook",
+                "--group",
+                group,
+                "--version",
+                "v1alpha1",
+                "--kind",
+                "Memcached",
+                flag,
+            ],
+        )
+    };
+    webhook("cache", "--defaulting");
+    rkb_in(dir, &["edit", "--multigroup"]);
+    // The kind's second webhook joins its first, in the module the edit left in place.
+    webhook("cache", "--programmatic-validation");
+    assert!(
+        !dir.join("src/webhook/cache").exists(),
+        "a second module for the same kind"
+    );
+    let admission = read(dir, "src/webhook/v1alpha1/memcached.rs");
+    assert_eq!(
+        admission.matches("Defaulter<Memcached> for").count(),
+        1,
+        "{admission}"
+    );
+    assert_eq!(
+        admission.matches("Validator<Memcached> for").count(),
+        1,
+        "{admission}"
+    );
+    let registry = read(dir, "src/webhook/mod.rs");
+    assert!(
+        registry.contains(
+            "v1alpha1::memcached::MemcachedWebhook,\n    );\n    webhooks = webhooks.validator"
+        ),
+        "{registry}"
+    );
+
+    // The same kind in a new group starts the group's module.
+    create_api(dir, "web", "v1alpha1", "Memcached", &[]);
+    webhook("web", "--defaulting");
+    assert!(dir.join("src/webhook/web/v1alpha1/memcached.rs").exists());
+    assert!(read(dir, "src/webhook/mod.rs").contains("pub mod web;"));
+    assert!(!read(dir, "src/webhook/v1alpha1/memcached.rs").contains("crate::api::web"));
+}

@@ -324,7 +324,8 @@ pub fn create_webhook(args: &CreateWebhookArgs, out: &mut dyn Write) -> anyhow::
         validation: before.validation || args.programmatic_validation,
         webhook_version: "v1".into(),
     };
-    let hook = describe(&project, &resource, &after);
+    let grouped = project.multigroup && !predates_multigroup(&changes, &resource)?;
+    let hook = describe(&project, &resource, &after, grouped);
     let first_webhook = project.resources.iter().all(|r| r.webhooks.is_none());
     let entry = project
         .resources
@@ -336,7 +337,7 @@ pub fn create_webhook(args: &CreateWebhookArgs, out: &mut dyn Write) -> anyhow::
     entry.webhooks = Some(after.clone());
     let admission_file = format!("{}/{}.rs", hook.dir, hook.kind_snake);
     let switches = Switches {
-        grouped: project.multigroup,
+        grouped,
         defaulting: args.defaulting,
         validation: args.programmatic_validation,
         conversion: args.conversion,
@@ -579,7 +580,26 @@ fn check_conversion(
     Ok(spokes)
 }
 
-fn describe(project: &Project, resource: &project::Resource, webhooks: &project::Webhooks) -> Hook {
+/// Whether the kind's webhooks were scaffolded before `rkb edit --multigroup`, which moves
+/// controllers only: then they stay in `src/webhook/<version>/`, and new webhooks of the
+/// kind join them there instead of starting a second module under the group.
+fn predates_multigroup(changes: &Changes, resource: &project::Resource) -> anyhow::Result<bool> {
+    if resource.webhooks.is_none() {
+        return Ok(false);
+    }
+    let version = names::module_name(&resource.version);
+    let kind = names::snake(&resource.kind);
+    Ok(changes.exists(&format!("src/webhook/{version}/{kind}.rs"))?
+        || changes.exists(&format!("src/webhook/{version}/{kind}_conversion.rs"))?)
+}
+
+/// `grouped`: the kind's webhooks live under `src/webhook/<group>/<version>/`.
+fn describe(
+    project: &Project,
+    resource: &project::Resource,
+    webhooks: &project::Webhooks,
+    grouped: bool,
+) -> Hook {
     let group_module = names::module_name(&resource.group);
     let version_module = names::module_name(&resource.version);
     let api_group = if resource.core {
@@ -601,7 +621,7 @@ fn describe(project: &Project, resource: &project::Resource, webhooks: &project:
         api_group.replace('.', "-")
     };
     let lower = resource.kind.to_lowercase();
-    let (module, dir) = if project.multigroup {
+    let (module, dir) = if grouped {
         (
             format!("{group_module}::{version_module}"),
             format!("src/webhook/{group_module}/{version_module}"),
@@ -615,7 +635,7 @@ fn describe(project: &Project, resource: &project::Resource, webhooks: &project:
     Hook {
         module,
         dir,
-        group_module: project.multigroup.then_some(group_module),
+        group_module: grouped.then_some(group_module),
         version_module,
         mutate_path: format!("/mutate-{path_group}-{}-{lower}", resource.version),
         validate_path: format!("/validate-{path_group}-{}-{lower}", resource.version),
