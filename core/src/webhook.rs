@@ -94,6 +94,10 @@ impl Operation {
     }
 }
 
+/// Where the manager serves conversion reviews, for every kind (kubebuilder's path), and
+/// where the CRDs' conversion stanza sends them.
+pub const CONVERSION_PATH: &str = "/convert";
+
 /// The longest `timeoutSeconds` the API server accepts.
 pub const MAX_TIMEOUT_SECONDS: u8 = 30;
 

@@ -186,16 +186,13 @@ fn check_rule(
     });
     for Entry { key: ident, value } in entries {
         let name = ident.unraw().to_string();
-        let Some(name) = accepted.accept(cx, &name, ident.span()) else {
+        let key = KEYS.iter().find(|(n, _)| *n == name).map(|(_, k)| *k);
+        if accepted.accept(cx, &name, ident.span()).is_none() {
             ok = false;
-            unknown |= !names.contains(&name.as_str());
+            unknown |= key.is_none();
             continue;
-        };
-        let key = KEYS
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, k)| *k)
-            .expect("a known key");
+        }
+        let key = key.expect("accepted keys are known");
         keys.push((key, ident));
         let checked = match key {
             Key::Namespace => namespace(cx, &value).map(|ns| seen.namespace = Some(ns)),

@@ -87,8 +87,6 @@ pub fn schema(args: TokenStream, input: TokenStream) -> TokenStream {
         .into()
 }
 
-/// Marks a custom resource whose derive saw `#[rkb_runtime::api]`'s output
-/// (see `api::derive_order_check`); not for direct use.
 /// controller-gen's `+kubebuilder:webhook` marker on an `impl Defaulter<K> for T` or
 /// `impl Validator<K> for T` block:
 ///
@@ -120,6 +118,8 @@ pub fn webhook(args: TokenStream, input: TokenStream) -> TokenStream {
     }
 }
 
+/// Marks a custom resource whose derive saw `#[rkb_runtime::api]`'s output
+/// (see `api::derive_order_check`); not for direct use.
 #[doc(hidden)]
 #[proc_macro_derive(ApiMarker)]
 pub fn api_marker(input: TokenStream) -> TokenStream {

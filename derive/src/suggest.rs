@@ -41,7 +41,8 @@ pub(crate) fn unknown_key(name: &str, place: &str, hint: Option<&str>, keys: &[&
     }
 }
 
-fn fold(s: &str) -> String {
+/// `s` without case, `_` and `-`: the spellings of one key or value that are taken alike.
+pub(crate) fn fold(s: &str) -> String {
     s.chars()
         .filter(|c| *c != '_' && *c != '-')
         .flat_map(char::to_lowercase)

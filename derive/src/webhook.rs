@@ -9,6 +9,7 @@ use syn::ItemImpl;
 use crate::ctxt::Ctxt;
 use crate::keys::Keys;
 use crate::meta::{self, Entry, Value};
+use crate::suggest;
 use rkb_core::webhook::{self as rules, Operation};
 
 const KEYS: &[&str] = &[
@@ -31,14 +32,13 @@ const ALIASES: &[(&str, &str)] = &[
     ("timeout", "timeout_seconds"),
 ];
 
+/// Where the attribute may be written.
+const PLACEMENT: &str = "#[rkb_runtime::webhook] goes on an `impl Defaulter<Kind> for ...` or \
+                         `impl Validator<Kind> for ...` block";
+
 pub(crate) fn expand(args: TokenStream, input: TokenStream) -> syn::Result<TokenStream> {
-    let mut item: ItemImpl = syn::parse2(input).map_err(|e| {
-        syn::Error::new(
-            e.span(),
-            "#[rkb_runtime::webhook] goes on an `impl Defaulter<Kind> for ...` or \
-             `impl Validator<Kind> for ...` block",
-        )
-    })?;
+    let mut item: ItemImpl =
+        syn::parse2(input).map_err(|e| syn::Error::new(e.span(), PLACEMENT))?;
     let mut cx = Ctxt::default();
     let trait_name = item
         .trait_
@@ -46,11 +46,7 @@ pub(crate) fn expand(args: TokenStream, input: TokenStream) -> syn::Result<Token
         .and_then(|(_, path, _)| path.segments.last())
         .map(|segment| segment.ident.to_string());
     if !matches!(trait_name.as_deref(), Some("Defaulter" | "Validator")) {
-        cx.error_at(
-            item.impl_token.span,
-            "#[rkb_runtime::webhook] goes on an `impl Defaulter<Kind> for ...` or \
-             `impl Validator<Kind> for ...` block",
-        );
+        cx.error_at(item.impl_token.span, PLACEMENT);
     }
     if let Some(existing) = item
         .items
@@ -120,11 +116,7 @@ fn example(key: &str) -> &'static str {
 /// `value` folded (case, `_`, `-`) and matched against `choices`.
 fn choice<T: Copy>(cx: &mut Ctxt, entry: &Entry, choices: &[(&str, T)]) -> Option<T> {
     let (value, span) = string(cx, entry)?;
-    let folded: String = value
-        .chars()
-        .filter(|c| *c != '_' && *c != '-')
-        .flat_map(char::to_lowercase)
-        .collect();
+    let folded = suggest::fold(&value);
     let found = choices.iter().find(|(spelling, _)| *spelling == folded);
     if found.is_none() {
         let key = entry.name();

@@ -200,10 +200,10 @@ pub enum Error {
         #[source]
         reason: rbac::RuleError,
     },
-    /// The role name is not a valid object name.
+    /// The webhooks cannot be rendered.
     #[error(transparent)]
     Webhook(#[from] WebhookError),
-
+    /// The role name is not a valid object name.
     #[error("invalid role name {0:?}: it must be a DNS-1123 subdomain, e.g. \"manager-role\"")]
     InvalidRoleName(String),
     /// An object could not be rendered as YAML.
@@ -931,19 +931,20 @@ fn read_if_exists(path: &Path) -> Result<Option<String>, Error> {
     }
 }
 
-/// `*.yaml` files in the CRD directory that `files` does not contain, sorted.
 /// The files `make manifests` owns that nothing renders to any more: CRD files, and the
 /// namespaced-RBAC overlay once no rule names another namespace.
 fn stale_files(root: &Path, files: &BTreeMap<PathBuf, String>) -> Result<Vec<PathBuf>, Error> {
     let mut stale = stale_crd_files(root, files)?;
     for rel in NAMESPACED_RBAC_FILES.map(PathBuf::from) {
-        if !files.contains_key(&rel) && read_if_exists(&root.join(&rel))?.is_some() {
+        let path = root.join(&rel);
+        if !files.contains_key(&rel) && path.try_exists().map_err(io_err("read", &path))? {
             stale.push(rel);
         }
     }
     Ok(stale)
 }
 
+/// `*.yaml` files in the CRD directory that `files` does not contain, sorted.
 fn stale_crd_files(root: &Path, files: &BTreeMap<PathBuf, String>) -> Result<Vec<PathBuf>, Error> {
     let dir = root.join(CRD_DIR);
     let entries = match std::fs::read_dir(&dir) {

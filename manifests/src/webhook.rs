@@ -15,9 +15,9 @@ use rkb_core::webhook::{Kind, Settings};
 /// The Service kubebuilder's `config/webhook/service.yaml` declares; kustomize prefixes
 /// its name and sets its namespace in `config/default`.
 pub const SERVICE_NAME: &str = "webhook-service";
-pub const SERVICE_NAMESPACE: &str = "system";
-/// Where the manager serves conversion reviews (rkb_runtime::webhook::CONVERSION_PATH).
-pub const CONVERSION_PATH: &str = "/convert";
+/// The Service is the manager's, in its namespace placeholder.
+pub const SERVICE_NAMESPACE: &str = crate::rbac::MANAGER_NAMESPACE;
+pub use rkb_core::webhook::CONVERSION_PATH;
 /// Where `make manifests` writes the webhook configurations.
 pub const WEBHOOK_FILE: &str = "config/webhook/manifests.yaml";
 
@@ -64,38 +64,23 @@ impl Webhook {
 }
 
 /// Why the webhooks cannot be rendered.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum WebhookError {
+    #[error("webhook {webhook}: {reason}")]
     Invalid { webhook: String, reason: String },
+    #[error(
+        "two webhooks have the {what} {value:?}: give one another {what} in its \
+         #[rkb_runtime::webhook(...)] attribute"
+    )]
     Duplicate { what: &'static str, value: String },
+    #[error("a conversion webhook is declared for the CRD {0}, which is not in the list of CRDs")]
     NoSuchCrd(String),
+    #[error(
+        "the CRD {0} has a conversion webhook but a single version: add the other versions' \
+         crd::<K>() to the list, or drop the conversion webhook"
+    )]
     SingleVersion(String),
 }
-
-impl std::fmt::Display for WebhookError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Invalid { webhook, reason } => write!(f, "webhook {webhook}: {reason}"),
-            Self::Duplicate { what, value } => write!(
-                f,
-                "two webhooks have the {what} {value:?}: give one another {what} in its \
-                 #[rkb_runtime::webhook(...)] attribute"
-            ),
-            Self::NoSuchCrd(crd) => write!(
-                f,
-                "a conversion webhook is declared for the CRD {crd}, which is not in the list \
-                 of CRDs"
-            ),
-            Self::SingleVersion(crd) => write!(
-                f,
-                "the CRD {crd} has a conversion webhook but a single version: add the other \
-                 versions' crd::<K>() to the list, or drop the conversion webhook"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for WebhookError {}
 
 fn service(path: String) -> WebhookClientConfig {
     WebhookClientConfig {
@@ -168,29 +153,34 @@ pub fn configurations(
             resources: Some(vec![plural.clone()]),
             scope: None,
         }]);
-        let review_versions = vec!["v1".to_owned()];
-        let timeout = settings.timeout_seconds.map(i32::from);
+        // The two kinds of webhook share every field but their type.
+        let admission_review_versions = vec!["v1".to_owned()];
+        let client_config = service(path);
+        let failure_policy = Some(settings.failure_policy.as_str().to_owned());
+        let match_policy = Some(settings.match_policy.as_str().to_owned());
+        let side_effects = settings.side_effects.as_str().to_owned();
+        let timeout_seconds = settings.timeout_seconds.map(i32::from);
         match kind {
             Kind::Mutating => mutating.push(MutatingWebhook {
-                admission_review_versions: review_versions,
-                client_config: service(path),
-                failure_policy: Some(settings.failure_policy.as_str().to_owned()),
-                match_policy: Some(settings.match_policy.as_str().to_owned()),
+                admission_review_versions,
+                client_config,
+                failure_policy,
+                match_policy,
                 name,
                 rules,
-                side_effects: settings.side_effects.as_str().to_owned(),
-                timeout_seconds: timeout,
+                side_effects,
+                timeout_seconds,
                 ..MutatingWebhook::default()
             }),
             Kind::Validating => validating.push(ValidatingWebhook {
-                admission_review_versions: review_versions,
-                client_config: service(path),
-                failure_policy: Some(settings.failure_policy.as_str().to_owned()),
-                match_policy: Some(settings.match_policy.as_str().to_owned()),
+                admission_review_versions,
+                client_config,
+                failure_policy,
+                match_policy,
                 name,
                 rules,
-                side_effects: settings.side_effects.as_str().to_owned(),
-                timeout_seconds: timeout,
+                side_effects,
+                timeout_seconds,
                 ..ValidatingWebhook::default()
             }),
         }

@@ -130,17 +130,21 @@ pub(crate) fn spec<'a>(
     let mut cross = CrossKeys::default();
     for entry in entries {
         let name = entry.name();
-        if let Some(def) = KEYS.iter().find(|k| k.name == name)
+        let def = KEYS.iter().find(|k| k.name == name);
+        if let Some(def) = def
             && !allowed(def, place)
         {
             cx.error_at(entry.key.span(), misplaced(def, place));
             continue;
         }
         let span = entry.key.span();
-        let Some(name) = keys.accept_or(cx, &name, span, |_| unknown_key(&name, place)) else {
+        if keys
+            .accept_or(cx, &name, span, |_| unknown_key(&name, place))
+            .is_none()
+        {
             continue;
-        };
-        let def = KEYS.iter().find(|k| k.name == name).expect("a known key");
+        }
+        let def = def.expect("accepted keys are known");
         add_entry(cx, entry, def, &mut spec, &mut cross);
     }
     let seen = keys.given();

@@ -54,14 +54,12 @@ pub use admission::{Defaulter, Denied, Request, Validator, Warnings};
 pub use conversion::{Conversion, ConversionError, Convertible, Hub, preserve, restore};
 pub use kube::core::admission::Operation;
 pub use rkb_core::webhook::{
-    FailurePolicy, Kind, MatchPolicy, Operation as RuleOperation, Settings, SideEffects,
+    CONVERSION_PATH, FailurePolicy, Kind, MatchPolicy, Operation as RuleOperation, Settings,
+    SideEffects,
 };
 
 use crate::manager::Check;
 use crate::manager::{server, tls};
-
-/// Where conversion reviews are served, for every kind (kubebuilder's path).
-pub const CONVERSION_PATH: &str = "/convert";
 
 /// The largest request body accepted: an AdmissionReview carries the object and the old
 /// object, each up to the API server's 3 MiB; controller-runtime allows 7 MiB too.
