@@ -30,19 +30,17 @@ impl Certificates {
 
     fn try_generate() -> Result<Self, rcgen::Error> {
         let serving_ca = certificate_authority("envtest serving CA")?;
-        let mut serving = CertificateParams::new(vec![
-            "localhost".to_string(),
-            "127.0.0.1".to_string(),
-            "kubernetes".to_string(),
-            "kubernetes.default".to_string(),
-            "kubernetes.default.svc".to_string(),
-        ])?;
-        serving
-            .distinguished_name
-            .push(DnType::CommonName, "kube-apiserver");
-        serving.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-        let serving_key = KeyPair::generate()?;
-        let serving_cert = serving.signed_by(&serving_key, &serving_ca)?;
+        let (serving_cert, serving_key) = serving_certificate(
+            &[
+                "localhost",
+                "127.0.0.1",
+                "kubernetes",
+                "kubernetes.default",
+                "kubernetes.default.svc",
+            ],
+            "kube-apiserver",
+            &serving_ca,
+        )?;
 
         let client_ca = certificate_authority("envtest client CA")?;
         let mut admin = CertificateParams::new(Vec::<String>::new())?;
@@ -68,6 +66,24 @@ impl Certificates {
             service_account_public_key: service_account.public_key_pem(),
         })
     }
+}
+
+/// A TLS server certificate for `names` (DNS names or IP addresses) and its new key,
+/// signed by `ca`.
+pub(crate) fn serving_certificate(
+    names: &[&str],
+    common_name: &str,
+    ca: &CertifiedIssuer<'static, KeyPair>,
+) -> Result<(rcgen::Certificate, KeyPair), rcgen::Error> {
+    let mut params =
+        CertificateParams::new(names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>())?;
+    params
+        .distinguished_name
+        .push(DnType::CommonName, common_name);
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+    let key = KeyPair::generate()?;
+    let cert = params.signed_by(&key, ca)?;
+    Ok((cert, key))
 }
 
 pub(crate) fn certificate_authority(

@@ -6,11 +6,10 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use k8s_openapi::ByteString;
-use rcgen::{CertificateParams, DnType, ExtendedKeyUsagePurpose, KeyPair};
 use serde_json::Value;
 
 use crate::Error;
-use crate::certs::certificate_authority;
+use crate::certs::{certificate_authority, serving_certificate};
 
 /// A serving certificate for `localhost`/`127.0.0.1`/`::1`, signed by a fresh CA, written
 /// as `tls.crt` and `tls.key` into a directory of its own (removed on drop).
@@ -26,18 +25,12 @@ impl WebhookCerts {
             Error::ControlPlane(format!("cannot make the webhook certificates: {e}"))
         };
         let ca = certificate_authority("envtest webhook CA").map_err(|e| failed(&e))?;
-        let mut params = CertificateParams::new(vec![
-            "localhost".to_owned(),
-            "127.0.0.1".to_owned(),
-            "::1".to_owned(),
-        ])
+        let (cert, key) = serving_certificate(
+            &["localhost", "127.0.0.1", "::1"],
+            "envtest webhook server",
+            &ca,
+        )
         .map_err(|e| failed(&e))?;
-        params
-            .distinguished_name
-            .push(DnType::CommonName, "envtest webhook server");
-        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-        let key = KeyPair::generate().map_err(|e| failed(&e))?;
-        let cert = params.signed_by(&key, &ca).map_err(|e| failed(&e))?;
 
         let dir = std::env::temp_dir().join(format!(
             "rkb-envtest-webhook-{}",

@@ -1,7 +1,9 @@
-//! Helpers for controller tests on a real API server, shared by generated tests and the
-//! examples: run a kube-runtime `Controller` and record what it reconciled ([`start`],
-//! [`Reports`]), wait for a condition ([`eventually`]), read a controller's Events
-//! ([`events`]), and act as the operator with one RBAC rule removed ([`overlay_without_rule`]).
+//! Helpers for controller tests on a real API server, shared by the tests `rkb create api
+//! --image` generates: run a kube-runtime `Controller` and record what it reconciled
+//! ([`start`], [`Reports`]), wait for a condition ([`eventually`]), read a controller's
+//! Events ([`events`]), and act as the operator with one RBAC rule removed
+//! ([`overlay_without_rule`]). The memcached and sample-controller examples, which came
+//! first, still carry their own copies of the last three.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};

@@ -82,6 +82,8 @@ pub(crate) mod tls;
 use std::sync::Arc;
 
 use kube::Client;
+
+use crate::webhook::TlsFiles;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -336,10 +338,11 @@ impl Manager {
             return Ok(None);
         };
         let dir = &self.args.webhook_cert_path;
-        let files = crate::webhook::TlsFiles {
-            cert: dir.join(&self.args.webhook_cert_name),
-            key: dir.join(&self.args.webhook_cert_key),
-        };
+        let files = TlsFiles::new(
+            dir,
+            &self.args.webhook_cert_name,
+            &self.args.webhook_cert_key,
+        );
         let paths = webhooks.paths().join(", ");
         let server = webhooks
             .bind(addr, &files)
@@ -370,9 +373,10 @@ impl Manager {
             let addr = listener.local_addr()?;
             let (tls, authorizer) = if self.args.metrics_secure {
                 let files = self.args.metrics_cert_path.as_ref().map(|dir| {
-                    (
-                        dir.join(&self.args.metrics_cert_name),
-                        dir.join(&self.args.metrics_cert_key),
+                    TlsFiles::new(
+                        dir,
+                        &self.args.metrics_cert_name,
+                        &self.args.metrics_cert_key,
                     )
                 });
                 let (acceptor, reload) = tls::acceptor(files, &["localhost"], "metrics")?;

@@ -7,6 +7,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
+
+use crate::webhook::TlsFiles;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls::crypto::{CryptoProvider, ring};
 use tokio_rustls::rustls::pki_types::pem::PemObject;
@@ -22,13 +24,13 @@ const RELOAD_INTERVAL: Duration = Duration::from_secs(10);
 /// without files, a certificate generated now for `hosts`. The returned future keeps
 /// reloading the files and must be polled for as long as the server runs.
 pub(crate) fn acceptor(
-    files: Option<(PathBuf, PathBuf)>,
+    files: Option<TlsFiles>,
     hosts: &[&str],
     what: &'static str,
 ) -> anyhow::Result<(TlsAcceptor, Option<impl Future<Output = ()> + use<>>)> {
     let provider = Arc::new(ring::default_provider());
     let (resolver, reload) = match files {
-        Some((cert, key)) => {
+        Some(TlsFiles { cert, key }) => {
             let watched = Arc::new(WatchedCert::load(cert, key, provider.clone(), what)?);
             let reload = {
                 let watched = watched.clone();
@@ -258,7 +260,7 @@ mod tests {
     #[test]
     fn missing_files_fail_with_their_path() {
         let error = acceptor(
-            Some(("/nonexistent/tls.crt".into(), "/nonexistent/tls.key".into())),
+            Some(TlsFiles::in_dir(Path::new("/nonexistent"))),
             &[],
             "metrics",
         )

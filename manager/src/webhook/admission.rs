@@ -355,29 +355,22 @@ where
 /// Drops the `null`s serialisation adds for unset `Option`s the client did not send,
 /// so that the patch holds only what the defaulter set.
 fn without_new_nulls(original: &Value, defaulted: Value) -> Value {
-    match (original, defaulted) {
-        (Value::Object(before), Value::Object(after)) => Value::Object(
-            after
-                .into_iter()
-                .filter(|(key, value)| !value.is_null() || before.contains_key(key))
-                .map(|(key, value)| {
-                    let value = match before.get(&key) {
-                        Some(old) => without_new_nulls(old, value),
-                        None => without_new_nulls(&Value::Null, value),
-                    };
-                    (key, value)
-                })
-                .collect(),
-        ),
-        (_, Value::Object(after)) => Value::Object(
-            after
-                .into_iter()
-                .filter(|(_, value)| !value.is_null())
-                .map(|(key, value)| (key, without_new_nulls(&Value::Null, value)))
-                .collect(),
-        ),
-        (_, defaulted) => defaulted,
-    }
+    let Value::Object(after) = defaulted else {
+        return defaulted;
+    };
+    // Everything under a key the client did not send is new, as under a missing object.
+    let none = serde_json::Map::new();
+    let before = original.as_object().unwrap_or(&none);
+    Value::Object(
+        after
+            .into_iter()
+            .filter(|(key, value)| !value.is_null() || before.contains_key(key))
+            .map(|(key, value)| {
+                let value = without_new_nulls(before.get(&key).unwrap_or(&Value::Null), value);
+                (key, value)
+            })
+            .collect(),
+    )
 }
 
 #[cfg(test)]

@@ -164,9 +164,7 @@ impl<H: Hub> Conversion<H> {
 
     /// The apiVersions this conversion serves, hub first.
     pub fn versions(&self) -> Vec<String> {
-        std::iter::once(self.erased.hub.clone())
-            .chain(self.erased.spokes.keys().cloned())
-            .collect()
+        self.erased.versions().map(str::to_owned).collect()
     }
 }
 
@@ -221,14 +219,16 @@ impl Erased {
         from_hub(hub)
     }
 
+    /// The apiVersions converted, hub first.
+    fn versions(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.hub.as_str()).chain(self.spokes.keys().map(String::as_str))
+    }
+
     fn unknown(&self, version: &str) -> ConversionError {
         ConversionError(format!(
             "{} has no version {version:?}: this webhook converts between {}",
             self.kind,
-            std::iter::once(self.hub.as_str())
-                .chain(self.spokes.keys().map(String::as_str))
-                .collect::<Vec<_>>()
-                .join(", ")
+            self.versions().collect::<Vec<_>>().join(", ")
         ))
     }
 }
@@ -250,42 +250,38 @@ pub(crate) fn convert(conversions: &BTreeMap<(String, String), Erased>, body: &[
         Ok(review) => review,
         Err(error) => return malformed(error.to_string()),
     };
-    let request = match ConversionRequest::from_review(review) {
+    let mut request = match ConversionRequest::from_review(review) {
         Ok(request) => request,
         Err(_) => return malformed("it has no request".to_owned()),
     };
     let desired = request.desired_api_version.clone();
-    let mut converted = Vec::with_capacity(request.objects.len());
-    let mut failure = None;
-    for object in &request.objects {
-        let group = object
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .and_then(|v| v.rsplit_once('/'))
-            .map_or("", |(group, _)| group);
-        let kind = object
-            .get("kind")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let result = match conversions.get(&(group.to_owned(), kind.to_owned())) {
-            Some(conversion) => conversion.convert(object.clone(), &desired),
-            None => Err(ConversionError(format!(
-                "this webhook does not convert {kind:?} objects of the group {group:?}"
-            ))),
-        };
-        match result {
-            Ok(object) => converted.push(object),
-            Err(error) => {
-                failure = Some(error);
-                break;
+    // `for_request` reads only the uid and the types, so the objects can be moved out.
+    let objects = std::mem::take(&mut request.objects);
+    // The API server wants all objects converted or none: the first failure answers.
+    let converted: Result<Vec<Value>, ConversionError> = objects
+        .into_iter()
+        .map(|object| {
+            let group = object
+                .get("apiVersion")
+                .and_then(Value::as_str)
+                .and_then(|v| v.rsplit_once('/'))
+                .map_or("", |(group, _)| group);
+            let kind = object
+                .get("kind")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            match conversions.get(&(group.to_owned(), kind.to_owned())) {
+                Some(conversion) => conversion.convert(object, &desired),
+                None => Err(ConversionError(format!(
+                    "this webhook does not convert {kind:?} objects of the group {group:?}"
+                ))),
             }
-        }
-    }
+        })
+        .collect();
     let response = ConversionResponse::for_request(request);
-    let response = match failure {
-        // The API server wants all objects converted or none.
-        Some(error) => response.failure(Status::failure(&error.0, "").with_code(422)),
-        None => response.success(converted),
+    let response = match converted {
+        Ok(converted) => response.success(converted),
+        Err(error) => response.failure(Status::failure(&error.0, "").with_code(422)),
     };
     (StatusCode::OK, to_json(&response.into_review()))
 }

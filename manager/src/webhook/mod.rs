@@ -190,14 +190,12 @@ impl Webhooks {
             anyhow::bail!("webhooks conflict: {}", self.conflicts.join("; "));
         }
         let (acceptor, reload) =
-            tls::acceptor(Some((tls.cert.clone(), tls.key.clone())), &[], "webhook").map_err(
-                |error| {
-                    anyhow::anyhow!(
-                        "{error:#}; the webhook server needs a certificate and key (cert-manager \
+            tls::acceptor(Some(tls.clone()), &[], "webhook").map_err(|error| {
+                anyhow::anyhow!(
+                    "{error:#}; the webhook server needs a certificate and key (cert-manager \
                  mounts them at {DEFAULT_CERT_DIR}; set --webhook-cert-path otherwise)"
-                    )
-                },
-            )?;
+                )
+            })?;
         let listener = server::bind(addr, "webhooks").await?;
         Ok(WebhookServer {
             listener,
@@ -270,8 +268,9 @@ impl Webhooks {
                     Ok(reply) => reply,
                     Err(_) => {
                         tracing::error!(webhook = %route.what, "the webhook panicked");
-                        admission::malformed("the webhook panicked while handling it")
-                            .with_status(StatusCode::INTERNAL_SERVER_ERROR)
+                        let (_, review) =
+                            admission::malformed("the webhook panicked while handling it");
+                        (StatusCode::INTERNAL_SERVER_ERROR, review)
                     }
                 }
             }
@@ -302,16 +301,6 @@ impl Webhooks {
     }
 }
 
-trait WithStatus {
-    fn with_status(self, status: StatusCode) -> Self;
-}
-
-impl WithStatus for admission::Reply {
-    fn with_status(self, status: StatusCode) -> Self {
-        (status, self.1)
-    }
-}
-
 /// The webhook server's certificate and key (PEM files).
 #[derive(Clone, Debug)]
 pub struct TlsFiles {
@@ -320,12 +309,17 @@ pub struct TlsFiles {
 }
 
 impl TlsFiles {
+    /// The files `cert` and `key` in `dir`.
+    pub fn new(dir: &Path, cert: &str, key: &str) -> Self {
+        Self {
+            cert: dir.join(cert),
+            key: dir.join(key),
+        }
+    }
+
     /// `tls.crt` and `tls.key` in `dir`, as a cert-manager Secret mounts them.
     pub fn in_dir(dir: &Path) -> Self {
-        Self {
-            cert: dir.join("tls.crt"),
-            key: dir.join("tls.key"),
-        }
+        Self::new(dir, "tls.crt", "tls.key")
     }
 }
 
