@@ -1,9 +1,9 @@
 //! `rkb create api --image`: the options of kubebuilder's deploy-image plugin, checked
 //! before anything is planned. The controller it scaffolds runs the image in a Deployment.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use crate::names::InvalidInput;
+use crate::names::{InvalidInput, invalid};
 
 const IMAGE_RULE: &str = "a container image reference: [registry-host[:port]/]path[:tag][@digest], where path \
                           components are lowercase letters and digits joined by '.', '_', '__' or '-', the tag \
@@ -14,17 +14,13 @@ const UID_RULE: &str = "a numeric user ID from 1 to 2147483647 (not 0: the pods 
 const COMMAND_RULE: &str = "comma-separated words, none of them empty";
 const IMAGE_EXAMPLE: &str = "--image memcached:1.6.26-alpine3.19";
 
-/// What `--image` and its companion flags asked for; recorded in PROJECT under the
-/// deploy-image plugin's key, with kubebuilder's field names.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// What `--image` and its companion flags asked for, as given (PROJECT records them in
+/// `project::DeployImageResource`).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImageOptions {
     pub image: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container_command: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container_port: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_as_user: Option<String>,
 }
 
@@ -62,22 +58,6 @@ impl ImageOptions {
             container_port,
             run_as_user,
         })
-    }
-}
-
-fn invalid(
-    flag: &'static str,
-    value: &str,
-    problem: impl Into<String>,
-    accepted: &'static str,
-    example: &str,
-) -> InvalidInput {
-    InvalidInput {
-        flag,
-        value: value.to_owned(),
-        problem: problem.into(),
-        accepted,
-        example: example.to_owned(),
     }
 }
 

@@ -47,7 +47,7 @@ const PROJECT_RULE: &str = "a DNS-1123 label that is also a Cargo package name: 
                             and '-', starting with a letter, at most 63 characters; as a crate name ('-' \
                             read as '_') neither reserved by Rust nor one the project depends on";
 
-fn invalid(
+pub(crate) fn invalid(
     flag: &'static str,
     value: &str,
     problem: impl Into<String>,

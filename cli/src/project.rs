@@ -85,12 +85,9 @@ pub struct Api {
     pub namespaced: bool,
 }
 
-/// The key of rkb's deploy-image plugin (`rkb create api --image`). Its options are
-/// kubebuilder's (`deploy-image.go.kubebuilder.io/v1-alpha`), but what it scaffolds is
-/// rkb's Rust controller, so it has a key of its own.
-pub const DEPLOY_IMAGE_PLUGIN: &str = "deploy-image.rkb.io/v1-alpha";
-
-/// PROJECT's `plugins:` section.
+/// PROJECT's `plugins:` section. The key of rkb's deploy-image plugin (`rkb create api
+/// --image`) is its own: its options are kubebuilder's (`deploy-image.go.kubebuilder.io/v1-alpha`),
+/// but what it scaffolds is rkb's Rust controller.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Plugins {
     #[serde(

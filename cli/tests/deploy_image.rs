@@ -89,11 +89,9 @@ fn images_are_recorded_in_the_manager_and_project() {
         &["--force", "--run-as-user", "2000"],
     )
     .unwrap();
-    assert_eq!(
-        manager_env(dir.path())[0],
-        ("MEMCACHED_IMAGE".into(), "memcached:1.7".into())
-    );
-    assert_eq!(manager_env(dir.path()).len(), 2);
+    let env = manager_env(dir.path());
+    assert_eq!(env[0], ("MEMCACHED_IMAGE".into(), "memcached:1.7".into()));
+    assert_eq!(env.len(), 2);
 
     let project = Project::load(dir.path()).unwrap();
     let entries = project.plugins.deploy_image.unwrap().resources;

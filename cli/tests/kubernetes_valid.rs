@@ -11,8 +11,6 @@ use std::path::Path;
 
 use serde_json::Value;
 
-const KUBERNETES_VERSION: &str = "1.34.0";
-
 #[test]
 fn deployments_build_and_pass_the_official_schemas() {
     for project in common::projects() {
@@ -25,16 +23,7 @@ fn deployments_build_and_pass_the_official_schemas() {
             files.extend(bases.map(|e| e.unwrap().path()));
         }
         for file in files {
-            let file = file.to_str().unwrap();
-            let args = ["--strict", "--quiet", "-k", KUBERNETES_VERSION, file];
-            let checked = common::tool("kubernetes-validate", &args, &project);
-            assert!(
-                checked.status.success(),
-                "{}: {file} fails kubernetes-validate --strict:\n{}{}",
-                project.display(),
-                String::from_utf8_lossy(&checked.stdout),
-                String::from_utf8_lossy(&checked.stderr)
-            );
+            common::kubernetes_validate(&file, &project);
         }
         let objects = built.matches("\nkind: ").count() + 1;
         assert!(

@@ -61,17 +61,6 @@ fn project() -> tempfile::TempDir {
     dir
 }
 
-/// `kubectl kustomize <config>` in `project`: the YAML, which must build.
-fn kustomize(project: &Path, config: &str) -> String {
-    let built = common::tool("kubectl", &["kustomize", config], project);
-    assert!(
-        built.status.success(),
-        "kubectl kustomize {config} failed:\n{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
-    String::from_utf8(built.stdout).unwrap()
-}
-
 fn objects(yaml: &str) -> Vec<DynamicObject> {
     rkb_envtest::parse_yaml(yaml).unwrap()
 }
@@ -106,7 +95,7 @@ fn roles_in_other_namespaces_stay_there_with_their_bindings() {
     let leader = |ns: &str, name: &str| (ns.to_owned(), format!("memcached-operator-{name}"));
 
     // config/default: the manager, with the Role in its own namespace only.
-    let default = objects(&kustomize(project.path(), "config/default"));
+    let default = objects(&common::kustomize_default(project.path()));
     let own = "memcached-operator-system";
     assert_eq!(
         placed(&of_kind(&default, "Role")),
@@ -114,7 +103,7 @@ fn roles_in_other_namespaces_stay_there_with_their_bindings() {
     );
 
     // The overlay `make deploy` applies: the same, plus the Roles in team-a and team-b.
-    let deployed_yaml = kustomize(project.path(), NAMESPACED_RBAC_DIR);
+    let deployed_yaml = common::kustomize(project.path(), NAMESPACED_RBAC_DIR);
     let deployed = objects(&deployed_yaml);
     assert_eq!(deployed.len(), default.len() + 4);
     assert_eq!(
@@ -136,7 +125,7 @@ fn roles_in_other_namespaces_stay_there_with_their_bindings() {
             binding("team-b")
         ]
     );
-    for binding in bindings {
+    for binding in &bindings {
         let data = &binding.data;
         assert_eq!(data["roleRef"]["kind"], "Role", "{}", binding.name_any());
         assert_eq!(
@@ -146,7 +135,7 @@ fn roles_in_other_namespaces_stay_there_with_their_bindings() {
         assert_eq!(data["subjects"][0]["namespace"], own);
     }
     assert_eq!(
-        of_kind(&deployed, "RoleBinding")
+        bindings
             .iter()
             .filter(|b| b.data["roleRef"]["name"] == "memcached-operator-manager-role")
             .count(),
@@ -156,18 +145,7 @@ fn roles_in_other_namespaces_stay_there_with_their_bindings() {
     // Every object passes the official schemas.
     let rendered = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(rendered.path(), &deployed_yaml).unwrap();
-    let file = rendered.path().to_str().unwrap();
-    let checked = common::tool(
-        "kubernetes-validate",
-        &["--strict", "--quiet", "-k", "1.34.0", file],
-        project.path(),
-    );
-    assert!(
-        checked.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&checked.stdout),
-        String::from_utf8_lossy(&checked.stderr)
-    );
+    common::kubernetes_validate(rendered.path(), project.path());
 }
 
 /// Whether the manager may `verb` `resource` (`<plural>.<group>`, or a core plural) in
@@ -194,7 +172,7 @@ async fn allowed(env: &Environment, verb: &str, resource: &str, namespace: &str)
 async fn the_api_server_grants_namespaced_rules_where_they_are_declared() {
     let project = project();
     let env = rkb_envtest::shared().await;
-    let deployed = objects(&kustomize(project.path(), NAMESPACED_RBAC_DIR));
+    let deployed = objects(&common::kustomize(project.path(), NAMESPACED_RBAC_DIR));
     let rbac = ["Namespace", "ServiceAccount", "Role", "RoleBinding"];
     let (mut namespaces, rbac): (Vec<_>, Vec<_>) = deployed
         .into_iter()

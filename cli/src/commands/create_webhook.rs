@@ -8,13 +8,14 @@
 use std::io::Write;
 
 use anyhow::bail;
+use rkb_core::webhook::{Kind, Settings};
 use serde::Serialize;
 
 use crate::cli::CreateWebhookArgs;
 use crate::names;
 use crate::project::{self, Project};
 use crate::scaffold::plan::{Entry, IfExists, Marker, Text::*};
-use crate::scaffold::{Changes, Templates};
+use crate::scaffold::{Changes, Templates, builtin_kinds};
 
 /// What the templates know about the kind and its webhooks.
 #[derive(Debug, Serialize)]
@@ -528,12 +529,10 @@ fn check_conversion(
         "rkb create webhook --group {} --version {} --kind {} --conversion --spoke {}",
         hub.group, hub.version, hub.kind, versions[0]
     );
-    if let Some(converted) = project.resources.iter().find(|r| {
-        r.group == hub.group
-            && r.kind == hub.kind
-            && r.version != hub.version
-            && r.webhooks.as_ref().is_some_and(|w| w.conversion)
-    }) {
+    if let Some(converted) = others
+        .iter()
+        .find(|r| r.webhooks.as_ref().is_some_and(|w| w.conversion))
+    {
         bail!(
             "{} already has a conversion webhook with hub {} (see PROJECT); one CRD has one \
              conversion webhook and one hub.\n  \
@@ -555,7 +554,6 @@ fn check_conversion(
             versions.join(", ")
         );
     }
-    let mut spokes = Vec::new();
     for spoke in &args.spoke {
         if *spoke == hub.version {
             bail!(
@@ -572,11 +570,10 @@ fn check_conversion(
                 versions.join(", ")
             );
         }
-        if !spokes.contains(spoke) {
-            spokes.push(spoke.clone());
-        }
     }
+    let mut spokes = args.spoke.clone();
     spokes.sort();
+    spokes.dedup();
     Ok(spokes)
 }
 
@@ -602,12 +599,14 @@ fn describe(
 ) -> Hook {
     let group_module = names::module_name(&resource.group);
     let version_module = names::module_name(&resource.version);
-    let api_group = if resource.core {
-        crate::scaffold::builtin_kinds::find(&resource.group, &resource.version, &resource.kind)
-            .map(|b| rkb_core::rbac::api_group(b.group).to_owned())
-            .unwrap_or_default()
-    } else {
-        names::api_group(&resource.group, &resource.domain)
+    let builtin = resource
+        .core
+        .then(|| builtin_kinds::find(&resource.group, &resource.version, &resource.kind))
+        .flatten();
+    let api_group = match builtin {
+        Some(builtin) => rkb_core::rbac::api_group(builtin.group).to_owned(),
+        None if resource.core => String::new(),
+        None => resource.api_group(),
     };
     let type_path = resource
         .path
@@ -615,12 +614,9 @@ fn describe(
         .unwrap_or(&resource.path)
         .to_owned();
     let use_path = resource.path.clone();
-    let path_group = if api_group.is_empty() {
-        "core".to_owned()
-    } else {
-        api_group.replace('.', "-")
-    };
-    let lower = resource.kind.to_lowercase();
+    // kubebuilder's default paths, as the runtime derives them from the same settings.
+    let path =
+        |kind| Settings::default().path_for(kind, &api_group, &resource.version, &resource.kind);
     let (module, dir) = if grouped {
         (
             format!("{group_module}::{version_module}"),
@@ -637,8 +633,8 @@ fn describe(
         dir,
         group_module: grouped.then_some(group_module),
         version_module,
-        mutate_path: format!("/mutate-{path_group}-{}-{lower}", resource.version),
-        validate_path: format!("/validate-{path_group}-{}-{lower}", resource.version),
+        mutate_path: path(Kind::Mutating),
+        validate_path: path(Kind::Validating),
         spokes: webhooks
             .spoke
             .iter()
@@ -651,12 +647,7 @@ fn describe(
             .collect(),
         namespaced: match &resource.api {
             Some(api) => api.namespaced,
-            None => crate::scaffold::builtin_kinds::find(
-                &resource.group,
-                &resource.version,
-                &resource.kind,
-            )
-            .is_some_and(|b| b.namespaced),
+            None => builtin.is_some_and(|b| b.namespaced),
         },
         crd: format!("{}.{api_group}", resource.plural),
         kind: resource.kind.clone(),

@@ -75,14 +75,36 @@ pub fn tool(program: &str, args: &[&str], dir: &Path) -> std::process::Output {
         })
 }
 
-/// `kubectl kustomize config/default` of a project, which must build.
-pub fn kustomize_default(project: &Path) -> String {
-    let built = tool("kubectl", &["kustomize", "config/default"], project);
+/// `kubectl kustomize <config>` in `project`: the YAML, which must build.
+pub fn kustomize(project: &Path, config: &str) -> String {
+    let built = tool("kubectl", &["kustomize", config], project);
     assert!(
         built.status.success(),
-        "{}: kubectl kustomize config/default failed:\n{}",
+        "{}: kubectl kustomize {config} failed:\n{}",
         project.display(),
         String::from_utf8_lossy(&built.stderr)
     );
     String::from_utf8(built.stdout).unwrap()
+}
+
+/// `kubectl kustomize config/default` of a project, which must build.
+pub fn kustomize_default(project: &Path) -> String {
+    kustomize(project, "config/default")
+}
+
+/// The Kubernetes version generated projects target, for the official schemas.
+pub const KUBERNETES_VERSION: &str = "1.34.0";
+
+/// Every object in `file` passes `kubernetes-validate --strict` (run in `dir`).
+pub fn kubernetes_validate(file: &Path, dir: &Path) {
+    let file = file.to_str().unwrap();
+    let args = ["--strict", "--quiet", "-k", KUBERNETES_VERSION, file];
+    let checked = tool("kubernetes-validate", &args, dir);
+    assert!(
+        checked.status.success(),
+        "{}: {file} fails kubernetes-validate --strict:\n{}{}",
+        dir.display(),
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
+    );
 }
