@@ -61,6 +61,25 @@ Examples:
   rkb edit --multigroup
   rkb create api --group web --version v1 --kind Memcached";
 
+const SETUP_ENVTEST_HELP: &str = "\
+KUBEBUILDER_ASSETS, when set, is checked and printed as it is; nothing is built. Otherwise the
+binaries are built with `go build` (Go >= 1.24 and the Go module proxy) into
+$RKB_ENVTEST_CACHE, else $XDG_CACHE_HOME/rkb/envtest, else ~/.cache/rkb/envtest, and reused
+from there. Progress goes to stderr, the directory to stdout.
+
+Examples:
+  export KUBEBUILDER_ASSETS=\"$(rkb setup-envtest)\"
+  make setup-envtest      # in a generated project";
+
+const BUILD_IMAGE_EXAMPLES: &str = "\
+Examples:
+  # In a project: build the manager and write dist/image.tar
+  rkb build-image --tag example.com/memcached-operator:v0.0.1 --output dist/image.tar
+
+  # Then load or push it
+  podman load -i dist/image.tar
+  skopeo copy oci-archive:dist/image.tar docker://example.com/memcached-operator:v0.0.1";
+
 /// Scaffold and maintain Kubernetes operators on kube-rs, the kubebuilder way.
 #[derive(Debug, Parser)]
 #[command(name = "rkb", version, after_help = ROOT_EXAMPLES)]
@@ -80,6 +99,14 @@ pub enum Command {
     /// Change the layout of an existing project, e.g. to kubebuilder's multigroup layout.
     #[command(after_help = EDIT_EXAMPLES)]
     Edit(EditArgs),
+    /// Build kube-apiserver and etcd for envtest from Go modules (once; cached) and print
+    /// their directory, for KUBEBUILDER_ASSETS.
+    #[command(after_help = SETUP_ENVTEST_HELP)]
+    SetupEnvtest,
+    /// Build the manager image without a container engine, like ko: a static binary on an
+    /// empty base, written as an OCI archive (`make image`).
+    #[command(after_help = BUILD_IMAGE_EXAMPLES)]
+    BuildImage(BuildImageArgs),
     /// Print a shell completion script, e.g. `rkb completion bash > /etc/bash_completion.d/rkb`.
     #[command(
         after_help = "Examples:\n  rkb completion bash > ~/.local/share/bash-completion/completions/rkb\n  rkb completion zsh > \"${fpath[1]}/_rkb\""
@@ -120,14 +147,65 @@ pub struct InitArgs {
     /// Directory to create the project in (created when missing).
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub dir: PathBuf,
-    /// Checkout of rkb whose `runtime/` crate the project depends on (rkb is not on crates.io yet).
-    /// A relative path is taken relative to the project directory.
+    /// Where cargo takes rkb's crates from. The project's Cargo.toml names them by version
+    /// either way; `path` adds `.cargo/config.toml` with a `[patch.crates-io]` section that
+    /// points them at --rkb-path until they are published, `registry` leaves it out.
+    #[arg(long, value_enum, default_value_t = RkbSource::Path)]
+    pub rkb_source: RkbSource,
+    /// The rkb source for `--rkb-source path`: a checkout of rkb, or a directory of its
+    /// unpacked `.crate` packages [default: the checkout this rkb was built from]. A relative
+    /// path is taken relative to the project directory.
     #[arg(long, value_name = "DIR", env = "RKB_PATH")]
     pub rkb_path: Option<PathBuf>,
     /// Lay controllers out by group (`src/controller/<group>/<kind>.rs`), so one kind can
     /// have a controller in each of several groups.
     #[arg(long)]
     pub multigroup: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct BuildImageArgs {
+    /// The image reference recorded in the archive.
+    #[arg(long, value_name = "IMAGE")]
+    pub tag: String,
+    /// The archive to write, relative to --dir.
+    #[arg(long, value_name = "FILE", default_value = "dist/image.tar")]
+    pub output: PathBuf,
+    /// Package this static Linux executable instead of building the project's manager.
+    #[arg(long, value_name = "FILE")]
+    pub binary: Option<PathBuf>,
+    /// The Rust target to build for [default: this machine's].
+    #[arg(long, value_name = "TRIPLE")]
+    pub target: Option<String>,
+    /// The numeric `uid:gid` the image runs as.
+    #[arg(long, value_name = "UID:GID", default_value = "65532:65532", value_parser = numeric_user)]
+    pub user: String,
+    /// The project directory.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
+}
+
+/// A non-root user given by numbers, which the kubelet can check against runAsNonRoot.
+fn numeric_user(value: &str) -> Result<String, String> {
+    let numbers: Vec<&str> = value.split(':').collect();
+    let numeric = numbers.len() == 2 && numbers.iter().all(|n| n.parse::<u32>().is_ok());
+    if !numeric {
+        return Err("expected <uid>:<gid> in numbers, e.g. 65532:65532".into());
+    }
+    if numbers[0] == "0" {
+        return Err("uid 0 is root; pods of rkb operators set runAsNonRoot, so the kubelet would not start it (e.g. 65532:65532)".into());
+    }
+    Ok(value.to_owned())
+}
+
+/// Where a generated project takes rkb's crates from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RkbSource {
+    /// From a checkout or unpacked packages on this machine (`--rkb-path`), through a
+    /// `[patch.crates-io]` section: rkb's crates are not on crates.io yet.
+    Path,
+    /// From the registry, like every other dependency.
+    Registry,
 }
 
 #[derive(Debug, Args)]

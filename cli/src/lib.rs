@@ -11,8 +11,11 @@ pub mod cli;
 pub mod commands;
 pub mod deploy_image;
 pub mod names;
+pub mod oci;
 pub mod project;
+pub mod rkb_crates;
 pub mod scaffold;
+pub mod version;
 
 use std::process::ExitCode;
 

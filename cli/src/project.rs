@@ -172,22 +172,41 @@ impl Project {
             ),
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
         };
+        // What the file is comes first, so a kubebuilder Go PROJECT, or one from a newer
+        // rkb, is named as such rather than failing on a field rkb does not know.
+        let value: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text)
+            .with_context(|| format!("{} is not a YAML file", path.display()))?;
+        let field = |name: &str| value.get(name).and_then(serde_yaml_ng::Value::as_str);
+        if field("version") != Some("3") {
+            bail!(
+                "{} has version {:?}; rkb reads version \"3\" PROJECT files (kubebuilder's current format)",
+                path.display(),
+                field("version").unwrap_or("(none)")
+            );
+        }
+        let layout: Vec<&str> = match value.get("layout") {
+            Some(serde_yaml_ng::Value::Sequence(items)) => {
+                items.iter().filter_map(|v| v.as_str()).collect()
+            }
+            _ => Vec::new(),
+        };
+        if !layout.contains(&LAYOUT) {
+            let hint = if layout.iter().any(|l| l.starts_with("go.kubebuilder.io")) {
+                "it is a kubebuilder Go project; rkb scaffolds Rust operators and edits only the \
+                 projects it made. Use kubebuilder for this one, or start a Rust operator with \
+                 `rkb init --domain <domain>` in another directory"
+            } else {
+                "rkb only edits the projects `rkb init` made"
+            };
+            bail!(
+                "{} was not scaffolded by rkb (layout {:?}, expected {LAYOUT:?}): {hint}",
+                path.display(),
+                layout
+            );
+        }
+        crate::version::check_project(field("cliVersion"), &path)?;
         let project: Project = serde_yaml_ng::from_str(&text)
             .with_context(|| format!("{} is not a valid PROJECT file", path.display()))?;
-        if project.version != "3" {
-            bail!(
-                "{} has version {:?}; rkb reads version \"3\" PROJECT files",
-                path.display(),
-                project.version
-            );
-        }
-        if !project.layout.iter().any(|l| l == LAYOUT) {
-            bail!(
-                "{} was not scaffolded by rkb (layout {:?}, expected {LAYOUT:?}); rkb only edits its own projects",
-                path.display(),
-                project.layout
-            );
-        }
         Ok(project)
     }
 

@@ -688,7 +688,7 @@ fn init_rejects_bad_input_without_touching_files() {
                 "--rkb-path",
                 "/nonexistent",
             ],
-            "rkb's crates were not found",
+            "the rkb source /nonexistent does not exist",
         ),
         (
             &[

@@ -150,8 +150,8 @@ fn ignored(path: &Path) -> bool {
     path == Path::new("Cargo.lock") || path.starts_with("dist")
 }
 
-/// Scaffolds `golden` into `into`, which sits two levels below a directory that has
-/// `runtime/Cargo.toml`, so `--rkb-path ../..` resolves as it does in testdata/.
+/// Scaffolds `golden` into `into`, which sits two levels below a stand-in for rkb's
+/// checkout, so `--rkb-path ../..` resolves as it does in testdata/.
 fn generate(golden: &Golden, into: &Path) {
     let dir = into.to_str().unwrap();
     let mut init = vec!["init", "--dir", dir, "--rkb-path", "../.."];
@@ -181,8 +181,7 @@ fn golden_projects_match_the_generator() {
         let tmp = tempfile::tempdir().unwrap();
         let fake_repo = tmp.path().join("repo");
         let out = fake_repo.join("testdata").join(golden.name);
-        fs::create_dir_all(fake_repo.join("runtime")).unwrap();
-        fs::write(fake_repo.join("runtime/Cargo.toml"), "").unwrap();
+        common::stand_in_for_checkout(&fake_repo);
         generate(golden, &out);
 
         let expected_dir = testdata.join(golden.name);

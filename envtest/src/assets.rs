@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::Error;
 
-/// The Kubernetes release rkb's `setup-envtest.sh` builds (pinned in `assets/go.mod`),
+/// The Kubernetes release `rkb setup-envtest` builds (pinned in `assets/go.mod`),
 /// and the API level of the `k8s-openapi` feature generated projects use.
 pub const KUBERNETES_VERSION: &str = "v1.34.4";
 
@@ -18,7 +18,7 @@ pub struct Assets {
 
 impl Assets {
     /// Finds the binaries, in controller-runtime's order: `TEST_ASSET_KUBE_APISERVER` and
-    /// `TEST_ASSET_ETCD`; then `KUBEBUILDER_ASSETS`; then the cache `setup-envtest.sh`
+    /// `TEST_ASSET_ETCD`; then `KUBEBUILDER_ASSETS`; then the cache `rkb setup-envtest`
     /// builds into; then `/usr/local/kubebuilder/bin`. Never builds anything itself.
     pub fn locate() -> Result<Self, Error> {
         Self::locate_with(|name| std::env::var_os(name))
@@ -87,7 +87,7 @@ impl Assets {
 }
 
 /// `RKB_ENVTEST_CACHE`, else `$XDG_CACHE_HOME/rkb/envtest`, else `~/.cache/rkb/envtest`:
-/// the same rule as `setup-envtest.sh`.
+/// the same rule as `rkb setup-envtest`.
 fn cache_dir(var: impl Fn(&str) -> Option<OsString>) -> PathBuf {
     if let Some(dir) = var("RKB_ENVTEST_CACHE") {
         return dir.into();
@@ -127,14 +127,12 @@ fn not_found_message(looked: &[String]) -> String {
 }
 
 fn how_to_get_them() -> String {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("setup-envtest.sh");
     format!(
         "Get them with one of:\n  \
          make setup-envtest                      (in a project rkb generated)\n  \
-         {}   (builds Kubernetes {KUBERNETES_VERSION} from Go modules once, needs Go >= 1.24; prints the directory)\n  \
+         export KUBEBUILDER_ASSETS=\"$(rkb setup-envtest)\"   (builds Kubernetes {KUBERNETES_VERSION} from Go modules once, needs Go >= 1.24; `cargo install rkb` for the command)\n  \
          export KUBEBUILDER_ASSETS=\"$(setup-envtest use -p path {})\"   (controller-runtime's tool, where it can download)\n\
          or run against a cluster with USE_EXISTING_CLUSTER=true.",
-        script.display(),
         KUBERNETES_VERSION.trim_start_matches('v'),
     )
 }
@@ -158,7 +156,7 @@ mod tests {
             "{message}"
         );
         assert!(message.contains("make setup-envtest"), "{message}");
-        assert!(message.contains("setup-envtest.sh"), "{message}");
+        assert!(message.contains("rkb setup-envtest"), "{message}");
     }
 
     #[test]

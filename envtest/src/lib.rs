@@ -15,7 +15,7 @@
 //!
 //! - The binaries come from `TEST_ASSET_KUBE_APISERVER`/`TEST_ASSET_ETCD`, then
 //!   `KUBEBUILDER_ASSETS` (what controller-runtime's `setup-envtest` prints), then the cache
-//!   that rkb's `envtest/setup-envtest.sh` (`make setup-envtest`) builds from Go modules.
+//!   that `rkb setup-envtest` (`make setup-envtest`) builds from Go modules.
 //! - `USE_EXISTING_CLUSTER=true` runs the same tests against the cluster of the current
 //!   kubeconfig instead.
 //! - There is no controller-manager or kubelet: nothing garbage-collects by owner

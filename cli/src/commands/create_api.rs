@@ -228,7 +228,7 @@ const MANAGER: &str = "config/manager/manager.yaml";
 pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     // Locks the project first: PROJECT is read now and rewritten at the end.
     let mut changes = Changes::open(&args.dir)?;
-    let project = Project::load(&args.dir)?;
+    let project = super::load_project(&args.dir, out)?;
     let (resource, controller) = (args.wants_resource(), args.wants_controller());
     if !resource && !controller {
         bail!(

@@ -292,7 +292,7 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
 
 pub fn create_webhook(args: &CreateWebhookArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let changes = Changes::open(&args.dir)?;
-    let mut project = Project::load(&args.dir)?;
+    let mut project = super::load_project(&args.dir, out)?;
     let example = format!(
         "rkb create webhook --group {} --version {} --kind {}",
         args.group, args.version, args.kind

@@ -14,7 +14,7 @@ use anyhow::{Context as _, bail};
 
 use crate::cli::EditArgs;
 use crate::names;
-use crate::project::{self, Project};
+use crate::project;
 use crate::scaffold::{Changes, Marker, Templates, source_header};
 
 use super::layout::Layout;
@@ -24,7 +24,7 @@ const RUST_DIRS: &[&str] = &["src", "tests", "benches", "examples"];
 
 pub fn edit(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let mut changes = Changes::open(&args.dir)?;
-    let mut project = Project::load(&args.dir)?;
+    let mut project = super::load_project(&args.dir, out)?;
     if project.multigroup {
         writeln!(
             out,

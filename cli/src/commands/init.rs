@@ -1,20 +1,29 @@
 //! `rkb init`: a new operator project that builds and passes its tests as generated.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context as _, bail};
 
-use crate::cli::{InitArgs, License};
+use crate::cli::{InitArgs, License, RkbSource};
 use crate::names;
 use crate::project::{self, Project};
+use crate::rkb_crates;
 use crate::scaffold::{Changes, Entry, Templates};
+
+/// What `init` was asked for, as far as it changes the files written.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Switches {
+    /// rkb's crates come from an rkb source on this machine: `.cargo/config.toml` patches them.
+    pub patch: bool,
+}
 
 /// Files of a new project. A file already there (a README, a .gitignore) is the user's:
 /// it is kept as it is.
-pub(super) const PLAN: &[Entry<()>] = &[
+pub(super) const PLAN: &[Entry<Switches>] = &[
     Entry::shared("PROJECT", "init/PROJECT.tera"),
     Entry::shared("Cargo.toml", "init/Cargo.toml.tera"),
+    Entry::shared(".cargo/config.toml", "init/cargo/config.toml.tera").when(|on| on.patch),
     Entry::shared("README.md", "init/README.md.tera"),
     Entry::shared("Makefile", "init/Makefile.tera"),
     Entry::shared("Dockerfile", "init/Dockerfile.tera"),
@@ -132,7 +141,7 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             args.domain
         );
     }
-    let rkb_path = rkb_path(args)?;
+    let patches = rkb_patches(args)?;
 
     let templates = Templates::load()?;
     let mut project = Project::new(&args.domain, &project_name);
@@ -144,8 +153,11 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     context.insert("domain", &args.domain);
     context.insert("owner", &args.owner);
     context.insert("apache2", &(args.license == License::Apache2));
-    context.insert("rkb_path", &rkb_path);
-    context.insert("rkb_version", env!("CARGO_PKG_VERSION"));
+    context.insert("rkb_requirement", &rkb_crates::requirement());
+    if let Some((kind, patches)) = &patches {
+        context.insert("rkb_source_kind", kind.describe());
+        context.insert("rkb_crates", patches);
+    }
     context.insert("kube_version", crate::KUBE_VERSION);
     context.insert("k8s_openapi_version", crate::K8S_OPENAPI_VERSION);
     context.insert("k8s_api_feature", crate::K8S_API_FEATURE);
@@ -160,7 +172,10 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     context.insert("header", &crate::scaffold::source_header(&header));
 
     let changes = Changes::open(&args.dir)?;
-    let applied = super::scaffold(PLAN, &(), &templates, &context, false, changes, out)?;
+    let switches = Switches {
+        patch: patches.is_some(),
+    };
+    let applied = super::scaffold(PLAN, &switches, &templates, &context, false, changes, out)?;
     for path in applied.kept {
         writeln!(out, "{:>8} {path} (exists; left as it was)", "keep")?;
     }
@@ -228,47 +243,38 @@ fn dependencies(cargo_toml: &str) -> anyhow::Result<Vec<String>> {
     Ok(names)
 }
 
-/// Where generated projects find rkb's crates: `--rkb-path`/`RKB_PATH`, else the checkout
-/// this rkb was built from. A relative path is kept relative (it is resolved from the project).
-fn rkb_path(args: &InitArgs) -> anyhow::Result<String> {
-    let default_checkout = || {
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .parent()
-            .expect("cli/ has a parent")
-            .to_path_buf()
-    };
-    let chosen: PathBuf = args.rkb_path.clone().unwrap_or_else(default_checkout);
-    // Lexically: the project directory may not exist yet, so the OS cannot resolve `..` in it.
-    let resolved = lexical_normalize(&std::path::absolute(args.dir.join(&chosen))?);
-    if !resolved.join("runtime/Cargo.toml").is_file() {
-        bail!(
-            "rkb's crates were not found at {}: generated projects depend on rkb-runtime from a checkout \
-             of rkb (it is not on crates.io yet), and {} has no runtime/Cargo.toml.\n  \
-             Pass the checkout:  rkb init --rkb-path /path/to/rkb ...  (or set RKB_PATH)",
-            chosen.display(),
-            resolved.display()
-        );
-    }
-    chosen
-        .to_str()
-        .map(|s| s.trim_end_matches('/').to_owned())
-        .context("the rkb path must be valid UTF-8 (it is written into Cargo.toml)")
-}
-
-/// `/a/b/../c` -> `/a/c` without touching the file system.
-fn lexical_normalize(path: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
+/// The `[patch.crates-io]` entries for `--rkb-source path` (none for `registry`).
+fn rkb_patches(
+    args: &InitArgs,
+) -> anyhow::Result<Option<(rkb_crates::SourceKind, Vec<rkb_crates::Patch>)>> {
+    if args.rkb_source == RkbSource::Registry {
+        if let Some(path) = &args.rkb_path {
+            bail!(
+                "--rkb-path {} was given with --rkb-source registry, which takes rkb's crates from \
+                 the registry and uses no path.\n  \
+                 Drop one of them:  rkb init --domain {} --rkb-source registry\n  \
+                 or:                rkb init --domain {} --rkb-path {}",
+                path.display(),
+                args.domain,
+                args.domain,
+                path.display()
+            );
         }
+        return Ok(None);
     }
-    out
+    let source = match (&args.rkb_path, rkb_crates::default_source()) {
+        (Some(path), _) => path.clone(),
+        (None, Some(checkout)) => checkout,
+        (None, None) => bail!(
+            "no rkb source to take rkb's crates from: this rkb was not built from a checkout that \
+             still exists, and rkb's crates are not on crates.io yet.\n  \
+             Pass one:  rkb init --domain {} --rkb-path /path/to/rkb  (a checkout, or unpacked .crate files; or set RKB_PATH)\n  \
+             or, once they are published:  rkb init --domain {} --rkb-source registry",
+            args.domain,
+            args.domain
+        ),
+    };
+    rkb_crates::locate(&source, &args.dir).map(Some)
 }
 
 #[cfg(test)]

@@ -1,11 +1,13 @@
 //! One module per subcommand; each plans all its writes into a [`Changes`] set and
 //! commits them at the end, so a failing command leaves the directory untouched.
 
+mod build_image;
 mod create_api;
 mod create_webhook;
 mod edit;
 mod init;
 mod layout;
+mod setup_envtest;
 
 use std::io::Write;
 use std::path::Path;
@@ -16,10 +18,12 @@ use crate::cli::{Cli, Command, CreateCommand};
 use crate::project::Project;
 use crate::scaffold::{Changes, Entry, Templates, Written, plan};
 
+pub use build_image::build_image;
 pub use create_api::create_api;
 pub use create_webhook::create_webhook;
 pub use edit::edit;
 pub use init::init;
+pub use setup_envtest::setup_envtest;
 
 pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
     match cli.command {
@@ -27,6 +31,8 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
         Command::Create(CreateCommand::Api(args)) => create_api(&args, out),
         Command::Create(CreateCommand::Webhook(args)) => create_webhook(&args, out),
         Command::Edit(args) => edit(&args, out),
+        Command::SetupEnvtest => setup_envtest(out),
+        Command::BuildImage(args) => build_image(&args, out),
         Command::Completion { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "rkb", out);
             Ok(())
@@ -34,17 +40,29 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
         Command::Version => {
             writeln!(
                 out,
-                "rkb {}\nkube {}\nk8s-openapi {} (Kubernetes API {})",
+                "rkb {}\nrkb-runtime {} (what new projects depend on)\nkube {}\nk8s-openapi {} (Kubernetes API {})\nenvtest: Kubernetes {}",
                 env!("CARGO_PKG_VERSION"),
+                crate::rkb_crates::requirement(),
                 crate::KUBE_VERSION,
                 crate::K8S_OPENAPI_VERSION,
                 crate::K8S_API_FEATURE
                     .trim_start_matches('v')
-                    .replace('_', ".")
+                    .replace('_', "."),
+                setup_envtest::versions().0
             )?;
             Ok(())
         }
     }
+}
+
+/// PROJECT, checked against this rkb's version; a project scaffolded by an older rkb gets
+/// a note of what changed since.
+fn load_project(dir: &Path, out: &mut dyn Write) -> anyhow::Result<Project> {
+    let project = Project::load(dir)?;
+    if let Some(note) = crate::version::upgrade_note(&project.cli_version) {
+        writeln!(out, "{note}\n")?;
+    }
+    Ok(project)
 }
 
 /// What the templates of `create api` and `create webhook` share: PROJECT as it will be

@@ -14,7 +14,7 @@ use include_dir::{Dir, include_dir};
 
 /// `templates/` of the rkb repository, compiled into the binary so an installed rkb
 /// works from any directory.
-static TEMPLATE_DIR: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/../templates");
+static TEMPLATE_DIR: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
 
 /// One template per generated file (kubebuilder's rule), addressed by its path under `templates/`.
 #[derive(Debug)]

@@ -108,3 +108,15 @@ pub fn kubernetes_validate(file: &Path, dir: &Path) {
         String::from_utf8_lossy(&checked.stderr)
     );
 }
+
+/// Makes `dir` look like a checkout of rkb to `--rkb-path`: the workspace manifest and the
+/// crate directories of this checkout, linked.
+#[allow(dead_code)]
+pub fn stand_in_for_checkout(dir: &Path) {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::copy(repo.join("Cargo.toml"), dir.join("Cargo.toml")).unwrap();
+    for (_, crate_dir) in rkb::rkb_crates::CRATES {
+        std::os::unix::fs::symlink(repo.join(crate_dir), dir.join(crate_dir)).unwrap();
+    }
+}

@@ -1,0 +1,349 @@
+//! `rkb setup-envtest`: kube-apiserver and etcd for envtest, built from Go modules into a
+//! versioned cache and printed as the directory to use as `KUBEBUILDER_ASSETS`, as
+//! controller-runtime's `setup-envtest use -p path` prints one. Release binaries cannot be
+//! downloaded everywhere rkb runs, but the Go module proxy can be reached: the Go module that
+//! builds them (`envtest/assets/` in rkb's repository) is compiled into rkb.
+//!
+//!   KUBEBUILDER_ASSETS set  -> its binaries are used as they are; nothing is built
+//!   cached build present    -> reused
+//!   otherwise               -> built with `go build`, under a lock, and published by rename
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context as _, bail};
+use include_dir::{Dir, include_dir};
+use sha2::{Digest as _, Sha256};
+
+/// `envtest/assets/`: go.mod, go.sum and the two mains.
+static MODULE: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/envtest-assets");
+
+/// The binaries a cache entry holds, in build order, with the package that builds each.
+const BINARIES: &[(&str, &str)] = &[
+    ("etcd", "./cmd/etcd"),
+    ("kube-apiserver", "./cmd/kube-apiserver"),
+];
+
+/// Lines of Go's output shown when a build fails.
+const TAIL_LINES: usize = 25;
+
+/// Where the environment points: the variables are read once, so tests can pass their own.
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    pub kubebuilder_assets: Option<OsString>,
+    pub cache: Option<OsString>,
+    pub xdg_cache_home: Option<OsString>,
+    pub home: Option<OsString>,
+    /// The `go` command (`GO`, else `go` on PATH).
+    pub go: Option<OsString>,
+}
+
+impl Env {
+    pub fn from_process() -> Self {
+        let var = std::env::var_os;
+        Env {
+            kubebuilder_assets: var("KUBEBUILDER_ASSETS").filter(|v| !v.is_empty()),
+            cache: var("RKB_ENVTEST_CACHE"),
+            xdg_cache_home: var("XDG_CACHE_HOME"),
+            home: var("HOME"),
+            go: var("GO"),
+        }
+    }
+
+    /// `RKB_ENVTEST_CACHE`, else `$XDG_CACHE_HOME/rkb/envtest`, else `~/.cache/rkb/envtest`
+    /// (the rule rkb-envtest looks up binaries by).
+    fn cache_dir(&self) -> PathBuf {
+        if let Some(dir) = &self.cache {
+            return dir.into();
+        }
+        let base = self
+            .xdg_cache_home
+            .as_ref()
+            .map(PathBuf::from)
+            .or_else(|| self.home.as_ref().map(|h| Path::new(h).join(".cache")))
+            .unwrap_or_else(std::env::temp_dir);
+        base.join("rkb").join("envtest")
+    }
+
+    fn go(&self) -> OsString {
+        self.go.clone().unwrap_or_else(|| "go".into())
+    }
+}
+
+pub fn setup_envtest(out: &mut dyn Write) -> anyhow::Result<()> {
+    let dir = assets_dir(&Env::from_process(), &mut std::io::stderr())?;
+    writeln!(out, "{}", dir.display())?;
+    Ok(())
+}
+
+/// The Kubernetes and etcd releases pinned in the module's go.mod.
+pub fn versions() -> (String, String) {
+    let go_mod = module_file("go.mod");
+    let pinned = |module: &str| {
+        go_mod
+            .lines()
+            .filter_map(|line| line.trim().strip_prefix(module))
+            .find_map(|rest| rest.strip_prefix(' '))
+            .map(|v| v.trim().to_owned())
+            .unwrap_or_default()
+    };
+    (
+        pinned("k8s.io/kubernetes"),
+        pinned("go.etcd.io/etcd/server/v3"),
+    )
+}
+
+/// The directory of usable binaries, building them when needed; progress goes to `log`.
+pub fn assets_dir(env: &Env, log: &mut dyn Write) -> anyhow::Result<PathBuf> {
+    let (k8s, etcd) = versions();
+    if let Some(dir) = &env.kubebuilder_assets {
+        let dir = PathBuf::from(dir);
+        let missing = missing_binaries(&dir);
+        if !missing.is_empty() {
+            bail!(
+                "KUBEBUILDER_ASSETS={} has no executable {}.\n  \
+                 Point it at a directory holding kube-apiserver and etcd (as controller-runtime's \
+                 `setup-envtest use -p path` prints one),\n  \
+                 or unset it to have rkb build them:  unset KUBEBUILDER_ASSETS; rkb setup-envtest",
+                dir.display(),
+                missing.join(" and ")
+            );
+        }
+        return Ok(dir);
+    }
+    let cache = env.cache_dir();
+    let dir = cache.join(format!(
+        "k8s-{k8s}-{}-{}-{}",
+        go_os(),
+        go_arch(),
+        module_hash()
+    ));
+    if missing_binaries(&dir).is_empty() {
+        writeln!(log, "setup-envtest: using the cached build in {}", dir.display())?;
+        return Ok(dir);
+    }
+    check_go(env, &k8s, &etcd)?;
+    std::fs::create_dir_all(&cache)
+        .with_context(|| format!("cannot create the envtest cache {}", cache.display()))?;
+    // One build at a time per cache: a second `rkb setup-envtest` (two `make test` at once)
+    // waits here, then finds the first one's build.
+    let lock = File::create(cache.join(".lock"))
+        .with_context(|| format!("cannot create a lock file in {}", cache.display()))?;
+    lock.lock()
+        .with_context(|| format!("cannot lock {}", cache.join(".lock").display()))?;
+    if missing_binaries(&dir).is_empty() {
+        writeln!(log, "setup-envtest: using the build another run just finished in {}", dir.display())?;
+        return Ok(dir);
+    }
+    remove_leftovers(&cache);
+    let build = tempfile::Builder::new()
+        .prefix(".build.")
+        .tempdir_in(&cache)
+        .with_context(|| format!("cannot create a build directory in {}", cache.display()))?;
+    writeln!(
+        log,
+        "setup-envtest: building etcd {etcd} and kube-apiserver {k8s} from Go modules into {} (cold: several minutes)",
+        dir.display()
+    )?;
+    let start = std::time::Instant::now();
+    build_into(env, build.path(), &k8s, log)?;
+    let missing = missing_binaries(&build.path().join("bin"));
+    if !missing.is_empty() {
+        bail!(
+            "setup-envtest: `go build` reported success but left no {} in {}; nothing was cached.",
+            missing.join(" and "),
+            build.path().display()
+        );
+    }
+    // A rename publishes the entry whole: a build cut short never leaves a half-filled one.
+    std::fs::rename(build.path().join("bin"), &dir)
+        .with_context(|| format!("cannot move the new build into {}", dir.display()))?;
+    writeln!(log, "setup-envtest: built in {} s", start.elapsed().as_secs())?;
+    Ok(dir)
+}
+
+fn check_go(env: &Env, k8s: &str, etcd: &str) -> anyhow::Result<()> {
+    let found = Command::new(env.go())
+        .arg("version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !found {
+        bail!(
+            "cannot build kube-apiserver {k8s} and etcd {etcd}: Go is not installed (no `{}` command).\n  \
+             Either install Go >= 1.24 (https://go.dev/dl, or your distribution's golang package) and run again,\n  \
+             or point KUBEBUILDER_ASSETS at existing envtest binaries, for example from controller-runtime's tool:\n    \
+             go install sigs.k8s.io/controller-runtime/tools/setup-envtest@latest\n    \
+             export KUBEBUILDER_ASSETS=\"$(setup-envtest use -p path {})\"",
+            env.go().to_string_lossy(),
+            k8s.trim_start_matches('v')
+        );
+    }
+    Ok(())
+}
+
+/// Writes the module into `build/src` and builds each binary into `build/bin`.
+fn build_into(env: &Env, build: &Path, k8s: &str, log: &mut dyn Write) -> anyhow::Result<()> {
+    let src = build.join("src");
+    MODULE
+        .extract(&src)
+        .with_context(|| format!("cannot write the Go module into {}", src.display()))?;
+    for (binary, package) in BINARIES {
+        writeln!(log, "setup-envtest: go build {package}")?;
+        let output = Command::new(env.go())
+            .args(["build", "-mod=readonly", "-trimpath", "-ldflags"])
+            .arg(if *binary == "kube-apiserver" {
+                version_ldflags(k8s)
+            } else {
+                "-s -w".to_owned()
+            })
+            .arg("-o")
+            .arg(build.join("bin").join(binary))
+            .arg(package)
+            .current_dir(&src)
+            .env("CGO_ENABLED", "0")
+            .stdin(Stdio::null())
+            .output()
+            .with_context(|| format!("cannot run `{} build`", env.go().to_string_lossy()))?;
+        if !output.status.success() {
+            bail!("{}", build_failure(binary, package, &output));
+        }
+    }
+    Ok(())
+}
+
+/// What a failed `go build` says: the step, how it ended, and the end of Go's output.
+fn build_failure(binary: &str, package: &str, output: &std::process::Output) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let ended = match (output.status.code(), output.status.signal()) {
+        (Some(code), _) => format!("exit status {code}"),
+        (None, Some(9)) => {
+            "killed by SIGKILL (out of memory? a timeout?; rerun on a less loaded machine)".to_owned()
+        }
+        (None, Some(signal)) => format!("killed by signal {signal}"),
+        (None, None) => "an unknown end".to_owned(),
+    };
+    let text = String::from_utf8_lossy(&output.stderr);
+    let lines: Vec<&str> = text.lines().collect();
+    let tail = &lines[lines.len().saturating_sub(TAIL_LINES)..];
+    let module = if binary == "etcd" {
+        "go.etcd.io/etcd/server/v3"
+    } else {
+        "k8s.io/kubernetes"
+    };
+    format!(
+        "setup-envtest: building {binary} failed: `go build {package}` (module {module}) ended with {ended}.\n  \
+         Last lines of Go's output:\n    {}\n  \
+         A network error means the Go module proxy is unreachable (check GOPROXY); a checksum or \
+         zip error, a broken module cache (`go clean -modcache`, then run again).",
+        if tail.is_empty() { "(none)".to_owned() } else { tail.join("\n    ") }
+    )
+}
+
+fn version_ldflags(k8s: &str) -> String {
+    let minor = k8s
+        .trim_start_matches("v1.")
+        .split('.')
+        .next()
+        .unwrap_or_default();
+    let mut flags = "-s -w".to_owned();
+    for (var, value) in [
+        ("gitVersion", k8s),
+        ("gitMajor", "1"),
+        ("gitMinor", minor),
+        ("gitTreeState", "clean"),
+        ("buildDate", "1970-01-01T00:00:00Z"),
+        ("gitCommit", "0000000000000000000000000000000000000000"),
+    ] {
+        flags.push_str(&format!(" -X k8s.io/component-base/version.{var}={value}"));
+    }
+    flags
+}
+
+/// Build directories of runs that were killed before they could clean up.
+fn remove_leftovers(cache: &Path) {
+    let Ok(entries) = std::fs::read_dir(cache) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry.file_name().to_string_lossy().starts_with(".build.") {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+fn missing_binaries(dir: &Path) -> Vec<&'static str> {
+    use std::os::unix::fs::PermissionsExt;
+    BINARIES
+        .iter()
+        .map(|(binary, _)| *binary)
+        .filter(|binary| {
+            !dir.join(binary)
+                .metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+        .collect()
+}
+
+fn module_file(path: &str) -> &'static str {
+    MODULE
+        .get_file(path)
+        .and_then(|f| f.contents_utf8())
+        .unwrap_or_default()
+}
+
+/// The cache key of the module: the first 12 hex digits of the SHA-256 of go.mod, go.sum
+/// and the mains, in that order (what rkb's earlier setup-envtest.sh computed, so caches
+/// carry over).
+fn module_hash() -> String {
+    let mut hasher = Sha256::new();
+    for path in [
+        "go.mod",
+        "go.sum",
+        "cmd/etcd/main.go",
+        "cmd/kube-apiserver/main.go",
+    ] {
+        hasher.update(module_file(path));
+    }
+    format!("{:x}", hasher.finalize())[..12].to_owned()
+}
+
+/// Go's names for this machine, which the cache directory is named by.
+fn go_os() -> &'static str {
+    std::env::consts::OS
+}
+
+fn go_arch() -> &'static str {
+    match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        "x86" => "386",
+        "powerpc64" => "ppc64le",
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pinned_versions_come_from_go_mod() {
+        let (k8s, etcd) = versions();
+        assert!(k8s.starts_with("v1."), "{k8s}");
+        assert!(etcd.starts_with("v3."), "{etcd}");
+        assert!(version_ldflags(&k8s).contains(&format!("gitVersion={k8s}")));
+    }
+
+    #[test]
+    fn every_module_file_is_embedded() {
+        for path in ["go.mod", "go.sum", "cmd/etcd/main.go", "cmd/kube-apiserver/main.go"] {
+            assert!(!module_file(path).is_empty(), "{path} is not embedded");
+        }
+        assert_eq!(module_hash().len(), 12);
+    }
+}
