@@ -182,22 +182,34 @@ mod tests {
         }
         let index: serde_json::Value = serde_json::from_slice(&files["index.json"]).unwrap();
         assert_eq!(index["manifests"][0]["digest"], digest.as_str());
-        let blob = |d: &serde_json::Value| &files[&format!("blobs/sha256/{}", &d.as_str().unwrap()[7..])];
-        let manifest: serde_json::Value = serde_json::from_slice(blob(&index["manifests"][0]["digest"])).unwrap();
-        let config: serde_json::Value = serde_json::from_slice(blob(&manifest["config"]["digest"])).unwrap();
+        let blob =
+            |d: &serde_json::Value| &files[&format!("blobs/sha256/{}", &d.as_str().unwrap()[7..])];
+        let manifest: serde_json::Value =
+            serde_json::from_slice(blob(&index["manifests"][0]["digest"])).unwrap();
+        let config: serde_json::Value =
+            serde_json::from_slice(blob(&manifest["config"]["digest"])).unwrap();
         assert_eq!(config["config"]["User"], "65532:65532");
         assert_eq!(config["config"]["Entrypoint"][0], ENTRYPOINT);
         let gz = blob(&manifest["layers"][0]["digest"]);
         let mut layer = Vec::new();
         std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gz[..]), &mut layer).unwrap();
         assert_eq!(config["rootfs"]["diff_ids"][0], sha256(&layer).as_str());
-        assert_eq!(entries(&layer), [("manager".to_owned(), b"\x7fELF binary".to_vec())]);
+        assert_eq!(
+            entries(&layer),
+            [("manager".to_owned(), b"\x7fELF binary".to_vec())]
+        );
     }
 
     #[test]
     fn the_same_binary_gives_the_same_image() {
-        assert_eq!(archive(&image(b"x")).unwrap(), archive(&image(b"x")).unwrap());
-        assert_ne!(archive(&image(b"x")).unwrap().1, archive(&image(b"y")).unwrap().1);
+        assert_eq!(
+            archive(&image(b"x")).unwrap(),
+            archive(&image(b"x")).unwrap()
+        );
+        assert_ne!(
+            archive(&image(b"x")).unwrap().1,
+            archive(&image(b"y")).unwrap().1
+        );
     }
 
     #[test]

@@ -115,7 +115,10 @@ pub fn locate(source: &Path, project_dir: &Path) -> anyhow::Result<(SourceKind, 
     let (layout, problems) = if checkout.iter().filter(|r| r.is_ok()).count()
         >= packaged.iter().filter(|r| r.is_ok()).count()
     {
-        ("a checkout of rkb (core/, derive/, ..., runtime/)", checkout)
+        (
+            "a checkout of rkb (core/, derive/, ..., runtime/)",
+            checkout,
+        )
     } else {
         (
             "unpacked crates (rkb-core-<version>/, ..., rkb-runtime-<version>/)",
@@ -141,7 +144,9 @@ fn crate_at(root: &Path, dir: &str, name: &str) -> Result<(), String> {
         .parse()
         .map_err(|_| format!("{dir}/Cargo.toml: not valid TOML"))?;
     let package = table.get("package").and_then(toml::Value::as_table);
-    let found = package.and_then(|p| p.get("name")).and_then(toml::Value::as_str);
+    let found = package
+        .and_then(|p| p.get("name"))
+        .and_then(toml::Value::as_str);
     if found != Some(name) {
         return Err(format!("{dir}/Cargo.toml: the crate {name}"));
     }
@@ -201,7 +206,10 @@ mod tests {
 
     #[test]
     fn the_requirement_is_caret_on_the_minor_for_0x() {
-        assert_eq!(requirement(), format!("0.{}", VERSION.split('.').nth(1).unwrap()));
+        assert_eq!(
+            requirement(),
+            format!("0.{}", VERSION.split('.').nth(1).unwrap())
+        );
     }
 
     #[test]
@@ -218,7 +226,8 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         for (name, _) in CRATES {
             write(
-                &tmp.path().join(format!("crates/{name}-{VERSION}/Cargo.toml")),
+                &tmp.path()
+                    .join(format!("crates/{name}-{VERSION}/Cargo.toml")),
                 &format!("[package]\nname = \"{name}\"\nversion = \"{VERSION}\"\n"),
             );
         }
@@ -236,7 +245,10 @@ mod tests {
             "[package]\nname = \"rkb-runtime\"\nversion = \"0.0.1\"\n",
         );
         let message = locate(tmp.path(), tmp.path()).unwrap_err().to_string();
-        assert!(message.contains("core/Cargo.toml (the crate rkb-core)"), "{message}");
+        assert!(
+            message.contains("core/Cargo.toml (the crate rkb-core)"),
+            "{message}"
+        );
         assert!(message.contains("found version \"0.0.1\""), "{message}");
         assert!(message.contains("--rkb-path"), "{message}");
         let missing = locate(&tmp.path().join("nope"), tmp.path()).unwrap_err();

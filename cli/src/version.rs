@@ -90,7 +90,10 @@ mod tests {
         assert!(check_project(Some("0.0.1"), path).is_ok());
         let newer = check_project(Some("99.0.0"), path).unwrap_err().to_string();
         assert!(newer.contains("rkb 99.0.0, newer than this rkb"), "{newer}");
-        assert!(newer.contains("cargo install rkb --version 99.0.0"), "{newer}");
+        assert!(
+            newer.contains("cargo install rkb --version 99.0.0"),
+            "{newer}"
+        );
         let bad = check_project(Some("x"), path).unwrap_err().to_string();
         assert!(bad.contains("not a version"), "{bad}");
         assert!(check_project(None, path).is_err());

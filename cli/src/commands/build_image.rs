@@ -16,11 +16,17 @@ use crate::project::Project;
 pub fn build_image(args: &BuildImageArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     check_tag(&args.tag)?;
     let (binary, target) = match &args.binary {
-        Some(path) => (path.clone(), args.target.clone().unwrap_or_else(host_target)),
+        Some(path) => (
+            path.clone(),
+            args.target.clone().unwrap_or_else(host_target),
+        ),
         None => {
             let project = Project::load(&args.dir)?;
             let target = args.target.clone().unwrap_or_else(host_target);
-            (cargo_build(&args.dir, &project.project_name, &target)?, target)
+            (
+                cargo_build(&args.dir, &project.project_name, &target)?,
+                target,
+            )
         }
     };
     let bytes = std::fs::read(&binary)
@@ -70,7 +76,15 @@ fn cargo_build(dir: &Path, bin: &str, target: &str) -> anyhow::Result<PathBuf> {
     let mut rustflags = std::env::var("RUSTFLAGS").unwrap_or_default();
     rustflags.push_str(" -C target-feature=+crt-static");
     let output = Command::new(cargo)
-        .args(["build", "--release", "--locked", "--bin", bin, "--target", target])
+        .args([
+            "build",
+            "--release",
+            "--locked",
+            "--bin",
+            bin,
+            "--target",
+            target,
+        ])
         .args(["--message-format", "json-render-diagnostics"])
         .current_dir(dir)
         // With --target, RUSTFLAGS reach the target's crates only, not build scripts and
@@ -81,7 +95,9 @@ fn cargo_build(dir: &Path, bin: &str, target: &str) -> anyhow::Result<PathBuf> {
         .output()
         .context("cannot run cargo")?;
     if !output.status.success() {
-        bail!("`cargo build --release --locked --bin {bin} --target {target}` failed (its errors are above)");
+        bail!(
+            "`cargo build --release --locked --bin {bin} --target {target}` failed (its errors are above)"
+        );
     }
     let executable = String::from_utf8_lossy(&output.stdout)
         .lines()
@@ -138,7 +154,10 @@ fn check_tag(tag: &str) -> anyhow::Result<()> {
 
 /// Writes `path` by rename, so an interrupted run never leaves half an archive.
 fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent)
         .with_context(|| format!("cannot create {}", parent.display()))?;
     let mut staged = tempfile::NamedTempFile::new_in(parent)
@@ -156,8 +175,14 @@ mod tests {
 
     #[test]
     fn targets_map_to_oci_platforms() {
-        assert_eq!(platform("x86_64-unknown-linux-gnu").unwrap(), ("linux", "amd64"));
-        assert_eq!(platform("aarch64-unknown-linux-musl").unwrap(), ("linux", "arm64"));
+        assert_eq!(
+            platform("x86_64-unknown-linux-gnu").unwrap(),
+            ("linux", "amd64")
+        );
+        assert_eq!(
+            platform("aarch64-unknown-linux-musl").unwrap(),
+            ("linux", "arm64")
+        );
         let message = platform("x86_64-apple-darwin").unwrap_err().to_string();
         assert!(message.contains("not a Linux target"), "{message}");
         assert!(platform("mips-unknown-linux-gnu").is_err());

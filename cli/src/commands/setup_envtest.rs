@@ -122,7 +122,11 @@ pub fn assets_dir(env: &Env, log: &mut dyn Write) -> anyhow::Result<PathBuf> {
         module_hash()
     ));
     if missing_binaries(&dir).is_empty() {
-        writeln!(log, "setup-envtest: using the cached build in {}", dir.display())?;
+        writeln!(
+            log,
+            "setup-envtest: using the cached build in {}",
+            dir.display()
+        )?;
         return Ok(dir);
     }
     check_go(env, &k8s, &etcd)?;
@@ -135,7 +139,11 @@ pub fn assets_dir(env: &Env, log: &mut dyn Write) -> anyhow::Result<PathBuf> {
     lock.lock()
         .with_context(|| format!("cannot lock {}", cache.join(".lock").display()))?;
     if missing_binaries(&dir).is_empty() {
-        writeln!(log, "setup-envtest: using the build another run just finished in {}", dir.display())?;
+        writeln!(
+            log,
+            "setup-envtest: using the build another run just finished in {}",
+            dir.display()
+        )?;
         return Ok(dir);
     }
     remove_leftovers(&cache);
@@ -161,7 +169,11 @@ pub fn assets_dir(env: &Env, log: &mut dyn Write) -> anyhow::Result<PathBuf> {
     // A rename publishes the entry whole: a build cut short never leaves a half-filled one.
     std::fs::rename(build.path().join("bin"), &dir)
         .with_context(|| format!("cannot move the new build into {}", dir.display()))?;
-    writeln!(log, "setup-envtest: built in {} s", start.elapsed().as_secs())?;
+    writeln!(
+        log,
+        "setup-envtest: built in {} s",
+        start.elapsed().as_secs()
+    )?;
     Ok(dir)
 }
 
@@ -222,7 +234,8 @@ fn build_failure(binary: &str, package: &str, output: &std::process::Output) -> 
     let ended = match (output.status.code(), output.status.signal()) {
         (Some(code), _) => format!("exit status {code}"),
         (None, Some(9)) => {
-            "killed by SIGKILL (out of memory? a timeout?; rerun on a less loaded machine)".to_owned()
+            "killed by SIGKILL (out of memory? a timeout?; rerun on a less loaded machine)"
+                .to_owned()
         }
         (None, Some(signal)) => format!("killed by signal {signal}"),
         (None, None) => "an unknown end".to_owned(),
@@ -240,7 +253,11 @@ fn build_failure(binary: &str, package: &str, output: &std::process::Output) -> 
          Last lines of Go's output:\n    {}\n  \
          A network error means the Go module proxy is unreachable (check GOPROXY); a checksum or \
          zip error, a broken module cache (`go clean -modcache`, then run again).",
-        if tail.is_empty() { "(none)".to_owned() } else { tail.join("\n    ") }
+        if tail.is_empty() {
+            "(none)".to_owned()
+        } else {
+            tail.join("\n    ")
+        }
     )
 }
 
@@ -341,7 +358,12 @@ mod tests {
 
     #[test]
     fn every_module_file_is_embedded() {
-        for path in ["go.mod", "go.sum", "cmd/etcd/main.go", "cmd/kube-apiserver/main.go"] {
+        for path in [
+            "go.mod",
+            "go.sum",
+            "cmd/etcd/main.go",
+            "cmd/kube-apiserver/main.go",
+        ] {
             assert!(!module_file(path).is_empty(), "{path} is not embedded");
         }
         assert_eq!(module_hash().len(), 12);
