@@ -1003,3 +1003,170 @@ fn create_webhook_force_regenerates_without_registering_twice() {
         .collect();
     assert_eq!(changed, [Path::new("src/webhook/v1alpha1/memcached.rs")]);
 }
+
+#[test]
+fn init_refuses_bad_rkb_sources_and_registry_needs_no_path() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "mine").unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::create_dir(elsewhere.path().join("runtime")).unwrap();
+    let no_crates = elsewhere.path().to_str().unwrap();
+    let init = ["init", "--domain", "example.com", "--project-name", "op"];
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["--rkb-source", "git"],
+            &[
+                "invalid value 'git' for '--rkb-source",
+                "possible values: path, registry",
+            ],
+        ),
+        (
+            &["--rkb-source", "registry", "--rkb-path", no_crates],
+            &[
+                "was given with --rkb-source registry",
+                "rkb init --domain example.com --rkb-source registry",
+            ],
+        ),
+        (
+            &["--rkb-path", no_crates],
+            &[
+                "does not hold rkb",
+                "core/Cargo.toml (the crate rkb-core)",
+                "rkb init --domain example.com --rkb-path",
+            ],
+        ),
+        (
+            &["--rkb-path", "/nonexistent/rkb"],
+            &[
+                "the rkb source /nonexistent/rkb does not exist",
+                "--rkb-source registry",
+            ],
+        ),
+    ];
+    for (extra, fragments) in cases {
+        let args: Vec<&str> = init.iter().chain(extra.iter()).copied().collect();
+        assert_rejected(dir.path(), &args, fragments);
+    }
+    // A registry project names rkb's crates by version and has no patch.
+    let args: Vec<&str> = init
+        .iter()
+        .copied()
+        .chain(["--rkb-source", "registry"])
+        .collect();
+    let (ok, text) = rkb_in(dir.path(), &args);
+    assert!(ok, "{text}");
+    assert!(!dir.path().join(".cargo").exists());
+    let manifest = std::fs::read_to_string(dir.path().join("Cargo.toml")).unwrap();
+    assert!(manifest.contains("rkb-runtime = \"0."), "{manifest}");
+}
+
+#[test]
+fn projects_of_newer_rkbs_and_of_kubebuilder_are_refused_by_what_they_are() {
+    let project = project();
+    let path = project.path().join("PROJECT");
+    let original = std::fs::read_to_string(&path).unwrap();
+    let api = [
+        "create",
+        "api",
+        "--group",
+        "web",
+        "--version",
+        "v1",
+        "--kind",
+        "Site",
+    ];
+    let newer = original.replace(
+        &format!("cliVersion: {}", rkb::version::CURRENT),
+        "cliVersion: 9.0.0",
+    );
+    std::fs::write(&path, &newer).unwrap();
+    assert_rejected(
+        project.path(),
+        &api,
+        &[
+            "written by rkb 9.0.0, newer than this rkb",
+            "cargo install rkb --version 9.0.0",
+        ],
+    );
+    // kubebuilder's own PROJECT (its resources lack rkb's `plural`-style fields too).
+    std::fs::write(
+        &path,
+        "domain: my.domain\nlayout:\n- go.kubebuilder.io/v4\nprojectName: project\nrepo: example.com/project\n\
+         resources:\n- api:\n    crdVersion: v1\n  domain: my.domain\n  group: batch\n  kind: CronJob\n  version: v1\n\
+         version: \"3\"\n",
+    )
+    .unwrap();
+    assert_rejected(
+        project.path(),
+        &api,
+        &["it is a kubebuilder Go project", "rkb init --domain"],
+    );
+    // An older rkb's project is edited, with what changed since.
+    let older = original.replace(
+        &format!("cliVersion: {}", rkb::version::CURRENT),
+        "cliVersion: 0.1.0",
+    );
+    std::fs::write(&path, older).unwrap();
+    let (ok, text) = rkb_in(project.path(), &api);
+    assert!(ok, "{text}");
+    assert!(text.contains("scaffolded by rkb 0.1.0"), "{text}");
+    assert!(text.contains("0.2.0: rkb's crates by version"), "{text}");
+}
+
+#[test]
+fn build_image_refuses_what_cannot_run_in_an_image_without_a_base() {
+    let project = project();
+    let script = project.path().join("manager.sh");
+    std::fs::write(&script, "#!/bin/sh\n").unwrap();
+    let this_test = std::env::current_exe().unwrap();
+    let image = ["build-image", "--tag", "example.com/demo:v1"];
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["build-image", "--tag", "Example.com/Demo:latest!"],
+            &[
+                "invalid --tag",
+                "example:  --tag example.com/memcached-operator:v0.0.1",
+            ],
+        ),
+        (
+            &[
+                "build-image",
+                "--tag",
+                "example.com/demo:v1",
+                "--user",
+                "0:0",
+            ],
+            &["uid 0 is root", "65532:65532"],
+        ),
+        (
+            &[
+                "build-image",
+                "--tag",
+                "example.com/demo:v1",
+                "--user",
+                "nobody",
+            ],
+            &["expected <uid>:<gid> in numbers"],
+        ),
+    ];
+    for (args, fragments) in cases {
+        assert_rejected(project.path(), args, fragments);
+    }
+    let binary = |path: &Path| -> Vec<String> {
+        image
+            .iter()
+            .map(|s| s.to_string())
+            .chain(["--binary".into(), path.display().to_string()])
+            .collect()
+    };
+    let args = binary(&script);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    assert_rejected(project.path(), &args, &["not a 64-bit Linux executable"]);
+    let args = binary(&this_test);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    assert_rejected(
+        project.path(),
+        &args,
+        &["is linked dynamically", "+crt-static"],
+    );
+}

@@ -1,21 +1,44 @@
-//! A project generated outside the rkb repository builds and passes its own tests
-//! right after `init`, after each `create api`, after `edit --multigroup` and with
-//! webhooks, and stays rustfmt- and clippy-clean.
+//! A project generated outside the rkb repository, from rkb's crates as a registry would
+//! serve them (the `.crate` files `cargo package` makes, unpacked elsewhere), builds and
+//! passes its own tests right after `init`, after each `create api`, after `edit
+//! --multigroup` and with webhooks, and stays rustfmt- and clippy-clean. Its manager,
+//! packed by `rkb build-image` into an image with no base, runs under podman, non-root
+//! with a read-only root file system, against a real API server and reconciles a sample.
 //!
 //! This compiles a whole operator from scratch (minutes), so it is `#[ignore]`d in
-//! quick runs; `.ci/run` runs it with `--ignored`.
+//! quick runs; `.ci/run` runs it with `--ignored`. It builds the project statically
+//! linked from the start (`+crt-static`), so the image is made from the binary the tests
+//! already built instead of a second build.
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// This machine's Rust target: the project is built for it explicitly, so that
+/// `+crt-static` reaches the project's crates and not the proc macros the build runs.
+fn host_target() -> String {
+    let output = Command::new("rustc").arg("-vV").output().unwrap();
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_owned))
+        .unwrap()
+}
+
+fn target_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/fresh-project")
+}
+
 fn run(dir: &Path, program: &str, args: &[&str]) {
-    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/fresh-project");
     let status = Command::new(program)
         .args(args)
         .current_dir(dir)
-        .env("CARGO_TARGET_DIR", target)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .env("CARGO_BUILD_TARGET", host_target())
+        .env("RUSTFLAGS", "-C target-feature=+crt-static")
+        // The Makefile's `$(RKB) setup-envtest`: this rkb, not one on PATH.
+        .env("RKB", env!("CARGO_BIN_EXE_rkb"))
         .status()
         .unwrap_or_else(|e| panic!("cannot run {program}: {e}"));
     assert!(
@@ -26,13 +49,81 @@ fn run(dir: &Path, program: &str, args: &[&str]) {
     );
 }
 
+/// `cargo package` of rkb's library crates, unpacked into `into`: what crates.io would
+/// serve. Returns the directory to pass as --rkb-path.
+fn packaged_crates(into: &Path) -> PathBuf {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let packages = into.join("target");
+    let mut args = vec!["package", "--no-verify", "--allow-dirty", "--locked"];
+    for (name, _) in rkb::rkb_crates::CRATES {
+        args.extend(["-p", name]);
+    }
+    let status = Command::new(env!("CARGO"))
+        .args(&args)
+        .arg("--target-dir")
+        .arg(&packages)
+        .current_dir(repo)
+        .status()
+        .unwrap();
+    assert!(status.success(), "cargo package failed");
+    let crates = into.join("crates");
+    for (name, _) in rkb::rkb_crates::CRATES {
+        let file = packages.join(format!("package/{name}-{}.crate", rkb::rkb_crates::VERSION));
+        let gz = flate2::read::GzDecoder::new(std::fs::File::open(&file).unwrap());
+        tar::Archive::new(gz).unpack(&crates).unwrap();
+    }
+    crates
+}
+
+/// Nothing of the project names the checkout, and cargo takes every rkb crate from the
+/// unpacked packages.
+fn assert_independent_of_the_checkout(dir: &Path, crates: &Path) {
+    let repo =
+        std::fs::canonicalize(Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()).unwrap();
+    let repo = repo.to_str().unwrap();
+    for (path, bytes) in common::files(dir) {
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(repo),
+            "{} names rkb's checkout {repo}",
+            path.display()
+        );
+    }
+    let output = Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "cargo metadata failed");
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let crates = std::fs::canonicalize(crates).unwrap();
+    let rkb_packages: Vec<&str> = metadata["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["name"].as_str().unwrap().starts_with("rkb-"))
+        .map(|p| p["manifest_path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        rkb_packages.len(),
+        rkb::rkb_crates::CRATES.len(),
+        "{rkb_packages:?}"
+    );
+    for manifest in rkb_packages {
+        assert!(
+            Path::new(manifest).starts_with(&crates),
+            "{manifest} is not one of the packaged crates in {}",
+            crates.display()
+        );
+    }
+}
+
 #[test]
 #[ignore = "builds an operator from scratch; run by .ci/run"]
 fn generated_project_builds_and_passes_its_tests_after_each_step() {
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path().join("fresh-operator");
     let d = dir.to_str().unwrap();
-    // No --rkb-path: the default (the checkout rkb was built from) must work anywhere.
+    let crates = packaged_crates(scratch.path());
     common::rkb(&[
         "init",
         "--domain",
@@ -41,8 +132,11 @@ fn generated_project_builds_and_passes_its_tests_after_each_step() {
         d,
         "--owner",
         "The Fresh Authors",
+        "--rkb-path",
+        crates.to_str().unwrap(),
     ])
     .unwrap();
+    assert_independent_of_the_checkout(&dir, &crates);
     run(&dir, "cargo", &["test", "--quiet"]);
 
     for api in [
@@ -99,6 +193,7 @@ fn generated_project_builds_and_passes_its_tests_after_each_step() {
         common::rkb(&args).unwrap_or_else(|e| panic!("{api:?}: {e}"));
         run(&dir, "make", &["--quiet", "test"]);
     }
+    image_runs_and_reconciles_a_sample(&dir);
     // The multigroup layout: existing controllers move, and Memcached gets a second
     // controller in another group.
     common::rkb(&["edit", "--multigroup", "--dir", d]).unwrap();
@@ -173,4 +268,171 @@ fn generated_project_builds_and_passes_its_tests_after_each_step() {
         crds, 4,
         "cache's Memcached (two versions, merged), infra's Foo and Redis, and web's Memcached"
     );
+}
+
+/// The manager's image, made by `rkb build-image` from the binary the tests built, runs
+/// under podman as the scaffold's pods run it (non-root 65532, read-only root file system,
+/// no capabilities, no privilege escalation) against a real API server, and the
+/// deploy-image controller creates the Deployment of a Redis sample.
+fn image_runs_and_reconciles_a_sample(dir: &Path) {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let env = runtime.block_on(rkb_envtest::shared());
+    // The admin credentials inlined into a file the container's user can read.
+    let kubeconfig = dir.join("target-kubeconfig.json");
+    std::fs::write(&kubeconfig, inlined_kubeconfig(env.kubeconfig_path())).unwrap();
+    let kubectl = |args: &[&str]| {
+        let output = Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        (
+            output.status.success(),
+            String::from_utf8_lossy(&output.stdout).into_owned()
+                + &String::from_utf8_lossy(&output.stderr),
+        )
+    };
+    let (ok, text) = kubectl(&["apply", "--server-side", "-k", "config/crd"]);
+    assert!(ok, "{text}");
+
+    let binary = target_dir()
+        .join(host_target())
+        .join("debug/fresh-operator");
+    let tag = "example.org/fresh-operator:v0.0.1";
+    let d = dir.to_str().unwrap();
+    let built = common::rkb(&[
+        "build-image",
+        "--dir",
+        d,
+        "--binary",
+        binary.to_str().unwrap(),
+        "--tag",
+        tag,
+        "--output",
+        "dist/image.tar",
+    ])
+    .unwrap();
+    assert!(built.contains("user 65532:65532"), "{built}");
+    let podman = |args: &[&str]| {
+        let output = Command::new("podman")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run podman (`apt-get install podman runc`): {e}"));
+        (
+            output.status.success(),
+            String::from_utf8_lossy(&output.stdout).into_owned()
+                + &String::from_utf8_lossy(&output.stderr),
+        )
+    };
+    let (ok, text) = podman(&["load", "-i", "dist/image.tar"]);
+    assert!(ok && text.contains(tag), "{text}");
+
+    let probes = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let name = format!("fresh-operator-{}", std::process::id());
+    // runc by default: crun refuses the hybrid cgroup layout of some CI machines.
+    let oci_runtime = std::env::var("RKB_TEST_OCI_RUNTIME").unwrap_or_else(|_| "runc".into());
+    let mount = format!("{}:/etc/kubeconfig.json:ro", kubeconfig.display());
+    let probe_flag = format!("--health-probe-bind-address={probes}");
+    let (ok, text) = podman(&[
+        "--runtime",
+        &oci_runtime,
+        "run",
+        "--detach",
+        "--name",
+        &name,
+        "--network",
+        "host",
+        "--read-only",
+        "--user",
+        "65532:65532",
+        "--cap-drop",
+        "all",
+        "--security-opt",
+        "no-new-privileges",
+        // Limits no higher than the caller's: an unprivileged sandbox may not raise them.
+        "--ulimit",
+        "nofile=1024:1024",
+        "--ulimit",
+        "nproc=1024:1024",
+        "--volume",
+        &mount,
+        "--env",
+        "KUBECONFIG=/etc/kubeconfig.json",
+        "--env",
+        "REDIS_IMAGE=redis:7.2",
+        tag,
+        &probe_flag,
+    ]);
+    assert!(ok, "the manager's container did not start: {text}");
+    let (_, inspected) = podman(&[
+        "inspect",
+        "--format",
+        "{{.Config.User}} {{.HostConfig.ReadonlyRootfs}}",
+        &name,
+    ]);
+    let (ok, text) = kubectl(&[
+        "apply",
+        "-n",
+        "default",
+        "-f",
+        "config/samples/infra_v1_redis.yaml",
+    ]);
+    assert!(ok, "{text}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    let reconciled = loop {
+        let (_, owners) = kubectl(&[
+            "get",
+            "deployments",
+            "-n",
+            "default",
+            "-o",
+            "jsonpath={.items[*].metadata.ownerReferences[*].kind}",
+        ]);
+        if owners.split_whitespace().any(|kind| kind == "Redis") {
+            break true;
+        }
+        if std::time::Instant::now() > deadline {
+            break false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    };
+    let (_, logs) = podman(&["logs", &name]);
+    podman(&["rm", "--force", &name]);
+    podman(&["rmi", "--force", tag]);
+    std::fs::remove_file(&kubeconfig).unwrap();
+    assert_eq!(inspected.trim(), "65532:65532 true", "{inspected}");
+    assert!(
+        reconciled,
+        "no Deployment owned by the Redis sample within 90 s; the manager's log:\n{logs}"
+    );
+}
+
+/// `kubeconfig` with its certificate and key files inlined as `-data` fields.
+fn inlined_kubeconfig(kubeconfig: &Path) -> String {
+    use base64::Engine as _;
+    let mut config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(kubeconfig).unwrap()).unwrap();
+    let inline = |object: &mut serde_json::Value, field: &str| {
+        if let Some(path) = object[field].as_str().map(str::to_owned) {
+            let bytes = std::fs::read(path).unwrap();
+            object[format!("{field}-data")] = base64::engine::general_purpose::STANDARD
+                .encode(bytes)
+                .into();
+            object.as_object_mut().unwrap().remove(field);
+        }
+    };
+    for cluster in config["clusters"].as_array_mut().unwrap() {
+        inline(&mut cluster["cluster"], "certificate-authority");
+    }
+    for user in config["users"].as_array_mut().unwrap() {
+        inline(&mut user["user"], "client-certificate");
+        inline(&mut user["user"], "client-key");
+    }
+    config.to_string()
 }

@@ -356,6 +356,137 @@ mod tests {
         assert!(version_ldflags(&k8s).contains(&format!("gitVersion={k8s}")));
     }
 
+    /// A stand-in for `go` that answers `go version`, and for `go build -o OUT` runs
+    /// `body` (a shell snippet that sees $out), counting its builds in `count`.
+    fn fake_go(dir: &Path, body: &str) -> OsString {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join("go");
+        let script = format!(
+            "#!/bin/sh\n[ \"$1\" = version ] && exit 0\n\
+             while [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=\"$2\"; shift; done\n\
+             echo build >> {}/count\n{body}\n",
+            dir.display()
+        );
+        std::fs::write(&path, script).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path.into()
+    }
+
+    fn env(cache: &Path, go: OsString) -> Env {
+        Env {
+            cache: Some(cache.into()),
+            go: Some(go),
+            ..Env::default()
+        }
+    }
+
+    fn builds(dir: &Path) -> usize {
+        std::fs::read_to_string(dir.join("count")).map_or(0, |c| c.lines().count())
+    }
+
+    #[test]
+    fn kubebuilder_assets_without_the_binaries_is_refused_with_what_to_do() {
+        let tmp = tempfile::tempdir().unwrap();
+        let env = Env {
+            kubebuilder_assets: Some(tmp.path().into()),
+            ..Env::default()
+        };
+        let message = assets_dir(&env, &mut Vec::new()).unwrap_err().to_string();
+        assert!(
+            message.contains("has no executable etcd and kube-apiserver"),
+            "{message}"
+        );
+        assert!(
+            message.contains("unset KUBEBUILDER_ASSETS; rkb setup-envtest"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn without_go_it_says_how_to_get_go_or_binaries() {
+        let tmp = tempfile::tempdir().unwrap();
+        let env = env(tmp.path(), tmp.path().join("no-go").into());
+        let message = assets_dir(&env, &mut Vec::new()).unwrap_err().to_string();
+        assert!(message.contains("Go is not installed"), "{message}");
+        assert!(
+            message.contains("setup-envtest use -p path 1.34"),
+            "{message}"
+        );
+        assert!(
+            std::fs::read_dir(tmp.path()).unwrap().next().is_none(),
+            "nothing is written"
+        );
+    }
+
+    #[test]
+    fn a_failed_build_names_the_step_the_module_and_go_s_last_lines() {
+        let tmp = tempfile::tempdir().unwrap();
+        let go = fake_go(
+            tmp.path(),
+            "echo 'go: downloading go.etcd.io/etcd/server/v3 v3.6.4' >&2\n\
+             echo 'verifying go.etcd.io/etcd/server/v3@v3.6.4: checksum mismatch' >&2\nexit 1",
+        );
+        let cache = tmp.path().join("cache");
+        let message = assets_dir(&env(&cache, go), &mut Vec::new())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("building etcd failed: `go build ./cmd/etcd`"),
+            "{message}"
+        );
+        assert!(
+            message.contains("(module go.etcd.io/etcd/server/v3) ended with exit status 1"),
+            "{message}"
+        );
+        assert!(message.contains("checksum mismatch"), "{message}");
+        assert!(message.contains("go clean -modcache"), "{message}");
+        // Nothing half-built is left in the cache.
+        let left: Vec<_> = std::fs::read_dir(&cache)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, [".lock"], "{left:?}");
+    }
+
+    #[test]
+    fn concurrent_runs_build_once_and_both_get_the_binaries() {
+        let tmp = tempfile::tempdir().unwrap();
+        let go = fake_go(
+            tmp.path(),
+            "sleep 1; mkdir -p \"$(dirname \"$out\")\"; printf x > \"$out\"; chmod +x \"$out\"",
+        );
+        let cache = tmp.path().join("cache");
+        // A killed run's build directory, which the next run clears.
+        std::fs::create_dir_all(cache.join(".build.killed")).unwrap();
+        let runs: Vec<_> = (0..2)
+            .map(|_| {
+                let env = env(&cache, go.clone());
+                std::thread::spawn(move || assets_dir(&env, &mut Vec::new()))
+            })
+            .collect();
+        let dirs: Vec<PathBuf> = runs
+            .into_iter()
+            .map(|r| r.join().unwrap().unwrap())
+            .collect();
+        assert_eq!(dirs[0], dirs[1]);
+        assert!(missing_binaries(&dirs[0]).is_empty());
+        assert_eq!(
+            builds(tmp.path()),
+            BINARIES.len(),
+            "one build of each binary"
+        );
+        assert!(!cache.join(".build.killed").exists());
+        // And the next run takes the cache.
+        let mut log = Vec::new();
+        assets_dir(&env(&cache, go), &mut log).unwrap();
+        assert!(
+            String::from_utf8(log)
+                .unwrap()
+                .contains("using the cached build")
+        );
+        assert_eq!(builds(tmp.path()), BINARIES.len());
+    }
+
     #[test]
     fn every_module_file_is_embedded() {
         for path in [
