@@ -46,6 +46,21 @@ pub struct Patch {
     pub name: &'static str,
     /// As written into the project: relative paths stay relative to the project.
     pub path: String,
+    /// `path` as a TOML string, quoted and escaped (a path may hold `"`, `\` or spaces).
+    pub path_literal: String,
+}
+
+impl Patch {
+    fn new(name: &'static str, path: String) -> Self {
+        // A JSON string is a valid TOML basic string: the same quotes, and only the escapes
+        // TOML also has (\", \\, \b, \f, \n, \r, \t, \uXXXX).
+        let path_literal = serde_json::to_string(&path).expect("a string serializes");
+        Patch {
+            name,
+            path,
+            path_literal,
+        }
+    }
 }
 
 /// What kind of rkb source a directory is.
@@ -90,10 +105,7 @@ pub fn locate(source: &Path, project_dir: &Path) -> anyhow::Result<(SourceKind, 
     if checkout.iter().all(Result::is_ok) {
         let patches = CRATES
             .iter()
-            .map(|(name, dir)| Patch {
-                name,
-                path: format!("{written}/{dir}"),
-            })
+            .map(|(name, dir)| Patch::new(name, format!("{written}/{dir}")))
             .collect();
         return Ok((SourceKind::Checkout, patches));
     }
@@ -104,10 +116,7 @@ pub fn locate(source: &Path, project_dir: &Path) -> anyhow::Result<(SourceKind, 
     if packaged.iter().all(Result::is_ok) {
         let patches = CRATES
             .iter()
-            .map(|(name, _)| Patch {
-                name,
-                path: format!("{written}/{name}-{VERSION}"),
-            })
+            .map(|(name, _)| Patch::new(name, format!("{written}/{name}-{VERSION}")))
             .collect();
         return Ok((SourceKind::Packages, patches));
     }
@@ -235,6 +244,23 @@ mod tests {
         let (kind, patches) = locate(Path::new("../crates"), &project).unwrap();
         assert_eq!(kind, SourceKind::Packages);
         assert_eq!(patches[0].path, format!("../crates/rkb-core-{VERSION}"));
+    }
+
+    #[test]
+    fn paths_with_quotes_and_spaces_stay_valid_toml() {
+        let tmp = tempfile::tempdir().unwrap();
+        let odd = tmp.path().join("my \"rkb\" $HOME \\ copy");
+        for (name, _) in CRATES {
+            write(
+                &odd.join(format!("{name}-{VERSION}/Cargo.toml")),
+                &format!("[package]\nname = \"{name}\"\nversion = \"{VERSION}\"\n"),
+            );
+        }
+        let (_, patches) = locate(&odd, tmp.path()).unwrap();
+        let table: toml::Table = format!("p = {{ path = {} }}", patches[0].path_literal)
+            .parse()
+            .unwrap();
+        assert_eq!(table["p"]["path"].as_str().unwrap(), patches[0].path);
     }
 
     #[test]

@@ -103,6 +103,9 @@ fn scaffold<S>(
 /// Commits the change set and lists what was written, like kubebuilder's scaffold log.
 fn commit(changes: Changes, out: &mut dyn Write) -> anyhow::Result<()> {
     let root = changes.root().to_path_buf();
+    if let Some(recovered) = changes.recovered() {
+        writeln!(out, "note: {recovered}")?;
+    }
     for (path, written) in changes.commit()? {
         let verb = match written {
             Written::Created => "create",

@@ -22,6 +22,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{Context, bail};
 
+use super::journal::{self, FileEntry, Journal};
 use super::plan::Marker;
 
 #[derive(Debug)]
@@ -47,17 +48,31 @@ pub struct Changes {
     /// Held from the first read to the end of the commit; `None` while the root does not
     /// exist yet (`rkb init --dir new`), where no-clobber creation guards instead.
     _lock: Option<File>,
+    /// What was done to finish an interrupted earlier command, if anything.
+    recovered: Option<String>,
 }
 
 impl Changes {
-    /// Starts a change set over `root`, locking the project against other rkb runs.
+    /// Starts a change set over `root`, locking the project against other rkb runs, and
+    /// first brings back to a whole state a project whose last command was interrupted.
     pub fn open(root: impl Into<PathBuf>) -> anyhow::Result<Self> {
         let root = root.into();
+        let lock = lock_project(&root)?;
+        let recovered = match &lock {
+            Some(_) => journal::recover(&root)?,
+            None => None,
+        };
         Ok(Changes {
-            _lock: lock_project(&root)?,
+            _lock: lock,
             root,
             files: BTreeMap::new(),
+            recovered,
         })
+    }
+
+    /// What [`open`](Self::open) did to finish an interrupted earlier command.
+    pub fn recovered(&self) -> Option<&str> {
+        self.recovered.as_deref()
     }
 
     pub fn root(&self) -> &Path {
@@ -184,42 +199,109 @@ impl Changes {
             })
     }
 
-    /// Writes every planned file, or none. Returns what changed, in path order.
+    /// Writes every planned file, or none, even if the process is killed half way (see
+    /// [`journal`]). Returns what changed, in path order.
     pub fn commit(self) -> anyhow::Result<Vec<(PathBuf, Written)>> {
         let written: Vec<(PathBuf, Written)> =
             self.pending().map(|(p, w)| (p.to_path_buf(), w)).collect();
+        if written.is_empty() {
+            return Ok(written);
+        }
         let mut tx = Transaction::default();
         match self.apply(&written, &mut tx) {
-            Ok(()) => {
+            Ok(mut journal) => {
+                // Every file is in place: from here an interruption is finished, not undone.
+                journal.done = true;
+                let _ = journal.save(&self.root);
                 tx.discard_backups();
+                let _ = Journal::remove(&self.root);
                 Ok(written)
             }
-            Err(error) => match tx.roll_back() {
+            Err(error) => match tx.roll_back(&self.root) {
                 Ok(()) => Err(error.context("no files were changed")),
                 Err(leftovers) => Err(error.context(format!(
-                    "rkb could not undo every change; restore these by hand:\n  {}",
+                    "rkb could not undo every change; restore these by hand (or run rkb again, \
+                     which retries from its journal {}):\n  {}",
+                    journal::FILE,
                     leftovers.join("\n  ")
                 ))),
             },
         }
     }
 
-    fn apply(&self, written: &[(PathBuf, Written)], tx: &mut Transaction) -> anyhow::Result<()> {
-        // Stage: everything that can fail (directories, disk space) happens before
-        // any target file is touched.
-        let mut staged = Vec::new();
+    /// The journal of a commit of `written`: fresh names for the staged copies and the
+    /// backups, the directories to create, and the digest of every content.
+    fn journal(&self, written: &[(PathBuf, Written)]) -> anyhow::Result<Journal> {
+        let mut journal = Journal::default();
+        let relative = |path: PathBuf| path.strip_prefix(&self.root).map(Path::to_path_buf);
         for (rel, _) in written {
             refuse_links(&self.root, rel)?;
             let target = self.root.join(rel);
             let planned = &self.files[rel];
+            let name =
+                |tag| relative(sibling_name(&target, tag)).expect("a sibling is under the root");
+            journal.files.push(FileEntry {
+                target: rel.clone(),
+                staged: planned.content.as_ref().map(|_| name("new")),
+                backup: planned.original.as_ref().map(|_| name("old")),
+                original: planned.original.as_deref().map(journal::digest),
+                new: planned.content.as_deref().map(journal::digest),
+            });
+            let mut missing = Vec::new();
+            let mut dir = target.parent();
+            while let Some(d) = dir.filter(|d| !d.exists()) {
+                missing.push(d.to_path_buf());
+                dir = if d == self.root { None } else { d.parent() };
+            }
+            for d in missing.into_iter().rev() {
+                let d = match relative(d) {
+                    Ok(rel) if rel.as_os_str().is_empty() => PathBuf::from("."),
+                    Ok(rel) => rel,
+                    Err(_) => continue,
+                };
+                if !journal.dirs.contains(&d) {
+                    journal.dirs.push(d);
+                }
+            }
+        }
+        Ok(journal)
+    }
+
+    fn apply(
+        &self,
+        written: &[(PathBuf, Written)],
+        tx: &mut Transaction,
+    ) -> anyhow::Result<Journal> {
+        // The journal goes first, into the root (created for it if need be): from here on,
+        // an interruption at any instant is undone by the next run.
+        let journal = self.journal(written)?;
+        tx.create_dir_all(&self.root)
+            .with_context(|| format!("cannot create directory {}", self.root.display()))?;
+        journal
+            .save(&self.root)
+            .with_context(|| format!("cannot write {}", self.root.join(journal::FILE).display()))?;
+        tx.journal = true;
+        // Stage: everything that can fail (directories, disk space) happens before
+        // any target file is touched.
+        let mut staged = Vec::new();
+        for ((rel, _), entry) in written.iter().zip(&journal.files) {
+            let target = self.root.join(rel);
+            let planned = &self.files[rel];
+            let backup = entry.backup.as_ref().map(|b| self.root.join(b));
             let Some(content) = &planned.content else {
-                staged.push((rel, None, target));
+                staged.push((rel, None, target, backup));
                 continue;
             };
             let dir = target.parent().expect("a file under the root has a parent");
             tx.create_dir_all(dir)
                 .with_context(|| format!("cannot create directory {}", dir.display()))?;
-            let (temp, mut file) = create_sibling(&target, "new")
+            let temp = self
+                .root
+                .join(entry.staged.as_ref().expect("content is staged"));
+            let mut file = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&temp)
                 .with_context(|| format!("cannot stage {}", target.display()))?;
             tx.temps.push(temp.clone());
             file.write_all(content.as_bytes())
@@ -233,11 +315,11 @@ impl Changes {
                 fs::set_permissions(&temp, permissions)
                     .with_context(|| format!("cannot set the mode of {}", temp.display()))?;
             }
-            staged.push((rel, Some(temp), target));
+            staged.push((rel, Some(temp), target, backup));
         }
         // Swap: renames within one directory, each after checking that nobody changed
         // the file since it was read.
-        for (rel, temp, target) in staged {
+        for (rel, temp, target, backup) in staged {
             let original = &self.files[rel].original;
             let now = read_in_project(&self.root, rel)?;
             if now != *original {
@@ -247,15 +329,13 @@ impl Changes {
                     rel.display()
                 );
             }
-            if original.is_some() {
-                // The original is kept under a fresh name until the commit succeeds, so
-                // a roll back is a rename that restores it exactly (content and mode).
-                let (backup, _) = create_sibling(&target, "old")
-                    .with_context(|| format!("cannot back up {}", target.display()))?;
-                tx.temps.push(backup.clone());
+            if let Some(backup) = backup {
+                // The original is kept under its fresh journal name until the commit
+                // succeeds, so a roll back is a rename that restores it exactly (content
+                // and mode). A rename replaces whatever is at that name, never writing
+                // through it.
                 fs::rename(&target, &backup)
                     .with_context(|| format!("cannot back up {}", target.display()))?;
-                tx.temps.retain(|t| *t != backup);
                 tx.moved.push((target.clone(), Some(backup)));
             }
             let Some(temp) = temp else {
@@ -290,7 +370,7 @@ impl Changes {
             }
             tx.temps.retain(|t| *t != temp);
         }
-        Ok(())
+        Ok(journal)
     }
 }
 
@@ -303,6 +383,8 @@ struct Transaction {
     /// Targets already replaced or removed, with the backup of their original (`None`: a
     /// new file).
     moved: Vec<(PathBuf, Option<PathBuf>)>,
+    /// The journal was written: a complete roll back removes it.
+    journal: bool,
 }
 
 impl Transaction {
@@ -326,7 +408,7 @@ impl Transaction {
     /// Restores originals from their backups, deletes new files and staged copies, then
     /// the directories this commit created (deepest first). Returns what it could not
     /// undo, each with where the original is kept.
-    fn roll_back(self) -> Result<(), Vec<String>> {
+    fn roll_back(self, root: &Path) -> Result<(), Vec<String>> {
         let mut leftovers = Vec::new();
         for (target, backup) in self.moved.into_iter().rev() {
             let result = match &backup {
@@ -353,6 +435,15 @@ impl Transaction {
                     leftovers.push(format!("{}: a staging file ({e})", temp.display()))
                 }
                 _ => {}
+            }
+        }
+        if self.journal && leftovers.is_empty() {
+            // Kept otherwise: the next run retries the roll back from it.
+            if let Err(e) = Journal::remove(root) {
+                leftovers.push(format!(
+                    "{}: the journal ({e})",
+                    root.join(journal::FILE).display()
+                ));
             }
         }
         for dir in self.created_dirs.into_iter().rev() {
@@ -456,25 +547,18 @@ fn refuse_links(root: &Path, rel: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Creates a new, empty file next to `target` under a fresh random name. `create_new`
-/// fails rather than follow or reuse whatever is already at that name.
-fn create_sibling(target: &Path, tag: &str) -> io::Result<(PathBuf, File)> {
+/// A fresh random name next to `target` (`.<name>.rkb-<tag>-<random>`), for a staged copy
+/// or a backup. Staged copies are then opened with `create_new`, which fails rather than
+/// follow or reuse whatever might be at that name.
+fn sibling_name(target: &Path, tag: &str) -> PathBuf {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let name = target
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or("file");
-    let mut attempts = 0;
-    loop {
-        // RandomState is seeded from the OS per process; the counter varies the input.
-        let random = RandomState::new().hash_one(COUNTER.fetch_add(1, Ordering::Relaxed));
-        let path = target.with_file_name(format!(".{name}.rkb-{tag}-{random:016x}"));
-        match OpenOptions::new().write(true).create_new(true).open(&path) {
-            Ok(file) => return Ok((path, file)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempts < 8 => attempts += 1,
-            Err(e) => return Err(e),
-        }
-    }
+    // RandomState is seeded from the OS per process; the counter varies the input.
+    let random = RandomState::new().hash_one(COUNTER.fetch_add(1, Ordering::Relaxed));
+    target.with_file_name(format!(".{name}.rkb-{tag}-{random:016x}"))
 }
 
 /// Reads `rel` under `root`, refusing symbolic links; `None` when it does not exist.
@@ -752,16 +836,15 @@ mod tests {
     fn staging_names_are_fresh_and_never_reused() {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("f.txt");
-        let (a, _) = create_sibling(&target, "new").unwrap();
-        let (b, _) = create_sibling(&target, "new").unwrap();
+        let (a, b) = (sibling_name(&target, "new"), sibling_name(&target, "new"));
         assert_ne!(a, b);
-        // `create_new` refuses an existing path instead of opening it.
-        let err = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&a)
-            .unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        assert!(
+            a.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with(".f.txt.rkb-new-")
+        );
     }
 
     #[cfg(unix)]
@@ -898,13 +981,113 @@ mod tests {
             moved: vec![(target, Some(backup))],
             ..Transaction::default()
         };
-        let leftovers = tx.roll_back().unwrap_err();
+        let leftovers = tx.roll_back(dir.path()).unwrap_err();
         assert_eq!(leftovers.len(), 1);
         assert!(
             leftovers[0].contains("kept.txt: its original is kept at")
                 && leftovers[0].contains(".kept.txt.rkb-old-gone"),
             "{leftovers:?}"
         );
+    }
+
+    /// A commit cut short after each of its file-system steps, simulated from its journal:
+    /// the next `open` gives back the tree as it was, or (once every file is in place) as
+    /// the commit would leave it, never anything else.
+    #[test]
+    fn an_interrupted_commit_is_undone_or_finished_by_the_next_run() {
+        let plan = |dir: &Path| {
+            let mut changes = Changes::open(dir).unwrap();
+            changes.create("keep.txt", "changed".into(), true).unwrap();
+            changes
+                .create("new/dir/file.txt", "new".into(), false)
+                .unwrap();
+            changes.set("gone.txt", None).unwrap();
+            changes
+        };
+        let setup = |dir: &Path| {
+            fs::write(dir.join("keep.txt"), "original").unwrap();
+            fs::write(dir.join("gone.txt"), "to remove").unwrap();
+        };
+        let base = tempfile::tempdir().unwrap();
+        setup(base.path());
+        let before = snapshot_rel(base.path());
+        plan(base.path()).commit().unwrap();
+        let after = snapshot_rel(base.path());
+        // Replay the commit's steps by hand from its journal, stopping after `steps`.
+        for steps in 0..=12 {
+            let dir = tempfile::tempdir().unwrap();
+            setup(dir.path());
+            let changes = plan(dir.path());
+            let written: Vec<_> = changes
+                .pending()
+                .map(|(p, w)| (p.to_path_buf(), w))
+                .collect();
+            let mut journal = changes.journal(&written).unwrap();
+            let root = dir.path();
+            let mut ops: Vec<Box<dyn Fn()>> = vec![Box::new({
+                let j = journal.clone();
+                let root = root.to_path_buf();
+                move || j.save(&root).unwrap()
+            })];
+            for d in journal.dirs.clone() {
+                let root = root.to_path_buf();
+                ops.push(Box::new(move || fs::create_dir_all(root.join(&d)).unwrap()));
+            }
+            for entry in journal.files.clone() {
+                let root = root.to_path_buf();
+                let content = changes.files[&entry.target].content.clone();
+                ops.push(Box::new(move || {
+                    if let (Some(staged), Some(content)) = (&entry.staged, &content) {
+                        fs::write(root.join(staged), content).unwrap();
+                    }
+                }));
+            }
+            for entry in journal.files.clone() {
+                let root = root.to_path_buf();
+                ops.push(Box::new(move || {
+                    if let Some(backup) = &entry.backup {
+                        fs::rename(root.join(&entry.target), root.join(backup)).unwrap();
+                    }
+                    if let Some(staged) = &entry.staged {
+                        fs::rename(root.join(staged), root.join(&entry.target)).unwrap();
+                    }
+                }));
+            }
+            journal.done = true;
+            ops.push(Box::new({
+                let root = root.to_path_buf();
+                move || journal.save(&root).unwrap()
+            }));
+            drop(changes);
+            for op in ops.iter().take(steps) {
+                op();
+            }
+            let finished = steps >= ops.len();
+            let reopened = Changes::open(root).unwrap();
+            let tree = snapshot_rel(root);
+            if finished {
+                assert_eq!(tree, after, "after all {steps} steps");
+                assert!(
+                    reopened
+                        .recovered()
+                        .unwrap()
+                        .contains("after writing all its files")
+                );
+            } else {
+                assert_eq!(tree, before, "after {steps} steps");
+                if steps > 0 {
+                    assert!(reopened.recovered().unwrap().contains("were undone"));
+                }
+            }
+        }
+    }
+
+    /// The tree under `dir`, relative, so that two directories compare.
+    fn snapshot_rel(dir: &Path) -> Vec<(PathBuf, Option<Vec<u8>>)> {
+        snapshot(dir)
+            .into_iter()
+            .map(|(p, c)| (p.strip_prefix(dir).unwrap().to_path_buf(), c))
+            .collect()
     }
 
     fn snapshot(dir: &Path) -> Vec<(PathBuf, Option<Vec<u8>>)> {

@@ -4,6 +4,7 @@
 
 pub mod builtin_kinds;
 mod changes;
+pub mod journal;
 pub mod plan;
 
 pub use changes::{Changes, Written};
