@@ -702,6 +702,18 @@ fn init_rejects_bad_input_without_touching_files() {
             ],
             "possible values: apache2, none",
         ),
+        (
+            &[
+                "init",
+                "--domain",
+                "example.com",
+                "--project-name",
+                "op",
+                "--owner",
+                "Us\n*/ fn x() {}",
+            ],
+            "invalid --owner \"Us\\n*/ fn x() {}\": it holds a line break",
+        ),
         (&["init"], "--domain <DOMAIN>"),
         (
             &[

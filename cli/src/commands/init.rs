@@ -125,6 +125,22 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         None => default_project_name(&args.dir)?,
     };
     names::check_project_name(&project_name)?;
+    if let Some(owner) = args
+        .owner
+        .as_deref()
+        .filter(|o| o.chars().any(char::is_control))
+    {
+        return Err(names::InvalidInput {
+            flag: "--owner",
+            value: owner.to_owned(),
+            problem: "it holds a line break or another control character, which would end the \
+                      `// Copyright` comment of every generated .rs file and leave the rest as code"
+                .into(),
+            accepted: "one line of printable text",
+            example: "--owner \"The Memcached Authors\"".into(),
+        }
+        .into());
+    }
     let found: Vec<&str> = PROJECT_MARKERS
         .iter()
         .copied()

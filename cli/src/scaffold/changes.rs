@@ -145,8 +145,8 @@ impl Changes {
         marker: Marker,
         snippet: &str,
     ) -> anyhow::Result<()> {
-        self.edit_at_marker(rel, marker, |content| {
-            insert_at_marker(content, marker.name(), snippet)
+        self.edit_at_marker(rel, marker, |content, hidden| {
+            insert_at_marker(content, marker.name(), snippet, hidden)
         })
     }
 
@@ -159,17 +159,19 @@ impl Changes {
         marker: Marker,
         snippet: &str,
     ) -> anyhow::Result<()> {
-        self.edit_at_marker(rel, marker, |content| {
-            insert_sorted(content, marker.name(), snippet.trim())
+        self.edit_at_marker(rel, marker, |content, hidden| {
+            insert_sorted(content, marker.name(), snippet.trim(), hidden)
         })
     }
 
-    /// Plans `edit` of the file that holds `marker`, if it changes anything.
+    /// Plans `edit` of the file that holds `marker`, if it changes anything. The file keeps
+    /// its line endings (the edit sees LF), and in Rust sources a marker inside a block
+    /// comment or a string literal is text, not a marker (`edit` gets those lines).
     fn edit_at_marker(
         &mut self,
         rel: &str,
         marker: Marker,
-        edit: impl FnOnce(&str) -> anyhow::Result<String>,
+        edit: impl FnOnce(&str, &[bool]) -> anyhow::Result<String>,
     ) -> anyhow::Result<()> {
         let marker = marker.name();
         let content = self.read(rel)?.with_context(|| {
@@ -178,7 +180,30 @@ impl Changes {
                  Restore the file from a fresh `rkb init` or add the code by hand"
             )
         })?;
-        let updated = edit(&content).with_context(|| format!("cannot update {rel}"))?;
+        let crlf = content.contains("\r\n");
+        if crlf && content.replace("\r\n", "").contains('\n') {
+            bail!(
+                "cannot update {rel}: it mixes Windows (CRLF) and Unix (LF) line endings, so rkb \
+                 cannot tell which to write. Convert it to one of them (e.g. `dos2unix {rel}` or \
+                 your editor's line-ending setting) and run the command again"
+            );
+        }
+        let lf = if crlf {
+            content.replace("\r\n", "\n")
+        } else {
+            content.clone()
+        };
+        let hidden = if rel.ends_with(".rs") {
+            rust_lines_in_literals(&lf)
+        } else {
+            Vec::new()
+        };
+        let updated = edit(&lf, &hidden).with_context(|| format!("cannot update {rel}"))?;
+        let updated = if crlf {
+            updated.replace('\n', "\r\n")
+        } else {
+            updated
+        };
         if updated != content {
             self.set(rel, Some(updated))?;
         }
@@ -580,12 +605,23 @@ fn read_in_project(root: &Path, rel: &Path) -> anyhow::Result<Option<String>> {
     }
 }
 
-/// Index of the marker line, or an error telling how to restore it.
-fn marker_line(lines: &[&str], marker: &str) -> anyhow::Result<usize> {
+/// Index of the marker line, or an error telling how to restore it. A marker is a line
+/// that is only a `//` or `#` comment `+rkb:scaffold:<marker>`, outside the lines `hidden`
+/// marks (inside a Rust block comment or string literal).
+fn marker_line(lines: &[&str], marker: &str, hidden: &[bool]) -> anyhow::Result<usize> {
     let tag = format!("+rkb:scaffold:{marker}");
+    let is_marker = |line: &str| {
+        let text = line.trim();
+        let comment = text
+            .strip_prefix("//")
+            .or_else(|| text.strip_prefix('#'))
+            .map(str::trim);
+        comment == Some(tag.as_str())
+    };
     lines
         .iter()
-        .position(|line| line.trim_end().ends_with(&tag))
+        .enumerate()
+        .position(|(i, line)| !hidden.get(i).copied().unwrap_or(false) && is_marker(line))
         .with_context(|| {
             format!(
                 "its `{tag}` marker line is gone; rkb inserts generated code right above it. \
@@ -594,10 +630,124 @@ fn marker_line(lines: &[&str], marker: &str) -> anyhow::Result<usize> {
         })
 }
 
+/// For each line of Rust source, whether it begins inside a block comment or a string
+/// literal, where a `// +rkb:scaffold:` line is text rather than a marker. A lexer of just
+/// what decides that: comments (nested), strings with escapes, raw strings, char literals.
+fn rust_lines_in_literals(src: &str) -> Vec<bool> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum State {
+        Code,
+        Block(u32),
+        Str,
+        Raw(usize),
+    }
+    let b = src.as_bytes();
+    let at = |i: usize| b.get(i).copied().unwrap_or(0);
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut state = State::Code;
+    let mut hidden = vec![false];
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'\n' {
+            hidden.push(state != State::Code);
+            i += 1;
+            continue;
+        }
+        match state {
+            State::Code => {
+                if c == b'/' && at(i + 1) == b'/' {
+                    while i < b.len() && b[i] != b'\n' {
+                        i += 1;
+                    }
+                    continue;
+                }
+                if c == b'/' && at(i + 1) == b'*' {
+                    state = State::Block(1);
+                    i += 2;
+                    continue;
+                }
+                if c == b'"' {
+                    state = State::Str;
+                } else if c == b'r' && matches!(at(i + 1), b'"' | b'#') {
+                    let before = if at(i.wrapping_sub(1)) == b'b' {
+                        i.wrapping_sub(2)
+                    } else {
+                        i.wrapping_sub(1)
+                    };
+                    let hashes = b[i + 1..].iter().take_while(|&&h| h == b'#').count();
+                    if (i == 0 || !ident(at(before))) && at(i + 1 + hashes) == b'"' {
+                        state = State::Raw(hashes);
+                        i += 2 + hashes;
+                        continue;
+                    }
+                } else if c == b'\'' {
+                    // A char literal ('x', '\n', '"'), or a lifetime, which has no closing quote.
+                    if at(i + 1) == b'\\' {
+                        i += 2;
+                        while i < b.len() && b[i] != b'\'' && b[i] != b'\n' {
+                            i += 1;
+                        }
+                    } else if at(i + 2) == b'\'' {
+                        i += 2;
+                    }
+                }
+                i += 1;
+            }
+            State::Block(depth) => {
+                if c == b'/' && at(i + 1) == b'*' {
+                    state = State::Block(depth + 1);
+                    i += 2;
+                } else if c == b'*' && at(i + 1) == b'/' {
+                    state = if depth == 1 {
+                        State::Code
+                    } else {
+                        State::Block(depth - 1)
+                    };
+                    i += 2;
+                } else {
+                    i += 1;
+                }
+            }
+            State::Str => {
+                if c == b'\\' {
+                    i += 2;
+                } else {
+                    if c == b'"' {
+                        state = State::Code;
+                    }
+                    i += 1;
+                }
+            }
+            State::Raw(hashes) => {
+                if c == b'"'
+                    && b[i + 1..]
+                        .iter()
+                        .take(hashes)
+                        .filter(|&&h| h == b'#')
+                        .count()
+                        == hashes
+                {
+                    state = State::Code;
+                    i += 1 + hashes;
+                } else {
+                    i += 1;
+                }
+            }
+        }
+    }
+    hidden
+}
+
 /// `content` with `line` added to the contiguous block above the marker, in version-sort order.
-fn insert_sorted(content: &str, marker: &str, line: &str) -> anyhow::Result<String> {
+fn insert_sorted(
+    content: &str,
+    marker: &str,
+    line: &str,
+    hidden: &[bool],
+) -> anyhow::Result<String> {
     let lines: Vec<&str> = content.lines().collect();
-    let at = marker_line(&lines, marker)?;
+    let at = marker_line(&lines, marker, hidden)?;
     let mut start = at;
     while start > 0
         && !lines[start - 1].trim().is_empty()
@@ -657,9 +807,14 @@ fn version_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 }
 
 /// The text of `content` with `snippet` inserted before its marker line.
-fn insert_at_marker(content: &str, marker: &str, snippet: &str) -> anyhow::Result<String> {
+fn insert_at_marker(
+    content: &str,
+    marker: &str,
+    snippet: &str,
+    hidden: &[bool],
+) -> anyhow::Result<String> {
     let lines: Vec<&str> = content.lines().collect();
-    let at = marker_line(&lines, marker)?;
+    let at = marker_line(&lines, marker, hidden)?;
     let start: usize = lines[..at].iter().map(|l| l.len() + 1).sum();
     let marker_line = content[start..].lines().next().unwrap_or_default();
     let indent = &marker_line[..marker_line.len() - marker_line.trim_start().len()];
@@ -705,13 +860,13 @@ mod tests {
     #[test]
     fn inserts_above_marker_with_its_indent_once() {
         let text = "fn f() {\n    let v = vec![\n        // +rkb:scaffold:items\n    ];\n}\n";
-        let once = insert_at_marker(text, "items", "a(),").unwrap();
+        let once = insert_at_marker(text, "items", "a(),", &[]).unwrap();
         assert_eq!(
             once,
             "fn f() {\n    let v = vec![\n        a(),\n        // +rkb:scaffold:items\n    ];\n}\n"
         );
-        assert_eq!(insert_at_marker(&once, "items", "a(),").unwrap(), once);
-        let twice = insert_at_marker(&once, "items", "b(),").unwrap();
+        assert_eq!(insert_at_marker(&once, "items", "a(),", &[]).unwrap(), once);
+        let twice = insert_at_marker(&once, "items", "b(),", &[]).unwrap();
         assert!(twice.contains("        a(),\n        b(),\n        // +rkb"));
     }
 
@@ -720,7 +875,7 @@ mod tests {
         let text = "spec:\n  # +rkb:scaffold:env\n";
         let snippet = "env:\n- name: A\n  value: b\n";
         assert_eq!(
-            insert_at_marker(text, "env", snippet).unwrap(),
+            insert_at_marker(text, "env", snippet, &[]).unwrap(),
             "spec:\n  env:\n  - name: A\n    value: b\n  # +rkb:scaffold:env\n"
         );
     }
@@ -729,7 +884,7 @@ mod tests {
     fn sorted_insertion_follows_rustfmt_order() {
         let mut text = String::from("//! docs\n\n// +rkb:scaffold:versions\n");
         for version in ["v2", "v1alpha1", "v10", "v1", "v1beta1", "v1"] {
-            text = insert_sorted(&text, "versions", &format!("pub mod {version};")).unwrap();
+            text = insert_sorted(&text, "versions", &format!("pub mod {version};"), &[]).unwrap();
         }
         assert_eq!(
             text,
@@ -739,7 +894,7 @@ mod tests {
 
     #[test]
     fn missing_marker_is_an_actionable_error() {
-        let err = insert_at_marker("nothing here\n", "items", "x").unwrap_err();
+        let err = insert_at_marker("nothing here\n", "items", "x", &[]).unwrap_err();
         assert!(
             err.to_string()
                 .contains("`+rkb:scaffold:items` marker line is gone")
@@ -1088,6 +1243,69 @@ mod tests {
             .into_iter()
             .map(|(p, c)| (p.strip_prefix(dir).unwrap().to_path_buf(), c))
             .collect()
+    }
+
+    #[test]
+    fn crlf_files_keep_their_line_endings_and_mixed_ones_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let crlf = "mod a;\r\n// +rkb:scaffold:modules\r\n\r\nfn main() {}\r\n";
+        fs::write(dir.path().join("lib.rs"), crlf).unwrap();
+        fs::write(
+            dir.path().join("mixed.yaml"),
+            "a: 1\r\nb: 2\n# +rkb:scaffold:crds\n",
+        )
+        .unwrap();
+        let mut changes = Changes::open(dir.path()).unwrap();
+        changes
+            .insert_sorted_at_marker("lib.rs", Marker::Modules, "mod b;")
+            .unwrap();
+        assert_eq!(
+            changes.read("lib.rs").unwrap().unwrap(),
+            "mod a;\r\nmod b;\r\n// +rkb:scaffold:modules\r\n\r\nfn main() {}\r\n"
+        );
+        let err = changes
+            .insert_at_marker("mixed.yaml", Marker::Crds, "- x.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("mixes Windows (CRLF) and Unix (LF) line endings"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn markers_in_block_comments_and_strings_are_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let source = "/* an example:\n// +rkb:scaffold:modules\n*/\nconst S: &str = r#\"\n// +rkb:scaffold:modules\n\"#;\n\
+                      const T: &str = \"a \\\" quote\n// +rkb:scaffold:modules\n\";\nconst C: char = '\"';\n\
+                      mod a;\n// +rkb:scaffold:modules\n";
+        fs::write(dir.path().join("lib.rs"), source).unwrap();
+        let mut changes = Changes::open(dir.path()).unwrap();
+        changes
+            .insert_sorted_at_marker("lib.rs", Marker::Modules, "mod b;")
+            .unwrap();
+        let updated = changes.read("lib.rs").unwrap().unwrap();
+        assert!(
+            updated.ends_with("mod a;\nmod b;\n// +rkb:scaffold:modules\n"),
+            "{updated}"
+        );
+        assert_eq!(updated.matches("mod b;").count(), 1, "{updated}");
+        // Only a comment in a string: no marker at all.
+        fs::write(
+            dir.path().join("only.rs"),
+            "const S: &str = \"\n// +rkb:scaffold:modules\n\";\n",
+        )
+        .unwrap();
+        let err = changes
+            .insert_sorted_at_marker("only.rs", Marker::Modules, "mod b;")
+            .unwrap_err();
+        assert!(
+            format!("{err:#}").contains("marker line is gone"),
+            "{err:#}"
+        );
+        let hidden =
+            rust_lines_in_literals("fn f<'a>(x: &'a str) {}\n/* /* nested */\nstill */\nok\n");
+        assert_eq!(hidden, [false, false, true, false, false]);
     }
 
     fn snapshot(dir: &Path) -> Vec<(PathBuf, Option<Vec<u8>>)> {
