@@ -4,6 +4,8 @@
 //! roles, webhooks) as the project's layout places them. Serialised, they are what the
 //! templates see as `api` and `layout`, next to [`ProjectNames`].
 
+use std::path::Path;
+
 use rkb_core::webhook::{Kind, Settings};
 use serde::Serialize;
 
@@ -32,6 +34,57 @@ pub const SAMPLES_KUSTOMIZATION: &str = "config/samples/kustomization.yaml";
 pub const WEBHOOK_KUSTOMIZATION: &str = "config/webhook/kustomization.yaml";
 /// The license header of new Rust files, editable by the user.
 pub const BOILERPLATE: &str = "hack/boilerplate.rs.txt";
+
+/// Reads PROJECT and checks every name rkb derives files and modules from: an entry
+/// edited by hand (a group `../x`, a path that is no Rust path) is refused before
+/// anything is planned, instead of becoming a file outside `src/`.
+pub fn load(dir: &Path) -> anyhow::Result<Project> {
+    let project = Project::load(dir)?;
+    for entry in &project.resources {
+        check_recorded(entry)?;
+    }
+    Ok(project)
+}
+
+fn check_recorded(entry: &project::Resource) -> anyhow::Result<()> {
+    let spokes = entry.webhooks.iter().flat_map(|w| &w.spoke);
+    let checks = [
+        ("group", &entry.group, names::check_group(&entry.group, "")),
+        (
+            "group",
+            &entry.group,
+            names::check_module_name("--group", &entry.group, ""),
+        ),
+        (
+            "version",
+            &entry.version,
+            names::check_version(&entry.version),
+        ),
+        (
+            "version",
+            &entry.version,
+            names::check_module_name("--version", &entry.version, ""),
+        ),
+        ("kind", &entry.kind, names::check_kind(&entry.kind)),
+        ("plural", &entry.plural, names::check_plural(&entry.plural)),
+        ("path", &entry.path, names::check_rust_path(&entry.path)),
+    ]
+    .into_iter()
+    .chain(spokes.map(|spoke| ("spoke", spoke, names::check_version(spoke))));
+    for (field, value, check) in checks {
+        if let Err(invalid) = check {
+            anyhow::bail!(
+                "{} lists {} with the {field} {value:?}, which rkb cannot derive names and paths from: \
+                 {}.\n  accepted: {}\n  Fix the entry (edited by hand?) and run rkb again",
+                project::FILE_NAME,
+                entry.label(),
+                invalid.problem,
+                invalid.accepted
+            );
+        }
+    }
+    Ok(())
+}
 
 /// What every template may use: the project's names and the header of new Rust files.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -1,6 +1,7 @@
 //! `rkb create api`: a custom resource type and/or a reconciler, registered at the
 //! `+rkb:scaffold:` markers of the project so repeated runs edit files predictably.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 
 use anyhow::bail;
@@ -227,7 +228,7 @@ pub(super) const CONTROLLER_MOD: &str = "api/insert/controller_mod.rs.tera";
 pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     // Locks the project first: PROJECT is read now and rewritten at the end.
     let changes = Changes::open(&args.dir)?;
-    let project = Project::load(&args.dir)?;
+    let project = model::load(&args.dir)?;
     let (context, switches) = model(args, &project, &changes, out)?;
     let templates = Templates::load()?;
     super::scaffold(
@@ -256,6 +257,7 @@ fn model(
     }
     let image = image_options(args)?;
     let api = resolve(args, project)?;
+    names::check_kind_not_taken(&api.kind, &taken_names(image.is_some()))?;
     if !names::is_kube_version(&api.version) {
         writeln!(
             out,
@@ -289,6 +291,35 @@ fn model(
         project,
     };
     Ok((context, switches))
+}
+
+/// The type names a kind cannot take: what the Rust templates that bring the kind into
+/// scope import and define, in the variant asked for (`--image` or not). A controller and
+/// webhooks may come later, so their templates count too.
+fn taken_names(image: bool) -> BTreeMap<String, String> {
+    let variant = Switches {
+        resource: true,
+        controller: true,
+        image,
+        grouped: false,
+    };
+    let api = PLAN.iter().filter(|e| (e.when)(&variant));
+    let templates = api.filter_map(Entry::template).chain(
+        super::create_webhook::PLAN
+            .iter()
+            .filter_map(Entry::template),
+    );
+    let names_the_kind = |source: &str| {
+        ["api.kind", "api.type_path", "hook.kind", "hook.use_path"]
+            .iter()
+            .any(|name| source.contains(name))
+    };
+    names::names_taken_by(
+        templates
+            .filter(|t| t.ends_with(".rs.tera"))
+            .filter_map(|t| Some((t, Templates::source(t)?)))
+            .filter(|(_, source)| names_the_kind(source)),
+    )
 }
 
 /// PROJECT as it will be after this command, checked as a whole before anything is planned.
@@ -462,14 +493,9 @@ fn new_resource(args: &CreateApiArgs, project: &Project) -> anyhow::Result<model
         args.wants_namespaced(),
     );
     names::check_plural(&api.plural)?;
-    for (flag, value, module) in [
-        ("--group", &api.group, &api.group_module),
-        ("--version", &api.version, &api.version_module),
-    ] {
-        if let Some(problem) = names::module_name_problem(module) {
-            bail!("invalid {flag} {value:?}: {problem}; choose another name");
-        }
-    }
+    names::check_module_name("--group", &api.group, "--group cache")?;
+    names::check_module_name("--version", &api.version, "--version v1alpha1")?;
+    names::check_crd_name(&api.group, &api.crd_name())?;
     Ok(api)
 }
 
@@ -645,4 +671,52 @@ fn suggestions(group: &str, version: &str) -> String {
 /// Where an API's controller lives now, as PROJECT records the layout.
 fn existing_layout(project: &Project, resource: &project::Resource) -> Layout {
     Layout::recorded(project, &model::Resource::recorded(resource))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_cannot_take_a_name_the_templates_import_or_define() {
+        let (plain, image) = (taken_names(false), taken_names(true));
+        for name in [
+            "Time",
+            "Condition",
+            "Api",
+            "Client",
+            "Context",
+            "Error",
+            "Hub",
+        ] {
+            assert!(plain.contains_key(name), "{name}: {plain:?}");
+        }
+        for name in [
+            "Container",
+            "Deployment",
+            "DeploymentSpec",
+            "Quantity",
+            "Event",
+        ] {
+            assert!(image.contains_key(name), "{name}");
+            assert!(!plain.contains_key(name), "{name}");
+        }
+        let why = &plain["Time"];
+        assert!(
+            why.starts_with("api/controller.rs.tera imports it") && why.contains("E0252"),
+            "{why}"
+        );
+        assert!(plain["Error"].contains("defines it"), "{}", plain["Error"]);
+        // The kind itself, and what only names it, take nothing.
+        for name in ["Memcached", "NamespacedApi2", "Spec", "Reconciler"] {
+            assert!(
+                !image.contains_key(name) && !plain.contains_key(name),
+                "{name}"
+            );
+        }
+        // A built-in kind's name is not the user's to choose: none may be taken.
+        for builtin in builtin_kinds::BUILTIN_KINDS {
+            assert!(!plain.contains_key(builtin.kind), "{}", builtin.kind);
+        }
+    }
 }

@@ -357,7 +357,7 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
 
 pub fn create_webhook(args: &CreateWebhookArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let changes = Changes::open(&args.dir)?;
-    let project = Project::load(&args.dir)?;
+    let project = model::load(&args.dir)?;
     let (context, switches) = model(args, &project, &changes)?;
     let templates = Templates::load()?;
     super::scaffold(

@@ -61,7 +61,7 @@ const RUST_DIRS: &[&str] = &["src", "tests", "benches", "examples"];
 
 pub fn edit(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let mut changes = Changes::open(&args.dir)?;
-    let mut project = Project::load(&args.dir)?;
+    let mut project = model::load(&args.dir)?;
     if project.multigroup {
         writeln!(
             out,
