@@ -50,6 +50,8 @@ const PROJECT_RULE: &str = "a DNS-1123 label that is also a Cargo package name: 
                             binary name Cargo forbids (build, deps, examples, incremental)";
 const KIND_NOT_TAKEN_RULE: &str = "an UpperCamelCase Rust type name that the generated code does not \
                                    import or define next to the kind";
+const KIND_IN_GROUP_RULE: &str = "in the multigroup layout, a kind whose module name (snake_case) is \
+                                   not its group's";
 const MODULE_RULE: &str = "a name whose Rust module ('-' and '.' read as '_') is a snake_case identifier: \
                            starting with a letter, without '--' (a module `a__b` fails rustc's \
                            non_snake_case lint), and not a Rust keyword";
@@ -524,6 +526,27 @@ pub fn check_module_name(flag: &'static str, dns_name: &str, example: &str) -> C
     ))
 }
 
+/// Refuses a kind named like its group where the multigroup layout puts its controller
+/// at `src/controller/<group>/<kind>.rs`: a module `image::image` fails clippy's
+/// `module_inception` lint, so the project no longer passes `clippy -D warnings`.
+pub fn check_kind_not_group(kind: &str, group: &str) -> Check {
+    let (kind_module, group_module) = (snake(kind), module_name(group));
+    if kind_module != group_module {
+        return Ok(());
+    }
+    Err(invalid(
+        "--kind",
+        kind,
+        format!(
+            "in the multigroup layout its controller module would be `{group_module}::{kind_module}` \
+             (src/controller/{group_module}/{kind_module}.rs), which clippy's module_inception lint \
+             rejects (clippy -D warnings then fails)"
+        ),
+        KIND_IN_GROUP_RULE,
+        format!("--kind {kind}App"),
+    ))
+}
+
 /// Refuses a type path PROJECT records that is no Rust path (`crate::api::cache::v1::Foo`):
 /// it is pasted into generated code.
 pub fn check_rust_path(path: &str) -> Check {
@@ -936,6 +959,11 @@ mod tests {
         ] {
             let err = check_module_name("--group", bad, "--group cache").unwrap_err();
             assert!(err.problem.contains(why), "{bad}: {err}");
+        }
+        assert_eq!(check_kind_not_group("Memcached", "cache"), Ok(()));
+        for (kind, group) in [("Cache", "cache"), ("CertManager", "cert-manager")] {
+            let err = check_kind_not_group(kind, group).unwrap_err();
+            assert!(err.problem.contains("module_inception"), "{err}");
         }
         assert_eq!(check_rust_path("crate::api::cache::v1::Foo"), Ok(()));
         for bad in ["", "crate::api::../x::Foo", "a::b; evil()", "a::::b"] {

@@ -901,6 +901,48 @@ fn a_crd_name_longer_than_253_characters_is_refused() {
 }
 
 #[test]
+fn a_controller_module_named_like_its_group_is_refused() {
+    // Multigroup: src/controller/cache/cache.rs fails clippy's module_inception.
+    let project = project();
+    rkb_ok(project.path(), &["edit", "--multigroup"]);
+    let args = [
+        "create",
+        "api",
+        "--group",
+        "cache",
+        "--version",
+        "v1",
+        "--kind",
+        "Cache",
+    ];
+    assert_rejected(
+        project.path(),
+        &args,
+        &[
+            "invalid --kind \"Cache\": in the multigroup layout its controller module would be \
+             `cache::cache` (src/controller/cache/cache.rs), which clippy's module_inception lint rejects",
+            "accepted: in the multigroup layout, a kind whose module name",
+            "example:  --kind CacheApp",
+        ],
+    );
+    // Types only need no controller module.
+    let types_only = [&args[..], &["--no-controller"]].concat();
+    rkb_ok(project.path(), &types_only);
+
+    // Single-group: the kind is fine until the move.
+    let project = self::project();
+    rkb_ok(project.path(), &args);
+    assert_rejected(
+        project.path(),
+        &["edit", "--multigroup"],
+        &[
+            "the Cache controller cannot move to the multigroup layout: in the multigroup layout its \
+           controller module would be `cache::cache`",
+        ],
+    );
+}
+
+#[test]
 fn project_entries_rkb_cannot_derive_paths_from_are_refused() {
     let project = project();
     let file = project.path().join("PROJECT");

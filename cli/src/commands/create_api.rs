@@ -268,6 +268,9 @@ fn model(
     }
     check_conflicts(args, project, &api)?;
     let project = updated_project(args, project, &api, image.is_some())?;
+    if project.multigroup && controller {
+        names::check_kind_not_group(&api.kind, &api.group)?;
+    }
     let layout = Layout::in_project(&project, &api, changes)?;
     let manager = changes.read(model::MANAGER)?.unwrap_or_default();
     let switches = Switches {

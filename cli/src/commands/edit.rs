@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::cli::EditArgs;
 use crate::model::{self, Layout, ProjectNames};
+use crate::names;
 use crate::project::{self, Project};
 use crate::scaffold::plan::{self, Entry, Marker, Text::Template};
 use crate::scaffold::{Changes, Templates};
@@ -119,6 +120,14 @@ pub fn edit(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 fn move_controller(changes: &mut Changes, to: &Context, from: &Layout) -> anyhow::Result<()> {
     const CONTROLLERS: &str = model::CONTROLLERS;
     let api = &to.api;
+    if let Err(invalid) = names::check_kind_not_group(&api.kind, &api.group) {
+        bail!(
+            "the {} controller cannot move to the multigroup layout: {}.\n  \
+             Keep the single-group layout, or give the kind another name by hand first",
+            api.kind,
+            invalid.problem
+        );
+    }
     if !changes.exists(&from.controller_file)? {
         bail!(
             "PROJECT lists a controller for {}/{} {}, but {} is missing; rkb moves only the \
