@@ -4,12 +4,14 @@
 //! (and benchmarked) without spawning processes.
 //!
 //! Layout: [`cli`] holds the clap model, [`commands`] one module per subcommand,
-//! [`project`] the `PROJECT` file, [`names`] validation and naming rules, and
-//! [`scaffold`] template rendering plus the all-or-nothing file writer.
+//! [`project`] the `PROJECT` file, [`model`] every name and path derived from it,
+//! [`names`] validation and naming rules, and [`scaffold`] template rendering plus the
+//! all-or-nothing file writer.
 
 pub mod cli;
 pub mod commands;
 pub mod deploy_image;
+pub mod model;
 pub mod names;
 pub mod oci;
 pub mod project;

@@ -4,6 +4,7 @@
 //! The checks are kubebuilder's (DNS-1123/1035 as Kubernetes validates them), plus
 //! what Rust needs: kinds become type names and modules, project names crate names.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use heck::ToSnakeCase;
@@ -45,7 +46,23 @@ const PLURAL_RULE: &str = "a DNS-1035 label: lowercase letters, digits and '-', 
                            at most 63 characters";
 const PROJECT_RULE: &str = "a DNS-1123 label that is also a Cargo package name: lowercase letters, digits \
                             and '-', starting with a letter, at most 63 characters; as a crate name ('-' \
-                            read as '_') neither reserved by Rust nor one the project depends on";
+                            read as '_') neither reserved by Rust nor one the project depends on; not a \
+                            binary name Cargo forbids (build, deps, examples, incremental)";
+const KIND_NOT_TAKEN_RULE: &str = "an UpperCamelCase Rust type name that the generated code does not \
+                                   import or define next to the kind";
+const KIND_IN_GROUP_RULE: &str = "in the multigroup layout, a kind whose module name (snake_case) is \
+                                   not its group's";
+const MODULE_RULE: &str = "a name whose Rust module ('-' and '.' read as '_') is a snake_case identifier: \
+                           starting with a letter, without '--' (a module `a__b` fails rustc's \
+                           non_snake_case lint), and not a Rust keyword";
+const RUST_PATH_RULE: &str =
+    "a Rust path: identifiers (ASCII letters, digits and '_') joined by '::'";
+const CRD_NAME_RULE: &str = "a plural, group and domain whose CRD name <plural>.<group>.<domain> is a DNS \
+                             subdomain of at most 253 characters";
+
+/// Binary names Cargo refuses, as they name its build directories; the project's
+/// manager binary takes the project's name.
+const CARGO_RESERVED_BIN_NAMES: &[&str] = &["build", "deps", "examples", "incremental"];
 
 pub(crate) fn invalid(
     flag: &'static str,
@@ -179,9 +196,9 @@ pub fn check_kind(kind: &str) -> Check {
             kind.len()
         ));
     }
-    if RESERVED_TYPE_NAMES.contains(&kind) {
+    if PRELUDE_NAMES.contains(&kind) {
         return fail(format!(
-            "generated code already uses the name {kind} (a Rust prelude type or an import of the scaffold)"
+            "generated code already uses the name {kind} (from Rust's prelude)"
         ));
     }
     if is_keyword(&snake(kind)) {
@@ -230,6 +247,12 @@ pub fn check_project_name(name: &str) -> Check {
     {
         return fail(format!("`{crate_name}` is reserved by Rust"));
     }
+    if CARGO_RESERVED_BIN_NAMES.contains(&name) {
+        return fail(format!(
+            "Cargo forbids `{name}` as the name of the project's manager binary (it is one of \
+             Cargo's build directories)"
+        ));
+    }
     Ok(())
 }
 
@@ -267,37 +290,194 @@ pub fn check_project_name_not_a_dependency(name: &str, dependencies: &[String]) 
     ))
 }
 
-/// Type names the scaffold imports or that shadow Rust's prelude.
-const RESERVED_TYPE_NAMES: &[&str] = &[
-    "Action",
-    "Api",
-    "Arc",
+/// The names of Rust's prelude (edition 2024). Generated code, and the code the derives
+/// in it expand to, names them unqualified: a kind of one of these names would shadow them.
+const PRELUDE_NAMES: &[&str] = &[
+    "AsMut",
+    "AsRef",
+    "AsyncFn",
+    "AsyncFnMut",
+    "AsyncFnOnce",
     "Box",
-    "Client",
     "Clone",
-    "Condition",
-    "Context",
-    "Controller",
-    "CustomResource",
+    "Copy",
     "Debug",
     "Default",
-    "Deserialize",
-    "Duration",
+    "DoubleEndedIterator",
+    "Drop",
+    "Eq",
     "Err",
-    "Error",
-    "JsonSchema",
+    "ExactSizeIterator",
+    "Extend",
+    "Fn",
+    "FnMut",
+    "FnOnce",
+    "From",
+    "FromIterator",
+    "Future",
+    "Hash",
+    "Into",
+    "IntoFuture",
+    "IntoIterator",
+    "Iterator",
     "None",
     "Ok",
     "Option",
+    "Ord",
     "PartialEq",
-    "Rbac",
+    "PartialOrd",
     "Result",
     "Self",
-    "Serialize",
+    "Send",
+    "Sized",
     "Some",
     "String",
+    "Sync",
+    "ToOwned",
+    "ToString",
+    "TryFrom",
+    "TryInto",
+    "Unpin",
     "Vec",
 ];
+
+/// The type names generated Rust next to a kind already takes, with why: every name the
+/// `sources` (template name, text) import or define. A kind of such a name would be
+/// imported twice (E0252) or clash with an item (E0255). Tera tags that choose between
+/// names (`{% if %}NamespacedApi{% else %}ClusterApi{% endif %}`) take both.
+pub fn names_taken_by<'a>(
+    sources: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> BTreeMap<String, String> {
+    let mut taken = BTreeMap::new();
+    for (template, source) in sources {
+        let code = without_tera_tags(source);
+        let mut take = |name: &str, why: &str| {
+            if name.starts_with(|c: char| c.is_ascii_uppercase()) {
+                taken
+                    .entry(name.to_owned())
+                    .or_insert_with(|| format!("{template} {why}"));
+            }
+        };
+        let mut lines = code.lines();
+        while let Some(line) = lines.next() {
+            let line = line.trim_start();
+            let Some(tree) = line.strip_prefix("use ").or(line.strip_prefix("pub use ")) else {
+                continue;
+            };
+            // A statement may span lines: `use a::{\n    B,\n};`.
+            let mut statement = tree.to_owned();
+            while !statement.contains(';') {
+                let Some(next) = lines.next() else { break };
+                statement.push_str(next);
+            }
+            let mut names = Vec::new();
+            use_tree_names(statement.split(';').next().unwrap_or_default(), &mut names);
+            for name in names {
+                take(
+                    &name,
+                    "imports it, so a kind of that name would be imported twice (error E0252)",
+                );
+            }
+        }
+        let words: Vec<&str> = code.split_whitespace().collect();
+        for pair in words.windows(2) {
+            if ["struct", "enum", "type", "trait"].contains(&pair[0]) {
+                let name: String = pair[1]
+                    .chars()
+                    .take_while(char::is_ascii_alphanumeric)
+                    .collect();
+                take(
+                    &name,
+                    "defines it, so a kind of that name would be defined twice (error E0255)",
+                );
+            }
+        }
+    }
+    taken
+}
+
+/// `source` with tera's `{% %}` and `{# #}` tags as spaces, and each `{{ }}` as `#`, which
+/// no name holds: an import of the kind itself names no other type.
+fn without_tera_tags(source: &str) -> String {
+    let mut out = String::with_capacity(source.len());
+    let mut rest = source;
+    while let Some(at) = rest.find('{') {
+        out.push_str(&rest[..at]);
+        let tag = &rest[at..];
+        let close = match tag.get(..2) {
+            Some("{%") => Some(("%}", " ")),
+            Some("{#") => Some(("#}", " ")),
+            Some("{{") => Some(("}}", "#")),
+            _ => None,
+        };
+        match close.and_then(|(end, with)| Some((tag.find(end)? + 2, with))) {
+            Some((len, with)) => {
+                out.push_str(with);
+                rest = &tag[len..];
+            }
+            None => {
+                out.push('{');
+                rest = &tag[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The names a `use` tree brings into scope: `a::{b::C, D as E, self}` gives `C`, `E`, `a`.
+fn use_tree_names(tree: &str, out: &mut Vec<String>) {
+    let tree = tree.trim();
+    if let (Some(open), Some(close)) = (tree.find('{'), tree.rfind('}')) {
+        let prefix = tree[..open].trim_end_matches("::");
+        let mut depth = 0;
+        let mut start = open + 1;
+        for (i, c) in tree.char_indices().take(close).skip(open + 1) {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    use_tree_item(prefix, &tree[start..i], out);
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        use_tree_item(prefix, &tree[start..close], out);
+        return;
+    }
+    let name = match tree.split_once(" as ") {
+        Some((_, alias)) => alias,
+        None => tree.rsplit("::").next().unwrap_or(tree),
+    };
+    out.extend(
+        name.split_whitespace()
+            .filter(|n| *n != "_" && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+            .map(str::to_owned),
+    );
+}
+
+fn use_tree_item(prefix: &str, item: &str, out: &mut Vec<String>) {
+    match item.trim() {
+        "" => {}
+        "self" => use_tree_names(prefix, out),
+        item => use_tree_names(item, out),
+    }
+}
+
+/// Refuses a kind whose name the generated code takes already (see [`names_taken_by`]).
+pub fn check_kind_not_taken(kind: &str, taken: &BTreeMap<String, String>) -> Check {
+    match taken.get(kind) {
+        Some(why) => Err(invalid(
+            "--kind",
+            kind,
+            format!("generated code already uses the name {kind}: {why}"),
+            KIND_NOT_TAKEN_RULE,
+            format!("--kind {kind}Resource"),
+        )),
+        None => Ok(()),
+    }
+}
 
 fn is_keyword(word: &str) -> bool {
     const KEYWORDS: &[&str] = &[
@@ -324,9 +504,81 @@ pub fn module_name(dns_name: &str) -> String {
     dns_name.replace(['-', '.'], "_")
 }
 
-/// Whether a DNS-derived module name is usable as a plain Rust identifier.
-pub fn module_name_problem(module: &str) -> Option<String> {
-    is_keyword(module).then(|| format!("its module name `{module}` would be a Rust keyword"))
+/// Refuses a group or version (`flag`) whose Rust module name is no plain snake_case
+/// identifier: the generated `pub mod` would not compile, or fail clippy's `-D warnings`.
+pub fn check_module_name(flag: &'static str, dns_name: &str, example: &str) -> Check {
+    let module = module_name(dns_name);
+    let problem = if is_keyword(&module) {
+        "would be a Rust keyword"
+    } else if module.starts_with(|c: char| c.is_ascii_digit()) {
+        "would start with a digit, which no Rust identifier may"
+    } else if module.contains("__") {
+        "would hold `__`, which rustc's non_snake_case lint rejects (clippy -D warnings then fails)"
+    } else {
+        return Ok(());
+    };
+    Err(invalid(
+        flag,
+        dns_name,
+        format!("its module name `{module}` {problem}"),
+        MODULE_RULE,
+        example,
+    ))
+}
+
+/// Refuses a kind named like its group where the multigroup layout puts its controller
+/// at `src/controller/<group>/<kind>.rs`: a module `image::image` fails clippy's
+/// `module_inception` lint, so the project no longer passes `clippy -D warnings`.
+pub fn check_kind_not_group(kind: &str, group: &str) -> Check {
+    let (kind_module, group_module) = (snake(kind), module_name(group));
+    if kind_module != group_module {
+        return Ok(());
+    }
+    Err(invalid(
+        "--kind",
+        kind,
+        format!(
+            "in the multigroup layout its controller module would be `{group_module}::{kind_module}` \
+             (src/controller/{group_module}/{kind_module}.rs), which clippy's module_inception lint \
+             rejects (clippy -D warnings then fails)"
+        ),
+        KIND_IN_GROUP_RULE,
+        format!("--kind {kind}App"),
+    ))
+}
+
+/// Refuses a type path PROJECT records that is no Rust path (`crate::api::cache::v1::Foo`):
+/// it is pasted into generated code.
+pub fn check_rust_path(path: &str) -> Check {
+    let is_ident = |s: &str| {
+        s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    match path.split("::").find(|segment| !is_ident(segment)) {
+        Some(segment) => Err(invalid(
+            "path",
+            path,
+            format!("its segment {segment:?} is no Rust identifier"),
+            RUST_PATH_RULE,
+            "crate::api::cache::v1alpha1::Memcached",
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Refuses a CRD name (`<plural>.<api group>`) that Kubernetes would not accept: the
+/// group and plural pass on their own, but together may exceed 253 characters.
+pub fn check_crd_name(group: &str, crd_name: &str) -> Check {
+    match dns1123_subdomain_problem(crd_name) {
+        Some(problem) => Err(invalid(
+            "--group",
+            group,
+            format!("the CRD name {crd_name:?} is invalid: {problem}"),
+            CRD_NAME_RULE,
+            "--group cache (with a shorter --domain at `rkb init`, or a shorter --plural)",
+        )),
+        None => Ok(()),
+    }
 }
 
 /// `memcached-operator` -> `memcached_operator`.
@@ -697,6 +949,31 @@ mod tests {
             assert!(check_group(bad, "example.com").is_err(), "{bad}");
         }
         assert!(check_group("cache", &"a".repeat(250)).is_err());
+        for ok in ["cache", "cert-manager", "batch.tutorial", "x1"] {
+            assert_eq!(check_module_name("--group", ok, "--group cache"), Ok(()));
+        }
+        for (bad, why) in [
+            ("a--b", "`a__b` would hold `__`"),
+            ("1x", "start with a digit"),
+            ("type", "keyword"),
+        ] {
+            let err = check_module_name("--group", bad, "--group cache").unwrap_err();
+            assert!(err.problem.contains(why), "{bad}: {err}");
+        }
+        assert_eq!(check_kind_not_group("Memcached", "cache"), Ok(()));
+        for (kind, group) in [("Cache", "cache"), ("CertManager", "cert-manager")] {
+            let err = check_kind_not_group(kind, group).unwrap_err();
+            assert!(err.problem.contains("module_inception"), "{err}");
+        }
+        assert_eq!(check_rust_path("crate::api::cache::v1::Foo"), Ok(()));
+        for bad in ["", "crate::api::../x::Foo", "a::b; evil()", "a::::b"] {
+            assert!(check_rust_path(bad).is_err(), "{bad}");
+        }
+        let domain = format!("{}.com", vec!["a".repeat(60); 4].join("."));
+        let crd = format!("memcacheds.cache.{domain}");
+        assert_eq!(check_group("cache", &domain), Ok(()));
+        let err = check_crd_name("cache", &crd).unwrap_err();
+        assert!(err.problem.contains("more than 253"), "{err}");
         assert_eq!(check_domain("demo.kakao.com"), Ok(()));
         for bad in [
             "Example.com",
@@ -733,6 +1010,11 @@ mod tests {
         for bad in ["Memcached", "1op", "op_x", "test", "self", ""] {
             assert!(check_project_name(bad).is_err(), "{bad}");
         }
+        for bad in ["build", "deps", "examples", "incremental"] {
+            let err = check_project_name(bad).unwrap_err();
+            assert!(err.problem.contains("Cargo forbids"), "{err}");
+        }
+        assert_eq!(check_project_name("build-operator"), Ok(()));
         let dependencies = ["kube".to_owned(), "rkb-runtime".to_owned()];
         assert_eq!(
             check_project_name_not_a_dependency("kube-operator", &dependencies),

@@ -51,7 +51,7 @@ pub struct Patch {
 }
 
 impl Patch {
-    fn new(name: &'static str, path: String) -> Self {
+    pub fn new(name: &'static str, path: String) -> Self {
         // A JSON string is a valid TOML basic string: the same quotes, and only the escapes
         // TOML also has (\", \\, \b, \f, \n, \r, \t, \uXXXX).
         let path_literal = serde_json::to_string(&path).expect("a string serializes");

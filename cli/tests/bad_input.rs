@@ -452,6 +452,53 @@ const CREATE_API_CASES: &[(&[&str], &[&str])] = &[
         ],
         &["cannot be combined with --no-controller"],
     ),
+    // Names the generated code imports or defines next to the kind (E0252, E0255).
+    (
+        &["--group", "cache", "--version", "v1", "--kind", "Time"],
+        &[
+            "invalid --kind \"Time\": generated code already uses the name Time: api/controller.rs.tera \
+             imports it, so a kind of that name would be imported twice (error E0252)",
+            "accepted: an UpperCamelCase Rust type name that the generated code does not import",
+            "example:  --kind TimeResource",
+        ],
+    ),
+    (
+        &["--group", "cache", "--version", "v1", "--kind", "Error"],
+        &["api/controller.rs.tera defines it", "error E0255"],
+    ),
+    (
+        &[
+            "--group",
+            "web",
+            "--version",
+            "v1",
+            "--kind",
+            "Container",
+            "--image",
+            "memcached:1",
+        ],
+        &[
+            "invalid --kind \"Container\"",
+            "api/deploy-image/controller.rs.tera imports it",
+        ],
+    ),
+    (
+        &["--group", "cache--x", "--version", "v1", "--kind", "Foo"],
+        &[
+            "invalid --group \"cache--x\": its module name `cache__x` would hold `__`, which rustc's \
+             non_snake_case lint rejects",
+            "accepted: a name whose Rust module",
+            "example:  --group cache",
+        ],
+    ),
+    (
+        &["--group", "1cache", "--version", "v1", "--kind", "Foo"],
+        &["invalid --group \"1cache\"", "would start with a digit"],
+    ),
+    (
+        &["--group", "cache", "--version", "v1--x", "--kind", "Foo"],
+        &["invalid --version \"v1--x\"", "`v1__x` would hold `__`"],
+    ),
     (&["--version", "v1", "--kind", "Foo"], &["--group <GROUP>"]),
     (
         &["--group", "--version", "v1", "--kind", "Foo"],
@@ -784,6 +831,176 @@ fn init_refuses_project_names_of_its_own_dependencies() {
             "example:  --project-name anyhow-operator",
         ],
     );
+}
+
+#[test]
+fn init_refuses_project_names_cargo_forbids_for_binaries() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "mine").unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let repo = repo.to_str().unwrap();
+    for name in ["build", "deps", "examples", "incremental"] {
+        let init = [
+            "init",
+            "--domain",
+            "example.com",
+            "--project-name",
+            name,
+            "--rkb-path",
+            repo,
+        ];
+        let problem = format!(
+            "invalid --project-name {name:?}: Cargo forbids `{name}` as the name of the project's manager binary"
+        );
+        assert_rejected(
+            dir.path(),
+            &init,
+            &[
+                &problem,
+                "not a binary name Cargo forbids",
+                "example:  --project-name",
+            ],
+        );
+    }
+    // Also as the default, the directory's name.
+    let build = dir.path().join("build");
+    std::fs::create_dir(&build).unwrap();
+    assert_rejected(
+        &build,
+        &["init", "--domain", "example.com", "--rkb-path", repo],
+        &[
+            "the directory name \"build\" cannot be the project name (Cargo forbids `build`",
+            "pass --project-name",
+        ],
+    );
+}
+
+#[test]
+fn a_crd_name_longer_than_253_characters_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    // 247 characters: `cache.<domain>` is a valid API group of 253, its CRD name is not.
+    let domain = format!("{}.com", vec!["a".repeat(60); 4].join("."));
+    let init = [
+        "init",
+        "--domain",
+        &domain,
+        "--project-name",
+        "demo",
+        "--rkb-path",
+        repo.to_str().unwrap(),
+    ];
+    let (ok, text) = rkb_in(dir.path(), &init);
+    assert!(ok, "{text}");
+    assert_rejected(
+        dir.path(),
+        &[
+            "create",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Memcached",
+        ],
+        &[
+            "invalid --group \"cache\": the CRD name \"memcacheds.cache.aaa",
+            "is 264 characters long, more than 253",
+            "accepted: a plural, group and domain whose CRD name",
+        ],
+    );
+}
+
+#[test]
+fn a_controller_module_named_like_its_group_is_refused() {
+    // Multigroup: src/controller/cache/cache.rs fails clippy's module_inception.
+    let project = project();
+    rkb_ok(project.path(), &["edit", "--multigroup"]);
+    let args = [
+        "create",
+        "api",
+        "--group",
+        "cache",
+        "--version",
+        "v1",
+        "--kind",
+        "Cache",
+    ];
+    assert_rejected(
+        project.path(),
+        &args,
+        &[
+            "invalid --kind \"Cache\": in the multigroup layout its controller module would be \
+             `cache::cache` (src/controller/cache/cache.rs), which clippy's module_inception lint rejects",
+            "accepted: in the multigroup layout, a kind whose module name",
+            "example:  --kind CacheApp",
+        ],
+    );
+    // Types only need no controller module.
+    let types_only = [&args[..], &["--no-controller"]].concat();
+    rkb_ok(project.path(), &types_only);
+
+    // Single-group: the kind is fine until the move.
+    let project = self::project();
+    rkb_ok(project.path(), &args);
+    assert_rejected(
+        project.path(),
+        &["edit", "--multigroup"],
+        &[
+            "the Cache controller cannot move to the multigroup layout: in the multigroup layout its \
+           controller module would be `cache::cache`",
+        ],
+    );
+}
+
+#[test]
+fn project_entries_rkb_cannot_derive_paths_from_are_refused() {
+    let project = project();
+    let file = project.path().join("PROJECT");
+    let text = std::fs::read_to_string(&file).unwrap();
+    for (from, to, fragment) in [
+        (
+            "group: cache",
+            "group: ../../../escape",
+            "PROJECT lists Memcached ../../../escape/v1alpha1 with the group \"../../../escape\", which rkb \
+             cannot derive names and paths from",
+        ),
+        (
+            "path: crate::api::cache::v1alpha1::Memcached",
+            "path: crate::api::cache::v1alpha1::Memcached; std::process::exit(1)",
+            "with the path \"crate::api::cache::v1alpha1::Memcached; std::process::exit(1)\"",
+        ),
+    ] {
+        assert!(text.contains(from), "{text}");
+        std::fs::write(&file, text.replace(from, to)).unwrap();
+        for args in [
+            &[
+                "create",
+                "api",
+                "--group",
+                "web",
+                "--version",
+                "v1",
+                "--kind",
+                "Site",
+            ][..],
+            &[
+                "create",
+                "webhook",
+                "--group",
+                "cache",
+                "--version",
+                "v1alpha1",
+                "--kind",
+                "Memcached",
+                "--defaulting",
+            ],
+            &["edit", "--multigroup"],
+        ] {
+            assert_rejected(project.path(), args, &[fragment, "Fix the entry"]);
+        }
+    }
 }
 
 #[test]

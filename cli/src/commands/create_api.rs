@@ -1,6 +1,7 @@
 //! `rkb create api`: a custom resource type and/or a reconciler, registered at the
 //! `+rkb:scaffold:` markers of the project so repeated runs edit files predictably.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 
 use anyhow::bail;
@@ -9,37 +10,38 @@ use serde::Serialize;
 
 use crate::cli::CreateApiArgs;
 use crate::deploy_image::{DeployImage, ImageOptions};
+use crate::model::{self, Layout, ProjectNames};
 use crate::names;
 use crate::project::{self, Project};
-use crate::scaffold::plan::{Entry, IfExists, Marker, Text::*};
+use crate::scaffold::plan::{
+    self as scaffold_plan, Entry, IfExists, Marker,
+    Text::{Inline, Template},
+};
 use crate::scaffold::{Changes, Templates, builtin_kinds};
 
-use super::layout::Layout;
-
-/// Everything the templates need to know about one API.
+/// What the templates of `create api` see: the project, the API and where its files go.
 #[derive(Debug, Serialize)]
-struct Api {
-    group: String,
-    version: String,
-    kind: String,
-    plural: String,
-    /// Full API group (`cache.example.com`); empty for the core group.
-    api_group: String,
-    /// `cache.example.com/v1alpha1`, or `v1` for the core group.
-    api_version: String,
-    namespaced: bool,
-    kind_snake: String,
-    group_module: String,
-    version_module: String,
-    /// Rust path of the type the controller reconciles.
-    type_path: String,
-    /// The type is a built-in Kubernetes kind (no CRD).
-    builtin: bool,
-    /// Another version of this kind already exists and stays the storage version.
-    storage_version: Option<String>,
-    /// For a built-in kind: the fields the API server requires besides metadata, as the
-    /// body of a `serde_json::json!` object (the scaffolded tests' sample object).
-    sample_fields: Option<String>,
+pub(super) struct Context {
+    #[serde(flatten)]
+    pub names: ProjectNames,
+    pub api: model::Resource,
+    pub layout: Layout,
+    pub image: Option<DeployImage>,
+    /// The container's command as Rust string literals.
+    pub command_literals: Vec<String>,
+    /// The manager's environment variable that names the image: `MEMCACHED_IMAGE`.
+    pub image_env: String,
+    /// The manager's container has an `env:` list: the first image starts it, later ones join it.
+    pub env_list_exists: bool,
+    /// PROJECT with the new resource.
+    #[serde(skip)]
+    pub project: Project,
+}
+
+impl scaffold_plan::Model for Context {
+    fn project(&self) -> &Project {
+        &self.project
+    }
 }
 
 /// What `create api` was asked for and what the project holds: the switches of [`PLAN`].
@@ -50,9 +52,6 @@ pub(super) struct Switches {
     image: bool,
     /// The multigroup layout: controllers live in a module per group.
     grouped: bool,
-    /// The manager's environment names this kind's image already (`--force` with another
-    /// image), so its value is changed rather than a second entry inserted.
-    image_env_set: bool,
 }
 
 const ADMIN: &[(&str, &str)] = &[("role", "admin")];
@@ -64,18 +63,14 @@ const VIEWER: &[(&str, &str)] = &[("role", "viewer")];
 pub(super) const PLAN: &[Entry<Switches>] = &[
     // The types: src/api/<group>/<version>/<kind>.rs, reached through one module per level.
     Entry::insert_sorted(
-        "src/api/mod.rs",
+        model::API_GROUPS,
         Marker::Groups,
         Template("api/insert/api_mod.rs.tera"),
     )
     .when(|s| s.resource),
-    Entry::shared(
-        "src/api/{{ api.group_module }}/mod.rs",
-        "api/group_mod.rs.tera",
-    )
-    .when(|s| s.resource),
+    Entry::shared("{{ layout.api_group_file }}", "api/group_mod.rs.tera").when(|s| s.resource),
     Entry::insert_sorted(
-        "src/api/{{ api.group_module }}/mod.rs",
+        "{{ layout.api_group_file }}",
         Marker::Versions,
         Template("api/insert/group_mod.rs.tera"),
     )
@@ -100,7 +95,7 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         .rustfmt()
         .when(|s| s.resource && s.image),
     Entry::insert(
-        "src/lib.rs",
+        model::LIB,
         Marker::Crds,
         Template("api/insert/lib_crds.rs.tera"),
     )
@@ -109,54 +104,57 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     Entry::file(SAMPLE, "api/config/sample.yaml.tera").when(|s| s.resource && !s.image),
     Entry::file(SAMPLE, "api/deploy-image/sample.yaml.tera").when(|s| s.resource && s.image),
     Entry::insert(
-        "config/samples/kustomization.yaml",
+        model::SAMPLES_KUSTOMIZATION,
         Marker::Samples,
         Template("api/insert/samples_kustomization.yaml.tera"),
     )
     .when(|s| s.resource),
     Entry::insert(
-        "config/crd/kustomization.yaml",
+        model::CRD_KUSTOMIZATION,
         Marker::Crds,
         Template("api/insert/crd_kustomization.yaml.tera"),
     )
     .when(|s| s.resource),
     Entry::insert(
-        "config/default/kustomization.yaml",
+        model::DEFAULT_KUSTOMIZATION,
         Marker::Crd,
         Inline("- ../crd"),
     )
     .when(|s| s.resource),
     // Roles belong to the kind, not a version: a second version keeps the existing ones.
-    Entry::file(
-        "config/rbac/{{ layout.role_prefix }}_admin_role.yaml",
-        KIND_ROLE,
-    )
-    .if_exists(IfExists::KeepUnlessForced)
-    .vars(ADMIN)
-    .when(|s| s.resource),
-    Entry::file(
-        "config/rbac/{{ layout.role_prefix }}_editor_role.yaml",
-        KIND_ROLE,
-    )
-    .if_exists(IfExists::KeepUnlessForced)
-    .vars(EDITOR)
-    .when(|s| s.resource),
-    Entry::file(
-        "config/rbac/{{ layout.role_prefix }}_viewer_role.yaml",
-        KIND_ROLE,
-    )
-    .if_exists(IfExists::KeepUnlessForced)
-    .vars(VIEWER)
-    .when(|s| s.resource),
-    Entry::insert(RBAC_KUSTOMIZATION, Marker::Roles, Template(ROLE_ENTRY))
+    Entry::file(ROLE, KIND_ROLE)
+        .if_exists(IfExists::KeepUnlessForced)
         .vars(ADMIN)
         .when(|s| s.resource),
-    Entry::insert(RBAC_KUSTOMIZATION, Marker::Roles, Template(ROLE_ENTRY))
+    Entry::file(ROLE, KIND_ROLE)
+        .if_exists(IfExists::KeepUnlessForced)
         .vars(EDITOR)
         .when(|s| s.resource),
-    Entry::insert(RBAC_KUSTOMIZATION, Marker::Roles, Template(ROLE_ENTRY))
+    Entry::file(ROLE, KIND_ROLE)
+        .if_exists(IfExists::KeepUnlessForced)
         .vars(VIEWER)
         .when(|s| s.resource),
+    Entry::insert(
+        model::RBAC_KUSTOMIZATION,
+        Marker::Roles,
+        Template(ROLE_ENTRY),
+    )
+    .vars(ADMIN)
+    .when(|s| s.resource),
+    Entry::insert(
+        model::RBAC_KUSTOMIZATION,
+        Marker::Roles,
+        Template(ROLE_ENTRY),
+    )
+    .vars(EDITOR)
+    .when(|s| s.resource),
+    Entry::insert(
+        model::RBAC_KUSTOMIZATION,
+        Marker::Roles,
+        Template(ROLE_ENTRY),
+    )
+    .vars(VIEWER)
+    .when(|s| s.resource),
     // The controller, registered with the manager and with `make manifests` (its RBAC).
     Entry::file("{{ layout.controller_file }}", "api/controller.rs.tera")
         .rustfmt()
@@ -169,21 +167,26 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     .when(|s| s.controller && s.image),
     // A complete controller's tests are longer than a skeleton's: a file of their own.
     Entry::file(
-        "tests/{{ layout.role_prefix }}_controller.rs",
+        "{{ layout.controller_tests_file }}",
         "api/deploy-image/controller_test.rs.tera",
     )
     .rustfmt()
     .when(|s| s.controller && s.image),
-    Entry::insert(
-        "config/manager/manager.yaml",
+    // `--force` with another image changes the variable's value rather than adding another.
+    Entry::upsert(
+        model::MANAGER,
         Marker::Env,
         Template("api/deploy-image/insert/manager_env.yaml.tera"),
     )
-    .when(|s| s.controller && s.image && !s.image_env_set),
-    Entry::insert_sorted(CONTROLLERS, Marker::Modules, Template(CONTROLLER_MOD))
-        .when(|s| s.controller && !s.grouped),
+    .when(|s| s.controller && s.image),
     Entry::insert_sorted(
-        CONTROLLERS,
+        model::CONTROLLERS,
+        Marker::Modules,
+        Template(CONTROLLER_MOD),
+    )
+    .when(|s| s.controller && !s.grouped),
+    Entry::insert_sorted(
+        model::CONTROLLERS,
         Marker::Modules,
         Template("api/insert/api_mod.rs.tera"),
     )
@@ -200,35 +203,48 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     )
     .when(|s| s.controller && s.grouped),
     Entry::insert(
-        CONTROLLERS,
+        model::CONTROLLERS,
         Marker::Controllers,
         Template("api/insert/controller_run.rs.tera"),
     )
     .when(|s| s.controller),
     Entry::insert(
-        "src/lib.rs",
+        model::LIB,
         Marker::Rbac,
         Template("api/insert/lib_rbac.rs.tera"),
     )
     .when(|s| s.controller),
-    Entry::file(project::FILE_NAME, "init/PROJECT.tera").if_exists(IfExists::Overwrite),
+    Entry::project(),
 ];
 
-const VERSION_MOD: &str = "src/api/{{ api.group_module }}/{{ api.version_module }}/mod.rs";
-const TYPES: &str =
-    "src/api/{{ api.group_module }}/{{ api.version_module }}/{{ api.kind_snake }}.rs";
-const SAMPLE: &str = "config/samples/{{ api.group }}_{{ api.version }}_{{ api.kind | lower }}.yaml";
+const VERSION_MOD: &str = "{{ layout.api_version_file }}";
+const TYPES: &str = "{{ layout.types_file }}";
+const SAMPLE: &str = "{{ layout.sample_file }}";
+const ROLE: &str = "config/rbac/{{ layout.role_prefix }}_{{ role }}_role.yaml";
 const KIND_ROLE: &str = "api/config/kind_role.yaml.tera";
-const RBAC_KUSTOMIZATION: &str = "config/rbac/kustomization.yaml";
 const ROLE_ENTRY: &str = "api/insert/rbac_kustomization.yaml.tera";
-const CONTROLLERS: &str = "src/controller/mod.rs";
-const CONTROLLER_MOD: &str = "api/insert/controller_mod.rs.tera";
-const MANAGER: &str = "config/manager/manager.yaml";
+pub(super) const CONTROLLER_MOD: &str = "api/insert/controller_mod.rs.tera";
 
 pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     // Locks the project first: PROJECT is read now and rewritten at the end.
-    let mut changes = Changes::open(&args.dir)?;
+    let changes = Changes::open(&args.dir)?;
     let project = super::load_project(&args.dir, out)?;
+    let (context, switches) = model(args, &project, &changes, out)?;
+    let templates = Templates::load()?;
+    super::scaffold(
+        PLAN, &switches, &templates, &context, args.force, changes, out,
+    )?;
+    next_steps(out, &context, &switches)
+}
+
+/// The model of the API asked for, checked against the project: the templates' context
+/// and the switches of [`PLAN`].
+fn model(
+    args: &CreateApiArgs,
+    project: &Project,
+    changes: &Changes,
+    out: &mut dyn Write,
+) -> anyhow::Result<(Context, Switches)> {
     let (resource, controller) = (args.wants_resource(), args.wants_controller());
     if !resource && !controller {
         bail!(
@@ -240,7 +256,8 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
         );
     }
     let image = image_options(args)?;
-    let api = resolve(args, &project)?;
+    let api = resolve(args, project)?;
+    names::check_kind_not_taken(&api.kind, &taken_names(image.is_some()))?;
     if !names::is_kube_version(&api.version) {
         writeln!(
             out,
@@ -249,79 +266,77 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
             api.version
         )?;
     }
-    check_conflicts(args, &project, &api)?;
-    let project = updated_project(args, &project, &api, image.is_some())?;
-    let layout = if project.multigroup {
-        multigroup_layout(&changes, &project, &api)?
-    } else {
-        Layout::single_group(&api.kind)
-    };
-    let image_env = format!("{}_IMAGE", layout.role_prefix.to_uppercase());
-    let manager = changes.read(MANAGER)?.unwrap_or_default();
+    check_conflicts(args, project, &api)?;
+    let project = updated_project(args, project, &api, image.is_some())?;
+    if project.multigroup && controller {
+        names::check_kind_not_group(&api.kind, &api.group)?;
+    }
+    let layout = Layout::in_project(&project, &api, changes)?;
+    let manager = changes.read(model::MANAGER)?.unwrap_or_default();
     let switches = Switches {
         resource,
         controller,
         image: image.is_some(),
         grouped: layout.group_mod_file.is_some(),
-        image_env_set: image.is_some() && env_line(&manager, &image_env).is_some(),
     };
+    let context = Context {
+        names: ProjectNames::read(&project, changes)?,
+        command_literals: image
+            .iter()
+            .flat_map(|i| &i.command)
+            .map(|word| format!("{word:?}"))
+            .collect(),
+        image_env: layout.image_env(),
+        env_list_exists: manager.lines().any(|l| l.trim() == "env:"),
+        api,
+        layout,
+        image,
+        project,
+    };
+    Ok((context, switches))
+}
 
-    let mut context = super::project_context(&project, &changes)?;
-    context.insert("api", &api);
-    context.insert("layout", &layout);
-    context.insert("image", &image);
-    // The container's command as Rust string literals.
-    let command_literals: Vec<String> = image
-        .iter()
-        .flat_map(|i| &i.command)
-        .map(|word| format!("{word:?}"))
-        .collect();
-    context.insert("command_literals", &command_literals);
-    // The manager's environment variable that names the image: MEMCACHED_IMAGE
-    // (group-qualified in the multigroup layout, where a kind may exist in two groups).
-    context.insert("image_env", &image_env);
-    // The first image starts the container's `env:` list; later ones join it.
-    context.insert(
-        "env_list_exists",
-        &manager.lines().any(|l| l.trim() == "env:"),
+/// The type names a kind cannot take: what the Rust templates that bring the kind into
+/// scope import and define, in the variant asked for (`--image` or not). A controller and
+/// webhooks may come later, so their templates count too.
+fn taken_names(image: bool) -> BTreeMap<String, String> {
+    let variant = Switches {
+        resource: true,
+        controller: true,
+        image,
+        grouped: false,
+    };
+    let api = PLAN.iter().filter(|e| (e.when)(&variant));
+    let templates = api.filter_map(Entry::template).chain(
+        super::create_webhook::PLAN
+            .iter()
+            .filter_map(Entry::template),
     );
-
-    if let Some(image) = image.as_ref().filter(|_| switches.image_env_set) {
-        set_image_env(&mut changes, &manager, &image_env, &image.image)?;
-    }
-    let templates = Templates::load()?;
-    super::scaffold(
-        PLAN, &switches, &templates, &context, args.force, changes, out,
-    )?;
-    next_steps(out, &api, &layout, &switches, image.as_ref(), &image_env)
+    let names_the_kind = |source: &str| {
+        ["api.kind", "api.type_path", "hook.kind", "hook.use_path"]
+            .iter()
+            .any(|name| source.contains(name))
+    };
+    names::names_taken_by(
+        templates
+            .filter(|t| t.ends_with(".rs.tera"))
+            .filter_map(|t| Some((t, Templates::source(t)?)))
+            .filter(|(_, source)| names_the_kind(source)),
+    )
 }
 
 /// PROJECT as it will be after this command, checked as a whole before anything is planned.
 fn updated_project(
     args: &CreateApiArgs,
     project: &Project,
-    api: &Api,
+    api: &model::Resource,
     image: bool,
 ) -> anyhow::Result<Project> {
-    let entry = project::Resource {
-        api: args.wants_resource().then(|| project::Api {
-            crd_version: "v1".into(),
-            namespaced: api.namespaced,
-        }),
-        controller: args.wants_controller(),
-        core: api.builtin,
-        domain: if api.builtin {
-            String::new()
-        } else {
-            project.domain.clone()
-        },
-        group: api.group.clone(),
-        kind: api.kind.clone(),
-        path: api.type_path.clone(),
-        plural: api.plural.clone(),
-        version: api.version.clone(),
-        webhooks: None,
-    };
+    let entry = api.entry(
+        &project.domain,
+        args.wants_resource(),
+        args.wants_controller(),
+    );
     let mut planned = project.clone();
     planned.upsert(entry.clone());
     planned.check_resource_names(&entry)?;
@@ -346,22 +361,17 @@ fn updated_project(
 }
 
 /// Tells the user what to do next, like kubebuilder's closing lines.
-fn next_steps(
-    out: &mut dyn Write,
-    api: &Api,
-    layout: &Layout,
-    switches: &Switches,
-    image: Option<&DeployImage>,
-    image_env: &str,
-) -> anyhow::Result<()> {
-    if let Some(image) = image {
+fn next_steps(out: &mut dyn Write, context: &Context, switches: &Switches) -> anyhow::Result<()> {
+    let Context { api, layout, .. } = context;
+    if let Some(image) = &context.image {
         writeln!(
             out,
             "\nThe {kind} controller runs {} in a Deployment per {kind}; the manager reads the image from {} \
-             (config/manager/manager.yaml).\nNext: `make manifests && make test`, then `make install run` with \
+             ({}).\nNext: `make manifests && make test`, then `make install run` with \
              {1}={0} exported, or `make deploy`.",
             image.image,
-            image_env,
+            context.image_env,
+            model::MANAGER,
             kind = api.kind
         )?;
         return Ok(());
@@ -369,10 +379,8 @@ fn next_steps(
     if switches.resource {
         writeln!(
             out,
-            "\nNext: define the fields of {kind}Spec and {kind}Status in src/api/{}/{}/{}.rs, then run `make manifests`.",
-            api.group_module,
-            api.version_module,
-            api.kind_snake,
+            "\nNext: define the fields of {kind}Spec and {kind}Status in {}, then run `make manifests`.",
+            layout.types_file,
             kind = api.kind
         )?;
     }
@@ -430,36 +438,9 @@ fn image_options(args: &CreateApiArgs) -> anyhow::Result<Option<DeployImage>> {
     Ok(Some(options.check()?))
 }
 
-/// The index of the `- name: <env>` line in the manager's Deployment.
-fn env_line(manager: &str, env: &str) -> Option<usize> {
-    manager
-        .lines()
-        .position(|l| l.trim() == format!("- name: {env}"))
-}
-
-/// Changes the value of `<KIND>_IMAGE`, which config/manager/manager.yaml sets already
-/// (`--force` with another image); a new variable is inserted by [`PLAN`].
-fn set_image_env(
-    changes: &mut Changes,
-    manager: &str,
-    env: &str,
-    image: &str,
-) -> anyhow::Result<()> {
-    let at = env_line(manager, env).expect("checked by the caller");
-    let mut lines: Vec<String> = manager.lines().map(str::to_owned).collect();
-    let Some(value_line) = lines.get(at + 1).filter(|l| l.trim().starts_with("value:")) else {
-        bail!(
-            "{MANAGER} names {env} but no `value:` follows it; set it to {image:?} by hand, or remove the entry and run rkb again"
-        );
-    };
-    let indent = value_line[..value_line.len() - value_line.trim_start().len()].to_owned();
-    lines[at + 1] = format!("{indent}value: {image}");
-    changes.create(MANAGER, lines.join("\n") + "\n", true)
-}
-
 /// Validates the flags and works out the names of the API: a new custom resource, or
 /// with `--no-resource` a type that exists already.
-fn resolve(args: &CreateApiArgs, project: &Project) -> anyhow::Result<Api> {
+fn resolve(args: &CreateApiArgs, project: &Project) -> anyhow::Result<model::Resource> {
     names::check_kind(&args.kind)?;
     names::check_version(&args.version)?;
     if args.wants_resource() {
@@ -469,34 +450,13 @@ fn resolve(args: &CreateApiArgs, project: &Project) -> anyhow::Result<Api> {
         .find(&args.group, &args.version, &args.kind)
         .filter(|r| r.api.is_some())
     {
-        Some(own) => Ok(own_resource(own)),
+        Some(own) => Ok(model::Resource::recorded(own)),
         None => builtin_resource(args),
     }
 }
 
-/// A type this project defined earlier, which a new controller reconciles.
-fn own_resource(own: &project::Resource) -> Api {
-    let api_group = names::api_group(&own.group, &own.domain);
-    Api {
-        api_version: format!("{api_group}/{}", own.version),
-        api_group,
-        group_module: names::module_name(&own.group),
-        type_path: own.path.clone(),
-        plural: own.plural.clone(),
-        group: own.group.clone(),
-        version: own.version.clone(),
-        kind: own.kind.clone(),
-        kind_snake: names::snake(&own.kind),
-        version_module: names::module_name(&own.version),
-        namespaced: own.api.as_ref().is_some_and(|a| a.namespaced),
-        builtin: false,
-        storage_version: None,
-        sample_fields: None,
-    }
-}
-
 /// A built-in Kubernetes kind, which a new controller reconciles.
-fn builtin_resource(args: &CreateApiArgs) -> anyhow::Result<Api> {
+fn builtin_resource(args: &CreateApiArgs) -> anyhow::Result<model::Resource> {
     if builtin_kinds::CREATE_ONLY_KINDS.iter().any(|k| {
         k.group == rbac::display_group(&args.group)
             && k.version == args.version
@@ -523,80 +483,31 @@ fn builtin_resource(args: &CreateApiArgs) -> anyhow::Result<Api> {
             suggestions(&args.group, &args.version)
         );
     };
-    let api_group = rbac::api_group(builtin.group).to_owned();
-    Ok(Api {
-        api_version: if api_group.is_empty() {
-            builtin.version.to_owned()
-        } else {
-            format!("{api_group}/{}", builtin.version)
-        },
-        api_group,
-        group: builtin.group.to_owned(),
-        version: builtin.version.to_owned(),
-        kind: builtin.kind.to_owned(),
-        plural: builtin.plural.to_owned(),
-        namespaced: builtin.namespaced,
-        group_module: names::module_name(builtin.group),
-        type_path: builtin.rust_path.to_owned(),
-        kind_snake: names::snake(builtin.kind),
-        version_module: names::module_name(builtin.version),
-        builtin: true,
-        storage_version: None,
-        sample_fields: builtin_kinds::required_fields(builtin.group, builtin.kind),
-    })
+    Ok(model::Resource::builtin(builtin))
 }
 
 /// A new custom resource (or a new version of one): its names checked and derived.
-fn new_resource(args: &CreateApiArgs, project: &Project) -> anyhow::Result<Api> {
+fn new_resource(args: &CreateApiArgs, project: &Project) -> anyhow::Result<model::Resource> {
     names::check_group(&args.group, &project.domain)?;
-    // Every version of a kind is served by one CRD: a new version keeps the kind's plural.
-    let plural = match (&args.plural, other_version(project, args)) {
-        (Some(plural), _) => plural.clone(),
-        (None, Some(existing)) => existing.plural.clone(),
-        (None, None) => names::plural(&args.kind),
-    };
-    names::check_plural(&plural)?;
-    let group_module = names::module_name(&args.group);
-    let version_module = names::module_name(&args.version);
-    for (flag, value, module) in [
-        ("--group", &args.group, &group_module),
-        ("--version", &args.version, &version_module),
-    ] {
-        if let Some(problem) = names::module_name_problem(module) {
-            bail!("invalid {flag} {value:?}: {problem}; choose another name");
-        }
-    }
-    let api_group = names::api_group(&args.group, &project.domain);
-    Ok(Api {
-        api_version: format!("{api_group}/{}", args.version),
-        type_path: format!(
-            "crate::api::{group_module}::{version_module}::{}",
-            args.kind
-        ),
-        api_group,
-        group: args.group.clone(),
-        version: args.version.clone(),
-        kind: args.kind.clone(),
-        plural,
-        namespaced: args.wants_namespaced(),
-        kind_snake: names::snake(&args.kind),
-        group_module,
-        version_module,
-        builtin: false,
-        storage_version: other_version(project, args).map(|r| r.version.clone()),
-        sample_fields: None,
-    })
-}
-
-/// Another version of the kind, with types in this project.
-fn other_version<'p>(project: &'p Project, args: &CreateApiArgs) -> Option<&'p project::Resource> {
-    project.resources.iter().find(|r| {
-        r.group == args.group && r.kind == args.kind && r.version != args.version && r.api.is_some()
-    })
+    let api = model::Resource::custom(
+        project,
+        (&args.group, &args.version, &args.kind),
+        args.plural.as_deref(),
+        args.wants_namespaced(),
+    );
+    names::check_plural(&api.plural)?;
+    names::check_module_name("--group", &api.group, "--group cache")?;
+    names::check_module_name("--version", &api.version, "--version v1alpha1")?;
+    names::check_crd_name(&api.group, &api.crd_name())?;
+    Ok(api)
 }
 
 /// Refuses duplicates and name clashes before anything is planned.
-fn check_conflicts(args: &CreateApiArgs, project: &Project, api: &Api) -> anyhow::Result<()> {
+fn check_conflicts(
+    args: &CreateApiArgs,
+    project: &Project,
+    api: &model::Resource,
+) -> anyhow::Result<()> {
     check_not_scaffolded(args, project, api)?;
     check_same_kind_elsewhere(args, project, api)?;
     if args.wants_resource() {
@@ -606,7 +517,11 @@ fn check_conflicts(args: &CreateApiArgs, project: &Project, api: &Api) -> anyhow
 }
 
 /// The API (or its controller) is in PROJECT already: only `--force` regenerates it.
-fn check_not_scaffolded(args: &CreateApiArgs, project: &Project, api: &Api) -> anyhow::Result<()> {
+fn check_not_scaffolded(
+    args: &CreateApiArgs,
+    project: &Project,
+    api: &model::Resource,
+) -> anyhow::Result<()> {
     let existing = project.find(&api.group, &api.version, &api.kind);
     if let Some(existing) = existing
         && !args.force
@@ -636,14 +551,15 @@ fn check_not_scaffolded(args: &CreateApiArgs, project: &Project, api: &Api) -> a
 fn check_same_kind_elsewhere(
     args: &CreateApiArgs,
     project: &Project,
-    api: &Api,
+    api: &model::Resource,
 ) -> anyhow::Result<()> {
     // The same kind in two groups: one `src/controller/<kind>.rs` and one set of roles per
     // kind in the single-group layout; the multigroup layout qualifies both by group.
     let same_kind_elsewhere = |r: &&project::Resource| {
-        names::snake(&r.kind) == api.kind_snake
-            && !(r.group == api.group && r.version == api.version && r.kind == api.kind)
-            && (!project.multigroup || names::module_name(&r.group) == api.group_module)
+        let other = model::Resource::recorded(r);
+        other.kind_snake == api.kind_snake
+            && !api.is(r)
+            && (!project.multigroup || other.group_module == api.group_module)
     };
     if args.wants_controller()
         && let Some(other) = project
@@ -696,9 +612,11 @@ fn check_same_kind_elsewhere(
 
 /// Two groups may not share a Rust module, nor a kind be a generated type of another
 /// (`FooSpec` beside `Foo`) in one version module.
-fn check_rust_names(project: &Project, api: &Api) -> anyhow::Result<()> {
+fn check_rust_names(project: &Project, api: &model::Resource) -> anyhow::Result<()> {
     let module_clash = project.resources.iter().find(|r| {
-        r.api.is_some() && names::module_name(&r.group) == api.group_module && r.group != api.group
+        r.api.is_some()
+            && model::Resource::recorded(r).group_module == api.group_module
+            && r.group != api.group
     });
     if let Some(other) = module_clash {
         bail!(
@@ -755,25 +673,53 @@ fn suggestions(group: &str, version: &str) -> String {
 
 /// Where an API's controller lives now, as PROJECT records the layout.
 fn existing_layout(project: &Project, resource: &project::Resource) -> Layout {
-    if project.multigroup {
-        Layout::multigroup(&resource.group, &resource.kind)
-    } else {
-        Layout::single_group(&resource.kind)
-    }
+    Layout::recorded(project, &model::Resource::recorded(resource))
 }
 
-/// The multigroup layout of a new API. Roles keep the names they already have: a kind
-/// scaffolded before `rkb edit --multigroup` has `config/rbac/<kind>_*` roles, and a new
-/// version of it must not add a second set.
-fn multigroup_layout(changes: &Changes, project: &Project, api: &Api) -> anyhow::Result<Layout> {
-    let mut layout = Layout::multigroup(&api.group, &api.kind);
-    let single = Layout::single_group(&api.kind);
-    let has_roles = |prefix: &str| changes.exists(&format!("config/rbac/{prefix}_admin_role.yaml"));
-    let earlier_version = project.resources.iter().any(|r| {
-        r.api.is_some() && r.group == api.group && r.kind == api.kind && r.version != api.version
-    });
-    if earlier_version && !has_roles(&layout.role_prefix)? && has_roles(&single.role_prefix)? {
-        layout.role_prefix = single.role_prefix;
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_cannot_take_a_name_the_templates_import_or_define() {
+        let (plain, image) = (taken_names(false), taken_names(true));
+        for name in [
+            "Time",
+            "Condition",
+            "Api",
+            "Client",
+            "Context",
+            "Error",
+            "Hub",
+        ] {
+            assert!(plain.contains_key(name), "{name}: {plain:?}");
+        }
+        for name in [
+            "Container",
+            "Deployment",
+            "DeploymentSpec",
+            "Quantity",
+            "Event",
+        ] {
+            assert!(image.contains_key(name), "{name}");
+            assert!(!plain.contains_key(name), "{name}");
+        }
+        let why = &plain["Time"];
+        assert!(
+            why.starts_with("api/controller.rs.tera imports it") && why.contains("E0252"),
+            "{why}"
+        );
+        assert!(plain["Error"].contains("defines it"), "{}", plain["Error"]);
+        // The kind itself, and what only names it, take nothing.
+        for name in ["Memcached", "NamespacedApi2", "Spec", "Reconciler"] {
+            assert!(
+                !image.contains_key(name) && !plain.contains_key(name),
+                "{name}"
+            );
+        }
+        // A built-in kind's name is not the user's to choose: none may be taken.
+        for builtin in builtin_kinds::BUILTIN_KINDS {
+            assert!(!plain.contains_key(builtin.kind), "{}", builtin.kind);
+        }
     }
-    Ok(layout)
 }

@@ -8,52 +8,119 @@
 use std::io::Write;
 
 use anyhow::bail;
-use rkb_core::webhook::{Kind, Settings};
+use rkb_core::webhook::Kind;
 use serde::Serialize;
 
 use crate::cli::CreateWebhookArgs;
-use crate::names;
+use crate::model::{self, Layout, ProjectNames};
 use crate::project::{self, Project};
-use crate::scaffold::plan::{Entry, IfExists, Marker, Text::*};
-use crate::scaffold::{Changes, Templates, builtin_kinds};
+use crate::scaffold::Changes;
+use crate::scaffold::Templates;
+use crate::scaffold::plan::{
+    self as scaffold_plan, Entry, IfExists, Marker,
+    Text::{Inline, Template},
+};
 
-/// What the templates know about the kind and its webhooks.
+/// What the templates of `create webhook` see: the project, the kind's webhooks, and
+/// where their files go.
 #[derive(Debug, Serialize)]
-struct Hook {
-    kind: String,
-    group: String,
-    version: String,
+pub(super) struct Context {
+    #[serde(flatten)]
+    pub names: ProjectNames,
+    pub hook: Hook,
+    pub layout: Layout,
+    /// PROJECT with the kind's webhooks.
+    #[serde(skip)]
+    pub project: Project,
+}
+
+impl scaffold_plan::Model for Context {
+    fn project(&self) -> &Project {
+        &self.project
+    }
+}
+
+/// The kind and its webhooks as the webhook templates name them, taken from the model.
+#[derive(Debug, Serialize)]
+pub(super) struct Hook {
+    pub kind: String,
+    pub group: String,
+    pub version: String,
     /// `cache.example.com`; empty for the core group.
-    api_group: String,
+    pub api_group: String,
     /// Rust path of the type below the crate root, e.g. `api::cache::v1alpha1::Memcached`
     /// or `k8s_openapi::api::core::v1::Pod`, as `crate::`-less `lib.rs` code names it.
-    type_path: String,
+    pub type_path: String,
     /// The same path as code inside the webhook module names it.
-    use_path: String,
-    namespaced: bool,
+    pub use_path: String,
+    pub namespaced: bool,
     /// The module under `crate::webhook`: `v1alpha1` or `cache::v1alpha1`.
-    module: String,
+    pub module: String,
     /// Its directory: `src/webhook/v1alpha1` or `src/webhook/cache/v1alpha1`.
-    dir: String,
+    pub dir: String,
     /// The group's module in the multigroup layout (`cache`), else `None`.
-    group_module: Option<String>,
-    version_module: String,
-    kind_snake: String,
-    defaulting: bool,
-    validation: bool,
-    mutate_path: String,
-    validate_path: String,
+    pub group_module: Option<String>,
+    pub version_module: String,
+    pub kind_snake: String,
+    pub defaulting: bool,
+    pub validation: bool,
+    pub mutate_path: String,
+    pub validate_path: String,
     /// The versions converted to and from this one, with their module names.
-    spokes: Vec<Spoke>,
-    crd: String,
+    pub spokes: Vec<Spoke>,
+    pub crd: String,
 }
 
 #[derive(Debug, Serialize)]
-struct Spoke {
-    version: String,
-    module: String,
+pub(super) struct Spoke {
+    pub version: String,
+    pub module: String,
     /// The spoke's type, e.g. `crate::api::cache::v1beta1::Memcached`.
-    path: String,
+    pub path: String,
+}
+
+impl Hook {
+    pub(super) fn new(
+        project: &Project,
+        api: &model::Resource,
+        layout: &Layout,
+        webhooks: &project::Webhooks,
+    ) -> Self {
+        Hook {
+            kind: api.kind.clone(),
+            group: api.group.clone(),
+            version: api.version.clone(),
+            api_group: api.api_group.clone(),
+            type_path: api
+                .type_path
+                .strip_prefix("crate::")
+                .unwrap_or(&api.type_path)
+                .to_owned(),
+            use_path: api.type_path.clone(),
+            namespaced: api.namespaced,
+            module: layout.webhook_module.clone(),
+            dir: layout.webhook_dir.clone(),
+            group_module: layout.webhook_group_module.clone(),
+            version_module: api.version_module.clone(),
+            kind_snake: api.kind_snake.clone(),
+            defaulting: webhooks.defaulting,
+            validation: webhooks.validation,
+            mutate_path: api.webhook_path(Kind::Mutating),
+            validate_path: api.webhook_path(Kind::Validating),
+            spokes: webhooks
+                .spoke
+                .iter()
+                .filter_map(|v| project.find(&api.group, v, &api.kind))
+                .map(model::Resource::recorded)
+                .map(|spoke| Spoke {
+                    version: spoke.version,
+                    module: spoke.version_module,
+                    path: spoke.type_path,
+                })
+                .collect(),
+            crd: api.crd_name(),
+        }
+    }
 }
 
 /// What `create webhook` was asked for and what the project holds: the switches of [`PLAN`].
@@ -76,6 +143,8 @@ pub(super) struct Switches {
     new_conversion: bool,
     /// The admission file is there and is not regenerated: a new impl is inserted into it.
     extend_admission: bool,
+    /// The project had no webhook before.
+    first_webhook: bool,
 }
 
 impl Switches {
@@ -84,16 +153,18 @@ impl Switches {
     }
 }
 
-const ADMISSION: &str = "{{ hook.dir }}/{{ hook.kind_snake }}.rs";
-const WEBHOOKS: &str = "src/webhook/mod.rs";
-const DEFAULT: &str = "config/default/kustomization.yaml";
+const ADMISSION: &str = "{{ layout.admission_file }}";
+const VERSION_MOD: &str = "{{ layout.webhook_version_file }}";
+const GROUP_MOD: &str = "{{ layout.webhook_group_file }}";
+const WEBHOOKS: &str = model::WEBHOOKS;
+const DEFAULT: &str = model::DEFAULT_KUSTOMIZATION;
 const REPLACEMENTS: Marker = Marker::WebhookReplacements;
 
 /// What `create webhook` generates: modules under `src/webhook/`, the admission and
 /// conversion files, registrations for the manager and `make manifests`, and config/.
 pub(super) const PLAN: &[Entry<Switches>] = &[
     // Modules: src/webhook/mod.rs, [group/mod.rs,] version/mod.rs.
-    Entry::insert_sorted("src/lib.rs", Marker::Modules, Inline("pub mod webhook;")).rustfmt(),
+    Entry::insert_sorted(model::LIB, Marker::Modules, Inline("pub mod webhook;")).rustfmt(),
     Entry::shared(WEBHOOKS, "webhook/mod.rs.tera").rustfmt(),
     Entry::insert_sorted(
         WEBHOOKS,
@@ -101,14 +172,11 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         Inline("pub mod {{ hook.group_module }};"),
     )
     .when(|s| s.grouped),
-    Entry::shared(
-        "src/webhook/{{ hook.group_module }}/mod.rs",
-        "webhook/module.rs.tera",
-    )
-    .vars(&[("module", "group")])
-    .when(|s| s.grouped),
+    Entry::shared(GROUP_MOD, "webhook/module.rs.tera")
+        .vars(&[("module", "group")])
+        .when(|s| s.grouped),
     Entry::insert_sorted(
-        "src/webhook/{{ hook.group_module }}/mod.rs",
+        GROUP_MOD,
         Marker::Modules,
         Inline("pub mod {{ hook.version_module }};"),
     )
@@ -119,9 +187,9 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         Inline("pub mod {{ hook.version_module }};"),
     )
     .when(|s| !s.grouped),
-    Entry::shared("{{ hook.dir }}/mod.rs", "webhook/module.rs.tera").vars(&[("module", "version")]),
+    Entry::shared(VERSION_MOD, "webhook/module.rs.tera").vars(&[("module", "version")]),
     Entry::insert(
-        "src/main.rs",
+        model::MAIN,
         Marker::Webhooks,
         Template("webhook/insert/main.rs.tera"),
     )
@@ -158,7 +226,7 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     )
     .when(|s| s.validation && s.extend_admission),
     Entry::insert_sorted(
-        "{{ hook.dir }}/mod.rs",
+        VERSION_MOD,
         Marker::Modules,
         Inline("pub mod {{ hook.kind_snake }};"),
     )
@@ -170,7 +238,7 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     )
     .when(|s| s.new_defaulting),
     Entry::insert(
-        "src/lib.rs",
+        model::LIB,
         Marker::Webhooks,
         Template("webhook/insert/manifest_defaulter.rs.tera"),
     )
@@ -182,7 +250,7 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     )
     .when(|s| s.new_validation),
     Entry::insert(
-        "src/lib.rs",
+        model::LIB,
         Marker::Webhooks,
         Template("webhook/insert/manifest_validator.rs.tera"),
     )
@@ -194,27 +262,24 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     )
     .when(|s| s.new_conversion),
     Entry::insert(
-        "src/lib.rs",
+        model::LIB,
         Marker::Webhooks,
         Template("webhook/insert/manifest_conversion.rs.tera"),
     )
     .when(|s| s.new_conversion),
     // Conversion: the spokes' From impls, next to the admission file.
-    Entry::file(
-        "{{ hook.dir }}/{{ hook.kind_snake }}_conversion.rs",
-        "webhook/conversion.rs.tera",
-    )
-    .rustfmt()
-    .when(|s| s.conversion),
+    Entry::file("{{ layout.conversion_file }}", "webhook/conversion.rs.tera")
+        .rustfmt()
+        .when(|s| s.conversion),
     Entry::insert_sorted(
-        "{{ hook.dir }}/mod.rs",
+        VERSION_MOD,
         Marker::Modules,
         Inline("pub mod {{ hook.kind_snake }}_conversion;"),
     )
     .when(|s| s.conversion),
     // config/: the Service, the certificate and the manager's port and volume.
     Entry::shared(
-        "config/webhook/kustomization.yaml",
+        model::WEBHOOK_KUSTOMIZATION,
         "webhook/config/webhook/kustomization.yaml.tera",
     ),
     Entry::shared(
@@ -259,7 +324,7 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     // `namespace/name` into the annotation of each object the API server calls us for.
     Entry::insert(DEFAULT, REPLACEMENTS, Inline("replacements:")),
     Entry::insert(
-        "config/webhook/kustomization.yaml",
+        model::WEBHOOK_KUSTOMIZATION,
         Marker::WebhookManifests,
         Inline("- manifests.yaml"),
     )
@@ -287,12 +352,27 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         Template("webhook/insert/inject_crd.yaml.tera"),
     )
     .when(|s| s.has_conversion),
-    Entry::file(project::FILE_NAME, "init/PROJECT.tera").if_exists(IfExists::Overwrite),
+    Entry::project(),
 ];
 
 pub fn create_webhook(args: &CreateWebhookArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let changes = Changes::open(&args.dir)?;
-    let mut project = super::load_project(&args.dir, out)?;
+    let project = super::load_project(&args.dir, out)?;
+    let (context, switches) = model(args, &project, &changes)?;
+    let templates = Templates::load()?;
+    super::scaffold(
+        PLAN, &switches, &templates, &context, args.force, changes, out,
+    )?;
+    next_steps(out, &context.hook, &switches)
+}
+
+/// The model of the kind's webhooks, checked against the project: the templates' context
+/// and the switches of [`PLAN`].
+fn model(
+    args: &CreateWebhookArgs,
+    project: &Project,
+    changes: &Changes,
+) -> anyhow::Result<(Context, Switches)> {
     let example = format!(
         "rkb create webhook --group {} --version {} --kind {}",
         args.group, args.version, args.kind
@@ -304,11 +384,11 @@ pub fn create_webhook(args: &CreateWebhookArgs, out: &mut dyn Write) -> anyhow::
              example:  {example} --defaulting --programmatic-validation"
         );
     }
-    let resource = find_resource(&project, args)?.clone();
-    let before = resource.webhooks.clone().unwrap_or_default();
+    let entry = find_resource(project, args)?;
+    let before = entry.webhooks.clone().unwrap_or_default();
     check_duplicates(args, &before, &example)?;
     let spokes = if args.conversion {
-        check_conversion(&project, args, &resource)?
+        check_conversion(project, args, entry)?
     } else {
         Vec::new()
     };
@@ -325,20 +405,10 @@ pub fn create_webhook(args: &CreateWebhookArgs, out: &mut dyn Write) -> anyhow::
         validation: before.validation || args.programmatic_validation,
         webhook_version: "v1".into(),
     };
-    let grouped = project.multigroup && !predates_multigroup(&changes, &resource)?;
-    let hook = describe(&project, &resource, &after, grouped);
-    let first_webhook = project.resources.iter().all(|r| r.webhooks.is_none());
-    let entry = project
-        .resources
-        .iter_mut()
-        .find(|r| {
-            r.group == resource.group && r.version == resource.version && r.kind == resource.kind
-        })
-        .expect("found above");
-    entry.webhooks = Some(after.clone());
-    let admission_file = format!("{}/{}.rs", hook.dir, hook.kind_snake);
+    let api = model::Resource::recorded(entry);
+    let layout = Layout::in_project(project, &api, changes)?;
     let switches = Switches {
-        grouped,
+        grouped: layout.webhook_group_module.is_some(),
         defaulting: args.defaulting,
         validation: args.programmatic_validation,
         conversion: args.conversion,
@@ -348,37 +418,36 @@ pub fn create_webhook(args: &CreateWebhookArgs, out: &mut dyn Write) -> anyhow::
         new_defaulting: args.defaulting && !before.defaulting,
         new_validation: args.programmatic_validation && !before.validation,
         new_conversion: args.conversion && !before.conversion,
-        extend_admission: !args.force && changes.exists(&admission_file)?,
+        extend_admission: !args.force && changes.exists(&layout.admission_file)?,
+        first_webhook: project.resources.iter().all(|r| r.webhooks.is_none()),
     };
-
-    let mut context = super::project_context(&project, &changes)?;
-    context.insert("hook", &hook);
-    let templates = Templates::load()?;
-    super::scaffold(
-        PLAN, &switches, &templates, &context, args.force, changes, out,
-    )?;
-    next_steps(out, &hook, args.conversion, first_webhook)
+    let mut project = project.clone();
+    if let Some(entry) = project.resources.iter_mut().find(|r| api.is(r)) {
+        entry.webhooks = Some(after.clone());
+    }
+    let context = Context {
+        names: ProjectNames::read(&project, changes)?,
+        hook: Hook::new(&project, &api, &layout, &after),
+        layout,
+        project,
+    };
+    Ok((context, switches))
 }
 
 /// Tells the user what to implement and what the first webhook changed in the manager.
-fn next_steps(
-    out: &mut dyn Write,
-    hook: &Hook,
-    conversion: bool,
-    first_webhook: bool,
-) -> anyhow::Result<()> {
+fn next_steps(out: &mut dyn Write, hook: &Hook, switches: &Switches) -> anyhow::Result<()> {
     writeln!(
         out,
         "\nNext: implement the webhooks in {}/, then run `make manifests` \
          (writes config/webhook/manifests.yaml{}).",
         hook.dir,
-        if conversion {
+        if switches.conversion {
             " and the CRD's conversion stanza"
         } else {
             ""
         }
     )?;
-    if first_webhook {
+    if switches.first_webhook {
         writeln!(
             out,
             "The manager now serves HTTPS on :9443 with the certificate in \
@@ -575,89 +644,4 @@ fn check_conversion(
     spokes.sort();
     spokes.dedup();
     Ok(spokes)
-}
-
-/// Whether the kind's webhooks were scaffolded before `rkb edit --multigroup`, which moves
-/// controllers only: then they stay in `src/webhook/<version>/`, and new webhooks of the
-/// kind join them there instead of starting a second module under the group.
-fn predates_multigroup(changes: &Changes, resource: &project::Resource) -> anyhow::Result<bool> {
-    if resource.webhooks.is_none() {
-        return Ok(false);
-    }
-    let version = names::module_name(&resource.version);
-    let kind = names::snake(&resource.kind);
-    Ok(changes.exists(&format!("src/webhook/{version}/{kind}.rs"))?
-        || changes.exists(&format!("src/webhook/{version}/{kind}_conversion.rs"))?)
-}
-
-/// `grouped`: the kind's webhooks live under `src/webhook/<group>/<version>/`.
-fn describe(
-    project: &Project,
-    resource: &project::Resource,
-    webhooks: &project::Webhooks,
-    grouped: bool,
-) -> Hook {
-    let group_module = names::module_name(&resource.group);
-    let version_module = names::module_name(&resource.version);
-    let builtin = resource
-        .core
-        .then(|| builtin_kinds::find(&resource.group, &resource.version, &resource.kind))
-        .flatten();
-    let api_group = match builtin {
-        Some(builtin) => rkb_core::rbac::api_group(builtin.group).to_owned(),
-        None if resource.core => String::new(),
-        None => resource.api_group(),
-    };
-    let type_path = resource
-        .path
-        .strip_prefix("crate::")
-        .unwrap_or(&resource.path)
-        .to_owned();
-    let use_path = resource.path.clone();
-    // kubebuilder's default paths, as the runtime derives them from the same settings.
-    let path =
-        |kind| Settings::default().path_for(kind, &api_group, &resource.version, &resource.kind);
-    let (module, dir) = if grouped {
-        (
-            format!("{group_module}::{version_module}"),
-            format!("src/webhook/{group_module}/{version_module}"),
-        )
-    } else {
-        (
-            version_module.clone(),
-            format!("src/webhook/{version_module}"),
-        )
-    };
-    Hook {
-        module,
-        dir,
-        group_module: grouped.then_some(group_module),
-        version_module,
-        mutate_path: path(Kind::Mutating),
-        validate_path: path(Kind::Validating),
-        spokes: webhooks
-            .spoke
-            .iter()
-            .filter_map(|v| project.find(&resource.group, v, &resource.kind))
-            .map(|spoke| Spoke {
-                version: spoke.version.clone(),
-                module: names::module_name(&spoke.version),
-                path: spoke.path.clone(),
-            })
-            .collect(),
-        namespaced: match &resource.api {
-            Some(api) => api.namespaced,
-            None => builtin.is_some_and(|b| b.namespaced),
-        },
-        crd: format!("{}.{api_group}", resource.plural),
-        kind: resource.kind.clone(),
-        group: resource.group.clone(),
-        version: resource.version.clone(),
-        api_group,
-        type_path,
-        use_path,
-        kind_snake: names::snake(&resource.kind),
-        defaulting: webhooks.defaulting,
-        validation: webhooks.validation,
-    }
 }

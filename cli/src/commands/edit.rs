@@ -11,13 +11,51 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Context as _, bail};
+use serde::Serialize;
 
 use crate::cli::EditArgs;
+use crate::model::{self, Layout, ProjectNames};
 use crate::names;
-use crate::project;
-use crate::scaffold::{Changes, Marker, Templates, source_header};
+use crate::project::{self, Project};
+use crate::scaffold::plan::{self, Entry, Marker, Text::Template};
+use crate::scaffold::{Changes, Templates};
 
-use super::layout::Layout;
+/// What the templates of a moved controller's group module see.
+#[derive(Debug, Serialize)]
+pub(super) struct Context<'a> {
+    #[serde(flatten)]
+    pub names: &'a ProjectNames,
+    pub api: model::Resource,
+    /// The controller's layout after the move.
+    pub layout: Layout,
+    #[serde(skip)]
+    pub project: &'a Project,
+}
+
+impl plan::Model for Context<'_> {
+    fn project(&self) -> &Project {
+        self.project
+    }
+}
+
+/// What moving one controller generates: its group's module, declared in the controllers'
+/// module, declaring the controller.
+pub(super) const PLAN: &[Entry<()>] = &[
+    Entry::insert_sorted(
+        model::CONTROLLERS,
+        Marker::Modules,
+        Template("api/insert/api_mod.rs.tera"),
+    ),
+    Entry::shared(
+        "{{ layout.group_mod_file }}",
+        "api/controller_group_mod.rs.tera",
+    ),
+    Entry::insert_sorted(
+        "{{ layout.group_mod_file }}",
+        Marker::Modules,
+        Template(super::create_api::CONTROLLER_MOD),
+    ),
+];
 
 /// Project directories whose Rust code may name a controller module.
 const RUST_DIRS: &[&str] = &["src", "tests", "benches", "examples"];
@@ -36,12 +74,19 @@ pub fn edit(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     project.multigroup = true;
 
     let templates = Templates::load()?;
-    let header = source_header(&changes.read("hack/boilerplate.rs.txt")?.unwrap_or_default());
+    let names = ProjectNames::read(&project, &changes)?;
     let rust_files = rust_files(&args.dir)?;
     for resource in project.resources.iter().filter(|r| r.controller) {
-        let from = Layout::single_group(&resource.kind);
-        let to = Layout::multigroup(&resource.group, &resource.kind);
-        move_controller(&mut changes, &templates, &header, resource, &from, &to)?;
+        let api = model::Resource::recorded(resource);
+        let from = Layout::single_group(&api);
+        let context = Context {
+            names: &names,
+            layout: Layout::multigroup(&api),
+            api,
+            project: &project,
+        };
+        move_controller(&mut changes, &context, &from)?;
+        plan::apply(PLAN, &(), &templates, &context, false, &mut changes)?;
         for file in &rust_files {
             let Some(text) = changes.read(file)? else {
                 continue;
@@ -49,7 +94,7 @@ pub fn edit(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             let moved = rename_path(
                 &text,
                 &format!("controller::{}", from.controller_module),
-                &format!("controller::{}", to.controller_module),
+                &format!("controller::{}", context.layout.controller_module),
                 true,
             );
             if moved != text {
@@ -70,40 +115,41 @@ pub fn edit(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Plans the move of one controller module and its registration in `src/controller/mod.rs`.
-fn move_controller(
-    changes: &mut Changes,
-    templates: &Templates,
-    header: &str,
-    resource: &project::Resource,
-    from: &Layout,
-    to: &Layout,
-) -> anyhow::Result<()> {
-    const CONTROLLERS: &str = "src/controller/mod.rs";
-    let kind_module = names::snake(&resource.kind);
-    let group_module = names::module_name(&resource.group);
+/// Plans the move of one controller module, and its registration in
+/// `src/controller/mod.rs` under its group's module.
+fn move_controller(changes: &mut Changes, to: &Context, from: &Layout) -> anyhow::Result<()> {
+    const CONTROLLERS: &str = model::CONTROLLERS;
+    let api = &to.api;
+    if let Err(invalid) = names::check_kind_not_group(&api.kind, &api.group) {
+        bail!(
+            "the {} controller cannot move to the multigroup layout: {}.\n  \
+             Keep the single-group layout, or give the kind another name by hand first",
+            api.kind,
+            invalid.problem
+        );
+    }
     if !changes.exists(&from.controller_file)? {
         bail!(
             "PROJECT lists a controller for {}/{} {}, but {} is missing; rkb moves only the \
              files it scaffolded.\n  Restore the file, or move the project to the multigroup \
              layout by hand (see `rkb edit --help`)",
-            resource.group,
-            resource.version,
-            resource.kind,
+            api.group,
+            api.version,
+            api.kind,
             from.controller_file
         );
     }
-    changes.rename(&from.controller_file, &to.controller_file)?;
+    changes.rename(&from.controller_file, &to.layout.controller_file)?;
 
     let registry = changes
         .read(CONTROLLERS)?
         .with_context(|| format!("{CONTROLLERS} is missing; restore it from a fresh `rkb init`"))?;
-    let declaration = format!("pub mod {kind_module};");
+    let declaration = format!("pub mod {};", api.kind_snake);
     if !registry.lines().any(|l| l.trim() == declaration) {
         bail!(
             "{CONTROLLERS} has no `{declaration}` line, so rkb cannot tell how the {} controller \
              is declared; restore the line or move the module by hand",
-            resource.kind
+            api.kind
         );
     }
     let registry: String = registry
@@ -112,44 +158,22 @@ fn move_controller(
         .map(|l| format!("{l}\n"))
         .collect();
     // `Runnable::new("memcached", memcached::run)` -> `cache::memcached::run`.
-    let run = format!("{kind_module}::run");
-    let registered = rename_path(&registry, &run, &format!("{group_module}::{run}"), false);
+    let run = format!("{}::run", from.controller_module);
+    let registered = rename_path(
+        &registry,
+        &run,
+        &format!("{}::run", to.layout.controller_module),
+        false,
+    );
     if registered == registry {
         bail!(
             "{CONTROLLERS} does not register the {} controller as rkb scaffolded it \
              (`Runnable::new(\"{}\", {run})`); restore that line or move the module by hand",
-            resource.kind,
+            api.kind,
             from.controller_name
         );
     }
-    changes.create(CONTROLLERS, registered, true)?;
-    changes.insert_sorted_at_marker(
-        CONTROLLERS,
-        Marker::Modules,
-        &format!("pub mod {group_module};"),
-    )?;
-
-    let group_mod = to
-        .group_mod_file
-        .as_deref()
-        .expect("the multigroup layout has group modules");
-    let mut context = tera::Context::new();
-    context.insert("header", header);
-    context.insert(
-        "api",
-        &std::collections::BTreeMap::from([
-            ("group", resource.group.as_str()),
-            ("kind_snake", kind_module.as_str()),
-        ]),
-    );
-    changes.ensure(group_mod, || {
-        templates.render("api/controller_group_mod.rs.tera", &context)
-    })?;
-    changes.insert_sorted_at_marker(
-        group_mod,
-        Marker::Modules,
-        &templates.render("api/insert/controller_mod.rs.tera", &context)?,
-    )
+    changes.create(CONTROLLERS, registered, true)
 }
 
 /// `text` with every path `from` replaced by `to`: whole path segments only, and only

@@ -4,12 +4,39 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::{Context as _, bail};
+use serde::Serialize;
 
 use crate::cli::{InitArgs, License, RkbSource};
+use crate::model::ProjectNames;
 use crate::names;
 use crate::project::{self, Project};
 use crate::rkb_crates;
-use crate::scaffold::{Changes, Entry, Templates};
+use crate::scaffold::{Changes, Entry, IfExists, Templates, plan};
+
+/// What the templates of `rkb init` see.
+#[derive(Debug, Serialize)]
+pub(super) struct Context {
+    #[serde(flatten)]
+    pub names: ProjectNames,
+    pub owner: Option<String>,
+    pub apache2: bool,
+    /// The version requirement on rkb's crates (`0.2`).
+    pub rkb_requirement: String,
+    /// What `.cargo/config.toml` patches rkb's crates to, for `--rkb-source path`.
+    pub rkb_source_kind: Option<&'static str>,
+    pub rkb_crates: Vec<rkb_crates::Patch>,
+    pub kube_version: &'static str,
+    pub k8s_openapi_version: &'static str,
+    pub k8s_api_feature: &'static str,
+    #[serde(skip)]
+    pub project: Project,
+}
+
+impl plan::Model for Context {
+    fn project(&self) -> &Project {
+        &self.project
+    }
+}
 
 /// What `init` was asked for, as far as it changes the files written.
 #[derive(Debug, Clone, Copy)]
@@ -21,7 +48,7 @@ pub(super) struct Switches {
 /// Files of a new project. A file already there (a README, a .gitignore) is the user's:
 /// it is kept as it is.
 pub(super) const PLAN: &[Entry<Switches>] = &[
-    Entry::shared("PROJECT", "init/PROJECT.tera"),
+    Entry::project().if_exists(IfExists::Keep),
     Entry::shared("Cargo.toml", "init/Cargo.toml.tera"),
     Entry::shared(".cargo/config.toml", "init/cargo/config.toml.tera").when(|on| on.patch),
     Entry::shared("README.md", "init/README.md.tera"),
@@ -162,30 +189,31 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let templates = Templates::load()?;
     let mut project = Project::new(&args.domain, &project_name);
     project.multigroup = args.multigroup;
-    let mut context = tera::Context::new();
-    context.insert("project_yaml", &project.to_yaml());
-    context.insert("project_name", &project_name);
-    context.insert("crate_name", &names::crate_name(&project_name));
-    context.insert("domain", &args.domain);
-    context.insert("owner", &args.owner);
-    context.insert("apache2", &(args.license == License::Apache2));
-    context.insert("rkb_requirement", &rkb_crates::requirement());
-    if let Some((kind, patches)) = &patches {
-        context.insert("rkb_source_kind", kind.describe());
-        context.insert("rkb_crates", patches);
-    }
-    context.insert("kube_version", crate::KUBE_VERSION);
-    context.insert("k8s_openapi_version", crate::K8S_OPENAPI_VERSION);
-    context.insert("k8s_api_feature", crate::K8S_API_FEATURE);
+    let mut context = Context {
+        // The header comes from the boilerplate, rendered below.
+        names: ProjectNames::new(&project, ""),
+        owner: args.owner.clone(),
+        apache2: args.license == License::Apache2,
+        rkb_requirement: rkb_crates::requirement(),
+        rkb_source_kind: patches.as_ref().map(|(kind, _)| kind.describe()),
+        rkb_crates: patches
+            .as_ref()
+            .map(|(_, patches)| patches.clone())
+            .unwrap_or_default(),
+        kube_version: crate::KUBE_VERSION,
+        k8s_openapi_version: crate::K8S_OPENAPI_VERSION,
+        k8s_api_feature: crate::K8S_API_FEATURE,
+        project,
+    };
     // The generated Cargo.toml itself says which crate names the project cannot take.
-    let cargo_toml = templates.render("init/Cargo.toml.tera", &context)?;
+    let cargo_toml = templates.render_model("init/Cargo.toml.tera", &context)?;
     names::check_project_name_not_a_dependency(&project_name, &dependencies(&cargo_toml)?)
         .map_err(|e| match &args.project_name {
             Some(_) => e,
             None => from_directory_name(e),
         })?;
-    let header = templates.render("init/boilerplate.rs.txt.tera", &context)?;
-    context.insert("header", &crate::scaffold::source_header(&header));
+    let boilerplate = templates.render_model("init/boilerplate.rs.txt.tera", &context)?;
+    context.names = ProjectNames::new(&context.project, &boilerplate);
 
     let changes = Changes::open(&args.dir)?;
     let switches = Switches {

@@ -6,7 +6,6 @@ mod create_api;
 mod create_webhook;
 mod edit;
 mod init;
-mod layout;
 mod setup_envtest;
 
 use std::io::Write;
@@ -15,7 +14,6 @@ use std::path::Path;
 use clap::CommandFactory;
 
 use crate::cli::{Cli, Command, CreateCommand};
-use crate::project::Project;
 use crate::scaffold::{Changes, Entry, Templates, Written, plan};
 
 pub use build_image::build_image;
@@ -55,44 +53,28 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
     }
 }
 
-/// PROJECT, checked against this rkb's version; a project scaffolded by an older rkb gets
-/// a note of what changed since.
-fn load_project(dir: &Path, out: &mut dyn Write) -> anyhow::Result<Project> {
-    let project = Project::load(dir)?;
+/// PROJECT, checked as the model checks it and against this rkb's version; a project
+/// scaffolded by an older rkb gets a note of what changed since.
+fn load_project(dir: &Path, out: &mut dyn Write) -> anyhow::Result<crate::project::Project> {
+    let project = crate::model::load(dir)?;
     if let Some(note) = crate::version::upgrade_note(&project.cli_version) {
         writeln!(out, "{note}\n")?;
     }
     Ok(project)
 }
 
-/// What the templates of `create api` and `create webhook` share: PROJECT as it will be
-/// written, the project's names and the license header of new Rust files.
-fn project_context(project: &Project, changes: &Changes) -> anyhow::Result<tera::Context> {
-    let mut context = tera::Context::new();
-    context.insert("project_yaml", &project.to_yaml());
-    context.insert("project_name", &project.project_name);
-    context.insert(
-        "crate_name",
-        &crate::names::crate_name(&project.project_name),
-    );
-    context.insert("domain", &project.domain);
-    let boilerplate = changes.read("hack/boilerplate.rs.txt")?.unwrap_or_default();
-    context.insert("header", &crate::scaffold::source_header(&boilerplate));
-    Ok(context)
-}
-
-/// Carries out a command's `plan` under `switches`, commits it, and passes on rustfmt's
-/// warning; returns what [`plan::apply`] left to report.
+/// Carries out a command's `plan` under `switches` over its `model`, commits it, and
+/// passes on rustfmt's warning; returns what [`plan::apply`] left to report.
 fn scaffold<S>(
     plan: &[Entry<S>],
     switches: &S,
     templates: &Templates,
-    context: &tera::Context,
+    model: &impl plan::Model,
     force: bool,
     mut changes: Changes,
     out: &mut dyn Write,
 ) -> anyhow::Result<plan::Applied> {
-    let applied = plan::apply(plan, switches, templates, context, force, &mut changes)?;
+    let applied = plan::apply(plan, switches, templates, model, force, &mut changes)?;
     commit(changes, out)?;
     if let Some(warning) = &applied.warning {
         writeln!(out, "warning: {warning}")?;
@@ -125,15 +107,19 @@ fn display(root: &Path, rel: &Path) -> String {
     }
 }
 
-/// The tables of [`init`], [`create_api`] and [`create_webhook`] checked against
-/// `templates/`: a template no entry renders, an entry naming a missing template, or an
-/// insertion at a marker its file's template lacks fails here, not in a user's project.
+/// The tables of [`init`], [`create_api`], [`create_webhook`] and [`edit`] checked against
+/// `templates/`: a template no entry renders, an entry naming a missing template, an
+/// insertion at a marker its file's template lacks, or a variable its command's context
+/// has no field for fails here, not in a user's project.
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
 
+    use serde_json::Value;
+    use tera::ast::{Expr, ExprVal, Node};
+
     use crate::scaffold::Templates;
-    use crate::scaffold::plan::{Action, Entry, Marker};
+    use crate::scaffold::plan::{Action, Entry, Marker, Text};
 
     /// Every entry of every command: (path, template, action).
     fn entries() -> Vec<(&'static str, Option<&'static str>, Action)> {
@@ -145,6 +131,7 @@ mod tests {
         rows(super::init::PLAN)
             .chain(rows(super::create_api::PLAN))
             .chain(rows(super::create_webhook::PLAN))
+            .chain(rows(super::edit::PLAN))
             .collect()
     }
 
@@ -169,7 +156,7 @@ mod tests {
         let entries = entries();
         for (path, _, action) in &entries {
             let marker = match action {
-                Action::Insert(m) | Action::InsertSorted(m) => *m,
+                Action::Insert(m) | Action::InsertSorted(m) | Action::Upsert(m) => *m,
                 Action::Write(_) => continue,
             };
             let tag = format!("+rkb:scaffold:{}", marker.name());
@@ -197,7 +184,7 @@ mod tests {
         let inserted: BTreeSet<&str> = entries()
             .iter()
             .filter_map(|(_, _, a)| match a {
-                Action::Insert(m) | Action::InsertSorted(m) => Some(m.name()),
+                Action::Insert(m) | Action::InsertSorted(m) | Action::Upsert(m) => Some(m.name()),
                 Action::Write(_) => None,
             })
             .collect();
@@ -217,6 +204,286 @@ mod tests {
                 {
                     assert!(known.contains(marker), "{name}: unknown marker {marker:?}");
                 }
+            }
+        }
+    }
+
+    /// Every variable a command's entries read (in paths, templates and inline lines) is a
+    /// field of its typed context: a misspelt `{{ api.kind_snak }}`, or `{% if
+    /// api.namspaced %}` that tera would quietly take as false, fails here.
+    #[test]
+    fn every_template_variable_is_a_field_of_its_commands_context() {
+        let samples = samples::all();
+        let mut tera = tera::Tera::default();
+        let sources = Templates::names()
+            .into_iter()
+            .map(|name| (name, Templates::source(name).unwrap()));
+        tera.add_raw_templates(sources).unwrap();
+        let mut problems = Vec::new();
+        check_plan(
+            &tera,
+            &rows(super::init::PLAN),
+            &samples.init,
+            &mut problems,
+        );
+        check_plan(
+            &tera,
+            &rows(super::create_api::PLAN),
+            &samples.create_api,
+            &mut problems,
+        );
+        check_plan(
+            &tera,
+            &rows(super::create_webhook::PLAN),
+            &samples.create_webhook,
+            &mut problems,
+        );
+        check_plan(
+            &tera,
+            &rows(super::edit::PLAN),
+            &samples.edit,
+            &mut problems,
+        );
+        problems.sort();
+        problems.dedup();
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
+
+    /// An entry as the variable check reads it: its path, its text and its own variables.
+    type Row = (&'static str, Text, &'static [(&'static str, &'static str)]);
+
+    fn rows<S>(plan: &[Entry<S>]) -> Vec<Row> {
+        plan.iter().map(|e| (e.path, e.text, e.vars)).collect()
+    }
+
+    /// Checks every row's path, template or inline line against `context`, with the row's
+    /// own variables added.
+    fn check_plan(tera: &tera::Tera, plan: &[Row], context: &Value, problems: &mut Vec<String>) {
+        for (path, text, vars) in plan {
+            let mut scope = context.clone();
+            for (key, value) in *vars {
+                scope[*key] = Value::from(*value);
+            }
+            let mut sources = vec![(format!("path {path:?}"), *path)];
+            match text {
+                Text::Template(name) => {
+                    walk(tera, &tera.templates[*name].ast, &scope, name, problems)
+                }
+                Text::Inline(line) => sources.push((format!("line {line:?}"), line)),
+                Text::Project => {}
+            }
+            for (what, source) in sources {
+                let mut one = tera::Tera::default();
+                one.add_raw_template("one", source).unwrap();
+                walk(&one, &one.templates["one"].ast, &scope, &what, problems);
+            }
+        }
+    }
+
+    /// Checks that every variable `nodes` read resolves in `scope`; a loop's variable is
+    /// bound to the first element of what it loops over.
+    fn walk(
+        tera: &tera::Tera,
+        nodes: &[Node],
+        scope: &Value,
+        at: &str,
+        problems: &mut Vec<String>,
+    ) {
+        let check = |expr: &Expr, scope: &Value, problems: &mut Vec<String>| {
+            let mut idents = Vec::new();
+            idents_of(expr, &mut idents);
+            for ident in idents {
+                if lookup(scope, &ident).is_none() {
+                    problems.push(format!("{at}: `{ident}` is no field of the context"));
+                }
+            }
+        };
+        for node in nodes {
+            match node {
+                Node::VariableBlock(_, expr) => check(expr, scope, problems),
+                Node::If(branches, _) => {
+                    for (_, condition, body) in &branches.conditions {
+                        check(condition, scope, problems);
+                        walk(tera, body, scope, at, problems);
+                    }
+                    if let Some((_, body)) = &branches.otherwise {
+                        walk(tera, body, scope, at, problems);
+                    }
+                }
+                Node::Forloop(_, each, _) => {
+                    check(&each.container, scope, problems);
+                    let mut inner = scope.clone();
+                    let first = match &each.container.val {
+                        ExprVal::Ident(ident) => lookup(scope, ident)
+                            .and_then(|v| v.as_array())
+                            .and_then(|items| items.first())
+                            .cloned(),
+                        _ => None,
+                    };
+                    let Some(first) = first else {
+                        problems.push(format!(
+                            "{at}: the sample context loops over no element of {:?}",
+                            each.container.val
+                        ));
+                        continue;
+                    };
+                    inner[each.value.as_str()] = first;
+                    walk(tera, &each.body, &inner, at, problems);
+                }
+                Node::Include(_, names, _) => {
+                    for name in names {
+                        walk(tera, &tera.templates[name].ast, scope, name, problems);
+                    }
+                }
+                Node::Text(_) | Node::Comment(..) | Node::Raw(..) => {}
+                other => problems.push(format!("{at}: the check does not know {other:?}")),
+            }
+        }
+    }
+
+    /// The dotted variable paths an expression reads.
+    fn idents_of(expr: &Expr, out: &mut Vec<String>) {
+        let mut exprs: Vec<&Expr> = expr.filters.iter().flat_map(|f| f.args.values()).collect();
+        match &expr.val {
+            ExprVal::Ident(ident) => out.push(ident.clone()),
+            ExprVal::Math(m) => exprs.extend([&*m.lhs, &*m.rhs]),
+            ExprVal::Logic(l) => exprs.extend([&*l.lhs, &*l.rhs]),
+            ExprVal::In(i) => exprs.extend([&*i.lhs, &*i.rhs]),
+            ExprVal::Test(t) => {
+                out.push(t.ident.clone());
+                exprs.extend(&t.args);
+            }
+            ExprVal::FunctionCall(f) => exprs.extend(f.args.values()),
+            ExprVal::Array(items) => exprs.extend(items),
+            ExprVal::StringConcat(concat) => {
+                for value in &concat.values {
+                    idents_of(&Expr::new(value.clone()), out);
+                }
+            }
+            _ => {}
+        }
+        for expr in exprs {
+            idents_of(expr, out);
+        }
+    }
+
+    /// `scope`'s value at the dotted `path`; `None` when a step is no field.
+    fn lookup<'v>(scope: &'v Value, path: &str) -> Option<&'v Value> {
+        path.split('.')
+            .try_fold(scope, |value, key| value.as_object()?.get(key))
+    }
+
+    #[test]
+    fn the_variable_check_finds_misspelt_and_missing_fields() {
+        let tera = {
+            let mut tera = tera::Tera::default();
+            tera.add_raw_template(
+                "t",
+                "{{ api.kind }}{% if api.namspaced %}{{ image.port }}{% endif %}\
+                 {% for s in list %}{{ s.a }}{{ s.b }}{% endfor %}",
+            )
+            .unwrap();
+            tera
+        };
+        let scope = serde_json::json!({"api": {"kind": "K"}, "image": null, "list": [{"a": 1}]});
+        let mut problems = Vec::new();
+        walk(&tera, &tera.templates["t"].ast, &scope, "t", &mut problems);
+        assert_eq!(
+            problems,
+            [
+                "t: `api.namspaced` is no field of the context",
+                "t: `image.port` is no field of the context",
+                "t: `s.b` is no field of the context",
+            ]
+        );
+    }
+
+    /// A context of each command with every optional part present, so that every path a
+    /// template may read exists in it.
+    mod samples {
+        use serde_json::Value;
+
+        use crate::deploy_image::DeployImage;
+        use crate::model::{Layout, ProjectNames, Resource};
+        use crate::project::{Project, Webhooks};
+
+        pub struct Samples {
+            pub init: Value,
+            pub create_api: Value,
+            pub create_webhook: Value,
+            pub edit: Value,
+        }
+
+        pub fn all() -> Samples {
+            let mut project = Project::new("example.com", "demo");
+            let hub = Resource::custom(&project, ("cache", "v1", "Memcached"), None, true);
+            let spoke = Resource::custom(&project, ("cache", "v1beta1", "Memcached"), None, true);
+            for resource in [&hub, &spoke] {
+                project.upsert(resource.entry("example.com", true, true));
+            }
+            let names = ProjectNames::new(&project, "// Copyright");
+            let layout = Layout::multigroup(&hub);
+            let webhooks = Webhooks {
+                conversion: true,
+                defaulting: true,
+                spoke: vec![spoke.version.clone()],
+                validation: true,
+                webhook_version: "v1".into(),
+            };
+            fn json(context: &impl serde::Serialize) -> Value {
+                serde_json::to_value(context).unwrap()
+            }
+            Samples {
+                init: json(&super::super::init::Context {
+                    names: names.clone(),
+                    owner: Some("The Authors".into()),
+                    apache2: true,
+                    rkb_requirement: "0.2".into(),
+                    rkb_source_kind: Some("a checkout of rkb"),
+                    rkb_crates: crate::rkb_crates::CRATES
+                        .iter()
+                        .map(|(name, dir)| {
+                            crate::rkb_crates::Patch::new(name, format!("../rkb/{dir}"))
+                        })
+                        .collect(),
+                    kube_version: crate::KUBE_VERSION,
+                    k8s_openapi_version: crate::K8S_OPENAPI_VERSION,
+                    k8s_api_feature: crate::K8S_API_FEATURE,
+                    project: project.clone(),
+                }),
+                create_api: json(&super::super::create_api::Context {
+                    names: names.clone(),
+                    api: Resource {
+                        storage_version: Some("v1".into()),
+                        sample_fields: Some("\"spec\": {}".into()),
+                        ..spoke.clone()
+                    },
+                    layout: layout.clone(),
+                    image: Some(DeployImage {
+                        image: "memcached:1.6".into(),
+                        command: vec!["memcached".into()],
+                        container_port: Some(11211),
+                        run_as_user: 1001,
+                    }),
+                    command_literals: vec!["\"memcached\"".into()],
+                    image_env: layout.image_env(),
+                    env_list_exists: false,
+                    project: project.clone(),
+                }),
+                create_webhook: json(&super::super::create_webhook::Context {
+                    names: names.clone(),
+                    hook: super::super::create_webhook::Hook::new(
+                        &project, &hub, &layout, &webhooks,
+                    ),
+                    layout: layout.clone(),
+                    project: project.clone(),
+                }),
+                edit: json(&super::super::edit::Context {
+                    names: &names,
+                    api: hub.clone(),
+                    layout,
+                    project: &project,
+                }),
             }
         }
     }

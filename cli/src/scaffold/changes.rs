@@ -164,6 +164,20 @@ impl Changes {
         })
     }
 
+    /// Inserts `snippet` like [`Self::insert_at_marker`]; when the file has the snippet's
+    /// first line already, replaces the lines under it with the snippet's instead, so a
+    /// later run changes a value (`--force` with another image) rather than repeating it.
+    pub fn upsert_at_marker(
+        &mut self,
+        rel: &str,
+        marker: Marker,
+        snippet: &str,
+    ) -> anyhow::Result<()> {
+        self.edit_at_marker(rel, marker, |content, hidden| {
+            upsert(content, marker.name(), snippet, hidden)
+        })
+    }
+
     /// Plans `edit` of the file that holds `marker`, if it changes anything. The file keeps
     /// its line endings (the edit sees LF), and in Rust sources a marker inside a block
     /// comment or a string literal is text, not a marker (`edit` gets those lines).
@@ -806,6 +820,39 @@ fn version_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     ca.len().cmp(&cb.len())
 }
 
+/// `content` with the lines under `snippet`'s first line replaced by the snippet's, each
+/// keeping its indent; or, without that line, with `snippet` inserted at the marker.
+fn upsert(content: &str, marker: &str, snippet: &str, hidden: &[bool]) -> anyhow::Result<String> {
+    let mut wanted = snippet.lines();
+    let key = wanted.next().unwrap_or_default().trim();
+    let mut lines: Vec<String> = content.lines().map(str::to_owned).collect();
+    let Some(at) = lines.iter().position(|l| l.trim() == key) else {
+        return insert_at_marker(content, marker, snippet, hidden);
+    };
+    // A line is replaced by one of the same field (`value:` by `value:`), never another.
+    let field = |line: &str| line.trim().split(':').next().unwrap_or_default().to_owned();
+    for (offset, new) in wanted.enumerate() {
+        let Some(old) = lines
+            .get_mut(at + 1 + offset)
+            .filter(|old| field(old) == field(new))
+        else {
+            bail!(
+                "`{key}` is not followed by `{}` as rkb writes it; set it to `{}` by hand, or remove \
+                 the entry and run rkb again",
+                field(new),
+                new.trim()
+            );
+        };
+        let indent = old.len() - old.trim_start().len();
+        *old = format!("{}{}", &old[..indent], new.trim_start());
+    }
+    let mut text = lines.join("\n");
+    if content.ends_with('\n') {
+        text.push('\n');
+    }
+    Ok(text)
+}
+
 /// The text of `content` with `snippet` inserted before its marker line.
 fn insert_at_marker(
     content: &str,
@@ -877,6 +924,28 @@ mod tests {
         assert_eq!(
             insert_at_marker(text, "env", snippet, &[]).unwrap(),
             "spec:\n  env:\n  - name: A\n    value: b\n  # +rkb:scaffold:env\n"
+        );
+    }
+
+    #[test]
+    fn upserts_replace_the_lines_under_their_key() {
+        let text = "spec:\n  # +rkb:scaffold:env\n";
+        let first = upsert(text, "env", "env:\n- name: A\n  value: b\n", &[]).unwrap();
+        assert_eq!(
+            first,
+            "spec:\n  env:\n  - name: A\n    value: b\n  # +rkb:scaffold:env\n"
+        );
+        assert_eq!(
+            upsert(&first, "env", "- name: A\n  value: c\n", &[]).unwrap(),
+            "spec:\n  env:\n  - name: A\n    value: c\n  # +rkb:scaffold:env\n"
+        );
+        let edited = first.replace("value: b", "valueFrom: {}");
+        let error = upsert(&edited, "env", "- name: A\n  value: c\n", &[]).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("`- name: A` is not followed by `value`"),
+            "{error}"
         );
     }
 

@@ -41,6 +41,15 @@ impl Templates {
             .with_context(|| format!("rendering template {name} failed (a bug in rkb)"))
     }
 
+    /// Renders `name` over a typed context.
+    pub fn render_model(
+        &self,
+        name: &str,
+        model: &impl serde::Serialize,
+    ) -> anyhow::Result<String> {
+        self.render(name, &context_of(model)?)
+    }
+
     /// The names of every embedded template, `init/Cargo.toml.tera` and so on.
     pub fn names() -> Vec<&'static str> {
         let mut sources = Vec::new();
@@ -58,6 +67,12 @@ impl Templates {
         tera::Tera::one_off(template, context, false)
             .with_context(|| format!("rendering {template:?} failed (a bug in rkb)"))
     }
+}
+
+/// A typed context as tera takes it: its fields are the templates' variables.
+pub fn context_of(model: &impl serde::Serialize) -> anyhow::Result<tera::Context> {
+    tera::Context::from_serialize(model)
+        .context("the template context does not serialise (a bug in rkb)")
 }
 
 /// The license header that starts every generated Rust file: `hack/boilerplate.rs.txt`

@@ -6,8 +6,10 @@
 //! `templates/` (each template used, each marker present where an entry inserts at it).
 
 use anyhow::Context as _;
+use serde::Serialize;
 
 use super::{Changes, Templates};
+use crate::project::{self, Project};
 
 /// A `// +rkb:scaffold:<name>` (or `# +rkb:...`) line of a generated file: where later
 /// commands insert code, right above it, so re-running them edits files predictably.
@@ -105,6 +107,14 @@ pub enum Text {
     Template(&'static str),
     /// A one-line tera string, for a line too small for a file of its own (`pub mod x;`).
     Inline(&'static str),
+    /// PROJECT as the command leaves it ([`Model::project`]), serialised.
+    Project,
+}
+
+/// A command's typed template context: the names and paths of its model, serialised
+/// for the templates, and PROJECT as the command leaves it.
+pub trait Model: Serialize {
+    fn project(&self) -> &Project;
 }
 
 /// What an entry does with its file when the file exists already.
@@ -130,6 +140,9 @@ pub enum Action {
     Insert(Marker),
     /// Inserts the one-line text into the block right above the marker, in rustfmt's order.
     InsertSorted(Marker),
+    /// Inserts the text above the marker; when the file has the text's first line already
+    /// (its key, like `- name: MEMCACHED_IMAGE`), replaces the lines under it instead.
+    Upsert(Marker),
 }
 
 /// One generated file or insertion of a command. `S` is the command's switches: what the
@@ -177,6 +190,20 @@ impl<S> Entry<S> {
         Self::new(path, text, Action::InsertSorted(marker))
     }
 
+    /// An insertion at `marker` that a later run updates rather than repeats.
+    pub const fn upsert(path: &'static str, marker: Marker, text: Text) -> Self {
+        Self::new(path, text, Action::Upsert(marker))
+    }
+
+    /// PROJECT, rewritten with what the command changed.
+    pub const fn project() -> Self {
+        Self::new(
+            project::FILE_NAME,
+            Text::Project,
+            Action::Write(IfExists::Overwrite),
+        )
+    }
+
     const fn new(path: &'static str, text: Text, action: Action) -> Self {
         Entry {
             path,
@@ -212,7 +239,7 @@ impl<S> Entry<S> {
     pub fn template(&self) -> Option<&'static str> {
         match self.text {
             Text::Template(name) => Some(name),
-            Text::Inline(_) => None,
+            Text::Inline(_) | Text::Project => None,
         }
     }
 }
@@ -233,10 +260,11 @@ pub fn apply<S>(
     plan: &[Entry<S>],
     switches: &S,
     templates: &Templates,
-    context: &tera::Context,
+    model: &impl Model,
     force: bool,
     changes: &mut Changes,
 ) -> anyhow::Result<Applied> {
+    let context = &super::context_of(model)?;
     let mut applied = Applied::default();
     let mut to_format: Vec<String> = Vec::new();
     for entry in plan.iter().filter(|e| (e.when)(switches)) {
@@ -254,6 +282,7 @@ pub fn apply<S>(
         let text = || match entry.text {
             Text::Template(name) => templates.render(name, context),
             Text::Inline(line) => templates.render_str(line, context),
+            Text::Project => Ok(model.project().to_yaml()),
         };
         match entry.action {
             Action::Write(policy) => match policy {
@@ -268,6 +297,7 @@ pub fn apply<S>(
             Action::InsertSorted(marker) => {
                 changes.insert_sorted_at_marker(&path, marker, &text()?)?
             }
+            Action::Upsert(marker) => changes.upsert_at_marker(&path, marker, &text()?)?,
         }
         if entry.rustfmt && !to_format.contains(&path) {
             to_format.push(path);
@@ -293,11 +323,29 @@ mod tests {
     #[derive(Debug)]
     struct On(bool);
 
+    #[derive(Serialize)]
+    struct Context {
+        text: &'static str,
+        #[serde(skip)]
+        project: Project,
+    }
+
+    impl Model for Context {
+        fn project(&self) -> &Project {
+            &self.project
+        }
+    }
+
+    /// A file whose text is the context's `text`.
+    const fn written(path: &'static str) -> Entry<On> {
+        Entry::new(path, Inline("{{ text }}"), Action::Write(IfExists::Refuse))
+    }
+
     const PLAN: &[Entry<On>] = &[
-        Entry::file("owned.txt", "init/PROJECT.tera"),
-        Entry::file("shared.txt", "init/PROJECT.tera").if_exists(IfExists::Keep),
-        Entry::file("roles.txt", "init/PROJECT.tera").if_exists(IfExists::KeepUnlessForced),
-        Entry::file("index.txt", "init/PROJECT.tera").if_exists(IfExists::Overwrite),
+        written("owned.txt"),
+        written("shared.txt").if_exists(IfExists::Keep),
+        written("roles.txt").if_exists(IfExists::KeepUnlessForced),
+        written("index.txt").if_exists(IfExists::Overwrite),
         Entry::insert("list.yaml", Marker::Samples, Inline("- {{ who }}.yaml"))
             .vars(&[("who", "a")]),
         Entry::insert("list.yaml", Marker::Samples, Inline("- b.yaml")).when(|on| on.0),
@@ -314,8 +362,10 @@ mod tests {
         for (name, text) in files {
             std::fs::write(dir.path().join(name), text).unwrap();
         }
-        let mut context = tera::Context::new();
-        context.insert("project_yaml", "new");
+        let context = Context {
+            text: "new",
+            project: Project::new("example.com", "demo"),
+        };
         let templates = Templates::load().unwrap();
         let mut changes = Changes::open(dir.path()).unwrap();
         let applied = apply(PLAN, &On(on), &templates, &context, force, &mut changes)

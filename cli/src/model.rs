@@ -1,0 +1,455 @@
+//! The typed model of a project and of one resource in it. Every name and path a command
+//! derives from PROJECT or its flags is worked out here, once: [`Resource`] owns the names
+//! (modules, API group and version, Rust path), [`Layout`] the files (types, controller,
+//! roles, webhooks) as the project's layout places them. Serialised, they are what the
+//! templates see as `api` and `layout`, next to [`ProjectNames`].
+
+use std::path::Path;
+
+use rkb_core::webhook::{Kind, Settings};
+use serde::Serialize;
+
+use crate::names;
+use crate::project::{self, Project};
+use crate::scaffold::builtin_kinds::{self, BuiltinKind};
+use crate::scaffold::{Changes, source_header};
+
+// The files of a project that later commands insert into (`rkb init` generates them).
+/// The library: CRDs, RBAC rules and webhooks for `make manifests`, and its modules.
+pub const LIB: &str = "src/lib.rs";
+/// The manager binary: webhook serving.
+pub const MAIN: &str = "src/main.rs";
+/// A module per API group.
+pub const API_GROUPS: &str = "src/api/mod.rs";
+/// The controllers the manager runs, and their modules.
+pub const CONTROLLERS: &str = "src/controller/mod.rs";
+/// The webhooks the manager serves, and their modules (from the first webhook on).
+pub const WEBHOOKS: &str = "src/webhook/mod.rs";
+/// The manager's Deployment.
+pub const MANAGER: &str = "config/manager/manager.yaml";
+pub const DEFAULT_KUSTOMIZATION: &str = "config/default/kustomization.yaml";
+pub const CRD_KUSTOMIZATION: &str = "config/crd/kustomization.yaml";
+pub const RBAC_KUSTOMIZATION: &str = "config/rbac/kustomization.yaml";
+pub const SAMPLES_KUSTOMIZATION: &str = "config/samples/kustomization.yaml";
+pub const WEBHOOK_KUSTOMIZATION: &str = "config/webhook/kustomization.yaml";
+/// The license header of new Rust files, editable by the user.
+pub const BOILERPLATE: &str = "hack/boilerplate.rs.txt";
+
+/// Reads PROJECT and checks every name rkb derives files and modules from: an entry
+/// edited by hand (a group `../x`, a path that is no Rust path) is refused before
+/// anything is planned, instead of becoming a file outside `src/`.
+pub fn load(dir: &Path) -> anyhow::Result<Project> {
+    let project = Project::load(dir)?;
+    for entry in &project.resources {
+        check_recorded(entry)?;
+    }
+    Ok(project)
+}
+
+fn check_recorded(entry: &project::Resource) -> anyhow::Result<()> {
+    let spokes = entry.webhooks.iter().flat_map(|w| &w.spoke);
+    let checks = [
+        ("group", &entry.group, names::check_group(&entry.group, "")),
+        (
+            "group",
+            &entry.group,
+            names::check_module_name("--group", &entry.group, ""),
+        ),
+        (
+            "version",
+            &entry.version,
+            names::check_version(&entry.version),
+        ),
+        (
+            "version",
+            &entry.version,
+            names::check_module_name("--version", &entry.version, ""),
+        ),
+        ("kind", &entry.kind, names::check_kind(&entry.kind)),
+        ("plural", &entry.plural, names::check_plural(&entry.plural)),
+        ("path", &entry.path, names::check_rust_path(&entry.path)),
+    ]
+    .into_iter()
+    .chain(spokes.map(|spoke| ("spoke", spoke, names::check_version(spoke))));
+    for (field, value, check) in checks {
+        if let Err(invalid) = check {
+            anyhow::bail!(
+                "{} lists {} with the {field} {value:?}, which rkb cannot derive names and paths from: \
+                 {}.\n  accepted: {}\n  Fix the entry (edited by hand?) and run rkb again",
+                project::FILE_NAME,
+                entry.label(),
+                invalid.problem,
+                invalid.accepted
+            );
+        }
+    }
+    Ok(())
+}
+
+/// What every template may use: the project's names and the header of new Rust files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProjectNames {
+    pub project_name: String,
+    /// `memcached_operator`.
+    pub crate_name: String,
+    pub domain: String,
+    /// The license header that starts every generated Rust file, or nothing.
+    pub header: String,
+}
+
+impl ProjectNames {
+    /// `boilerplate` is the text of [`BOILERPLATE`].
+    pub fn new(project: &Project, boilerplate: &str) -> Self {
+        ProjectNames {
+            project_name: project.project_name.clone(),
+            crate_name: names::crate_name(&project.project_name),
+            domain: project.domain.clone(),
+            header: source_header(boilerplate),
+        }
+    }
+
+    /// The names of a project on disk, its header read through `changes`.
+    pub fn read(project: &Project, changes: &Changes) -> anyhow::Result<Self> {
+        let boilerplate = changes.read(BOILERPLATE)?.unwrap_or_default();
+        Ok(Self::new(project, &boilerplate))
+    }
+}
+
+/// One kind in one group and version: a custom resource of the project or a built-in
+/// kind, with every name the scaffold derives from it. The templates' `api`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Resource {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    pub plural: String,
+    /// Full API group (`cache.example.com`); empty for the core group.
+    pub api_group: String,
+    /// `cache.example.com/v1alpha1`, or `v1` for the core group.
+    pub api_version: String,
+    pub namespaced: bool,
+    pub kind_snake: String,
+    pub group_module: String,
+    pub version_module: String,
+    /// Rust path of the type: `crate::api::cache::v1alpha1::Memcached`, or
+    /// `k8s_openapi::api::core::v1::Pod` for a built-in kind.
+    pub type_path: String,
+    /// The type is a built-in Kubernetes kind (no CRD).
+    pub builtin: bool,
+    /// Another version of this kind already exists and stays the storage version.
+    pub storage_version: Option<String>,
+    /// For a built-in kind: the fields the API server requires besides metadata, as the
+    /// body of a `serde_json::json!` object (the scaffolded tests' sample object).
+    pub sample_fields: Option<String>,
+}
+
+impl Resource {
+    fn new(group: &str, version: &str, kind: &str, api_group: String) -> Self {
+        let group_module = names::module_name(group);
+        let version_module = names::module_name(version);
+        Resource {
+            api_version: if api_group.is_empty() {
+                version.to_owned()
+            } else {
+                format!("{api_group}/{version}")
+            },
+            api_group,
+            type_path: format!("crate::api::{group_module}::{version_module}::{kind}"),
+            group: group.to_owned(),
+            version: version.to_owned(),
+            kind: kind.to_owned(),
+            plural: names::plural(kind),
+            namespaced: true,
+            kind_snake: names::snake(kind),
+            group_module,
+            version_module,
+            builtin: false,
+            storage_version: None,
+            sample_fields: None,
+        }
+    }
+
+    /// A new custom resource of `project`, or a new version of one of its kinds. Every
+    /// version of a kind is served by one CRD: without `plural`, a new version keeps the
+    /// kind's plural, and the first version stays the storage version.
+    pub fn custom(
+        project: &Project,
+        (group, version, kind): (&str, &str, &str),
+        plural: Option<&str>,
+        namespaced: bool,
+    ) -> Self {
+        let other_version = project.resources.iter().find(|r| {
+            r.group == group && r.kind == kind && r.version != version && r.api.is_some()
+        });
+        let mut resource = Self::new(
+            group,
+            version,
+            kind,
+            names::api_group(group, &project.domain),
+        );
+        if let Some(plural) = plural.or(other_version.map(|r| r.plural.as_str())) {
+            plural.clone_into(&mut resource.plural);
+        }
+        resource.namespaced = namespaced;
+        resource.storage_version = other_version.map(|r| r.version.clone());
+        resource
+    }
+
+    /// A built-in Kubernetes kind.
+    pub fn builtin(builtin: &BuiltinKind) -> Self {
+        let api_group = rkb_core::rbac::api_group(builtin.group).to_owned();
+        Resource {
+            plural: builtin.plural.to_owned(),
+            namespaced: builtin.namespaced,
+            type_path: builtin.rust_path.to_owned(),
+            builtin: true,
+            sample_fields: builtin_kinds::required_fields(builtin.group, builtin.kind),
+            ..Self::new(builtin.group, builtin.version, builtin.kind, api_group)
+        }
+    }
+
+    /// A resource as PROJECT records it: one of the project's types, or a built-in kind.
+    pub fn recorded(entry: &project::Resource) -> Self {
+        if entry.core
+            && let Some(builtin) = builtin_kinds::find(&entry.group, &entry.version, &entry.kind)
+        {
+            return Resource {
+                plural: entry.plural.clone(),
+                type_path: entry.path.clone(),
+                ..Self::builtin(builtin)
+            };
+        }
+        let api_group = if entry.core {
+            String::new()
+        } else {
+            entry.api_group()
+        };
+        Resource {
+            plural: entry.plural.clone(),
+            namespaced: entry.api.as_ref().is_some_and(|a| a.namespaced),
+            type_path: entry.path.clone(),
+            builtin: entry.core,
+            ..Self::new(&entry.group, &entry.version, &entry.kind, api_group)
+        }
+    }
+
+    /// PROJECT's entry for this resource: its type if `api`, its controller if `controller`.
+    pub fn entry(&self, domain: &str, api: bool, controller: bool) -> project::Resource {
+        project::Resource {
+            api: api.then(|| project::Api {
+                crd_version: "v1".into(),
+                namespaced: self.namespaced,
+            }),
+            controller,
+            core: self.builtin,
+            domain: if self.builtin {
+                String::new()
+            } else {
+                domain.to_owned()
+            },
+            group: self.group.clone(),
+            kind: self.kind.clone(),
+            path: self.type_path.clone(),
+            plural: self.plural.clone(),
+            version: self.version.clone(),
+            webhooks: None,
+        }
+    }
+
+    /// Whether PROJECT's `entry` is this resource (the same group, version and kind).
+    pub fn is(&self, entry: &project::Resource) -> bool {
+        entry.group == self.group && entry.version == self.version && entry.kind == self.kind
+    }
+
+    /// The CRD's name: `memcacheds.cache.example.com`.
+    pub fn crd_name(&self) -> String {
+        format!("{}.{}", self.plural, self.api_group)
+    }
+
+    /// The path of the kind's webhook of `kind`, as the runtime derives it by default.
+    pub fn webhook_path(&self, kind: Kind) -> String {
+        Settings::default().path_for(kind, &self.api_group, &self.version, &self.kind)
+    }
+}
+
+/// Where a resource's files live, by the project's layout: kubebuilder's single-group
+/// layout (`src/controller/<kind>.rs`) or its multigroup layout
+/// (`src/controller/<group>/<kind>.rs`), where one kind may have a controller per group.
+/// The templates' `layout`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Layout {
+    /// The API group's module file: `src/api/cache/mod.rs`.
+    pub api_group_file: String,
+    /// The version's module file: `src/api/cache/v1alpha1/mod.rs`.
+    pub api_version_file: String,
+    /// The kind's types: `src/api/cache/v1alpha1/memcached.rs`.
+    pub types_file: String,
+    /// `config/samples/cache_v1alpha1_memcached.yaml`.
+    pub sample_file: String,
+    /// The controller module below `crate::controller`: `memcached` or `cache::memcached`.
+    pub controller_module: String,
+    /// `src/controller/memcached.rs` or `src/controller/cache/memcached.rs`.
+    pub controller_file: String,
+    /// The group's module file in the multigroup layout: `src/controller/cache/mod.rs`.
+    pub group_mod_file: Option<String>,
+    /// The controller's name (its metrics label, readiness check and
+    /// `--controller-concurrency` key). Group-qualified in the multigroup layout, where
+    /// two groups may hold the same kind.
+    pub controller_name: String,
+    /// Role files are `config/rbac/<prefix>_<role>_role.yaml`, the roles `<prefix>-<role>-role`.
+    pub role_prefix: String,
+    /// A deploy-image controller's tests: `tests/memcached_controller.rs`.
+    pub controller_tests_file: String,
+    /// The webhook module below `crate::webhook`: `v1alpha1` or `cache::v1alpha1`.
+    pub webhook_module: String,
+    /// Its directory: `src/webhook/v1alpha1` or `src/webhook/cache/v1alpha1`.
+    pub webhook_dir: String,
+    /// The group's webhook module in the multigroup layout (`cache`), else `None`.
+    pub webhook_group_module: Option<String>,
+    /// Its file: `src/webhook/cache/mod.rs`.
+    pub webhook_group_file: Option<String>,
+    /// The version's webhook module file: `<webhook_dir>/mod.rs`.
+    pub webhook_version_file: String,
+    /// The kind's admission webhooks: `<webhook_dir>/memcached.rs`.
+    pub admission_file: String,
+    /// The kind's conversion webhook: `<webhook_dir>/memcached_conversion.rs`.
+    pub conversion_file: String,
+}
+
+impl Layout {
+    pub fn single_group(resource: &Resource) -> Self {
+        let kind_snake = &resource.kind_snake;
+        Self::new(
+            resource,
+            kind_snake.clone(),
+            None,
+            resource.kind.to_lowercase(),
+            kind_snake.clone(),
+        )
+    }
+
+    pub fn multigroup(resource: &Resource) -> Self {
+        let (group_module, kind_snake) = (&resource.group_module, &resource.kind_snake);
+        Self::new(
+            resource,
+            format!("{group_module}::{kind_snake}"),
+            Some(group_module.clone()),
+            format!("{}-{}", resource.group, resource.kind.to_lowercase()),
+            format!("{group_module}_{kind_snake}"),
+        )
+    }
+
+    fn new(
+        resource: &Resource,
+        controller_module: String,
+        group: Option<String>,
+        controller_name: String,
+        role_prefix: String,
+    ) -> Self {
+        let Resource {
+            group_module,
+            version_module,
+            kind_snake,
+            ..
+        } = resource;
+        let api_version_file = format!("src/api/{group_module}/{version_module}/mod.rs");
+        let (webhook_module, webhook_dir) = match &group {
+            Some(group) => (
+                format!("{group}::{version_module}"),
+                format!("src/webhook/{group}/{version_module}"),
+            ),
+            None => (
+                version_module.clone(),
+                format!("src/webhook/{version_module}"),
+            ),
+        };
+        Layout {
+            api_group_file: format!("src/api/{group_module}/mod.rs"),
+            types_file: format!("src/api/{group_module}/{version_module}/{kind_snake}.rs"),
+            api_version_file,
+            sample_file: format!(
+                "config/samples/{}_{}_{}.yaml",
+                resource.group,
+                resource.version,
+                resource.kind.to_lowercase()
+            ),
+            controller_file: format!("src/controller/{}.rs", controller_module.replace("::", "/")),
+            controller_module,
+            group_mod_file: group.as_ref().map(|g| format!("src/controller/{g}/mod.rs")),
+            controller_name,
+            controller_tests_file: format!("tests/{role_prefix}_controller.rs"),
+            role_prefix,
+            webhook_group_file: group.as_ref().map(|g| format!("src/webhook/{g}/mod.rs")),
+            webhook_version_file: format!("{webhook_dir}/mod.rs"),
+            admission_file: format!("{webhook_dir}/{kind_snake}.rs"),
+            conversion_file: format!("{webhook_dir}/{kind_snake}_conversion.rs"),
+            webhook_module,
+            webhook_dir,
+            webhook_group_module: group,
+        }
+    }
+
+    /// Where `resource`'s controller lives now, as PROJECT records the layout.
+    pub fn recorded(project: &Project, resource: &Resource) -> Self {
+        if project.multigroup {
+            Self::multigroup(resource)
+        } else {
+            Self::single_group(resource)
+        }
+    }
+
+    /// `resource`'s layout in the project as it is on disk. In the multigroup layout, what
+    /// was scaffolded before `rkb edit --multigroup` (which moves controllers only) stays
+    /// where it is: a new version of a kind keeps its `config/rbac/<kind>_*` roles, and
+    /// new webhooks join the kind's `src/webhook/<version>/` module.
+    pub fn in_project(
+        project: &Project,
+        resource: &Resource,
+        changes: &Changes,
+    ) -> anyhow::Result<Self> {
+        let mut layout = Self::recorded(project, resource);
+        if !project.multigroup {
+            return Ok(layout);
+        }
+        let single = Self::single_group(resource);
+        let has_roles = |layout: &Layout| changes.exists(&layout.role_file("admin"));
+        let earlier_version = project.resources.iter().any(|r| {
+            r.api.is_some()
+                && r.group == resource.group
+                && r.kind == resource.kind
+                && r.version != resource.version
+        });
+        if earlier_version && !has_roles(&layout)? && has_roles(&single)? {
+            layout.role_prefix = single.role_prefix;
+            layout.controller_tests_file = single.controller_tests_file;
+        }
+        let has_webhooks = project
+            .resources
+            .iter()
+            .any(|r| resource.is(r) && r.webhooks.is_some());
+        if has_webhooks
+            && (changes.exists(&single.admission_file)?
+                || changes.exists(&single.conversion_file)?)
+        {
+            layout.webhook_module = single.webhook_module;
+            layout.webhook_dir = single.webhook_dir;
+            layout.webhook_group_module = None;
+            layout.webhook_group_file = None;
+            layout.webhook_version_file = single.webhook_version_file;
+            layout.admission_file = single.admission_file;
+            layout.conversion_file = single.conversion_file;
+        }
+        Ok(layout)
+    }
+
+    /// `config/rbac/<prefix>_<role>_role.yaml`.
+    pub fn role_file(&self, role: &str) -> String {
+        format!("config/rbac/{}_{role}_role.yaml", self.role_prefix)
+    }
+
+    /// The manager's environment variable that names a deploy-image controller's image:
+    /// `MEMCACHED_IMAGE` (group-qualified in the multigroup layout, like the roles).
+    pub fn image_env(&self) -> String {
+        format!("{}_IMAGE", self.role_prefix.to_uppercase())
+    }
+}
