@@ -31,16 +31,20 @@ done
 rm -rf "$work/crates"; mkdir -p "$work/crates"
 for c in "${libs[@]}"; do tar -xzf "$work/pkg/package/$c-$version.crate" -C "$work/crates"; done
 
-echo "== 2. cold make test: packaged crates against the checkout"
+echo "== 2. cold make test: packaged crates against the checkout, side by side (at the same time)"
 for source in packages checkout; do
   dir="$work/op-$source"; rm -rf "$dir" "$work/target-$source"
   path="$work/crates"; [ "$source" = checkout ] && path="$repo"
   "$rkb" init --domain example.com --dir "$dir" --project-name memcached-operator --rkb-path "$path" >/dev/null
   "$rkb" create api --dir "$dir" --group cache --version v1alpha1 --kind Memcached \
     --image memcached:1.6.26-alpine3.19 --image-container-port 11211 >/dev/null
-  t=$(cd "$dir" && CARGO_TARGET_DIR="$work/target-$source" RKB="$rkb" seconds make test)
-  echo "cold make test, rkb crates from the $source: ${t} s"
+  (
+    start=$SECONDS
+    cd "$dir" && CARGO_TARGET_DIR="$work/target-$source" RKB="$rkb" make test >"$work/test-$source.log" 2>&1
+    echo "cold make test, rkb crates from the $source: $((SECONDS - start)) s"
+  ) &
 done
+wait
 
 echo "== 3. image"
 dir="$work/op-packages"

@@ -178,9 +178,14 @@ impl Resource {
         plural: Option<&str>,
         namespaced: bool,
     ) -> Self {
-        let other_version = project.resources.iter().find(|r| {
-            r.group == group && r.kind == kind && r.version != version && r.api.is_some()
-        });
+        let versions = project
+            .resources
+            .iter()
+            .filter(|r| r.group == group && r.kind == kind && r.api.is_some());
+        let other_version = versions.clone().find(|r| r.version != version);
+        // The storage version is the kind's first version, which PROJECT lists first: a
+        // forced re-run of that version keeps it (it must not defer to a later one).
+        let first_version = versions.clone().next();
         let mut resource = Self::new(
             group,
             version,
@@ -191,7 +196,9 @@ impl Resource {
             plural.clone_into(&mut resource.plural);
         }
         resource.namespaced = namespaced;
-        resource.storage_version = other_version.map(|r| r.version.clone());
+        resource.storage_version = first_version
+            .filter(|r| r.version != version)
+            .map(|r| r.version.clone());
         resource
     }
 

@@ -1399,3 +1399,59 @@ fn build_image_refuses_what_cannot_run_in_an_image_without_a_base() {
         &["is linked dynamically", "+crt-static"],
     );
 }
+
+#[test]
+fn versions_of_a_kind_share_its_scope_and_a_forced_first_version_stays_the_storage() {
+    let project = project();
+    let dir = project.path();
+    let v1beta1 = [
+        "create",
+        "api",
+        "--group",
+        "cache",
+        "--version",
+        "v1beta1",
+        "--kind",
+        "Memcached",
+    ];
+    let scoped: Vec<&str> = v1beta1
+        .iter()
+        .copied()
+        .chain(["--cluster-scoped", "--no-controller"])
+        .collect();
+    assert_rejected(
+        dir,
+        &scoped,
+        &[
+            "Memcached cache/v1alpha1 is namespaced",
+            "one CRD with one scope",
+            "rkb create api --group cache --version v1beta1 --kind Memcached",
+        ],
+    );
+    // The hint's command does what it says.
+    let hinted: Vec<&str> = v1beta1.iter().copied().chain(["--no-controller"]).collect();
+    let (ok, text) = rkb_in(dir, &hinted);
+    assert!(ok, "{text}");
+    let (ok, text) = rkb_in(
+        dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+            "--force",
+        ],
+    );
+    assert!(ok, "{text}");
+    let first = std::fs::read_to_string(dir.join("src/api/cache/v1alpha1/memcached.rs")).unwrap();
+    let second = std::fs::read_to_string(dir.join("src/api/cache/v1beta1/memcached.rs")).unwrap();
+    assert!(
+        !first.contains("storage = false"),
+        "the first version keeps storage:\n{first}"
+    );
+    assert!(second.contains("storage = false"), "{second}");
+}

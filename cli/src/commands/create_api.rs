@@ -510,8 +510,58 @@ fn check_conflicts(
 ) -> anyhow::Result<()> {
     check_not_scaffolded(args, project, api)?;
     check_same_kind_elsewhere(args, project, api)?;
+    check_same_scope(args, project, api)?;
     if args.wants_resource() {
         check_rust_names(project, api)?;
+    }
+    Ok(())
+}
+
+/// Every version of a kind is served by one CRD, which has one scope.
+fn check_same_scope(
+    args: &CreateApiArgs,
+    project: &Project,
+    api: &model::Resource,
+) -> anyhow::Result<()> {
+    if !args.wants_resource() || api.builtin {
+        return Ok(());
+    }
+    let other = project
+        .resources
+        .iter()
+        .find(|r| r.group == api.group && r.kind == api.kind && r.version != api.version);
+    if let Some(other) = other
+        && let Some(recorded) = &other.api
+        && recorded.namespaced != api.namespaced
+    {
+        let (theirs, flag) = if recorded.namespaced {
+            ("namespaced", "--namespaced (the default)")
+        } else {
+            ("cluster-scoped", "--cluster-scoped")
+        };
+        bail!(
+            "{} {}/{} is {theirs}, and every version of a kind is served by one CRD with one scope; \
+             {}/{} cannot be {}.\n  \
+             Create it with {flag}:  rkb create api --group {} --version {} --kind {}{}",
+            api.kind,
+            other.group,
+            other.version,
+            api.group,
+            api.version,
+            if api.namespaced {
+                "namespaced"
+            } else {
+                "cluster-scoped"
+            },
+            api.group,
+            api.version,
+            api.kind,
+            if recorded.namespaced {
+                ""
+            } else {
+                " --cluster-scoped"
+            }
+        );
     }
     Ok(())
 }
