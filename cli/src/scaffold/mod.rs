@@ -92,7 +92,10 @@ pub fn source_header(boilerplate: &str) -> String {
 /// Each source goes through its own rustfmt process on stdin, all at once: on stdin
 /// rustfmt never follows `mod` declarations into the user's files. Without rustfmt the
 /// sources stay as rendered and the returned warning says so.
-pub fn rustfmt(sources: Vec<String>) -> anyhow::Result<(Vec<String>, Option<String>)> {
+pub fn rustfmt(
+    paths: &[String],
+    sources: Vec<String>,
+) -> anyhow::Result<(Vec<String>, Option<String>)> {
     use std::io::Write as _;
     use std::process::{Command, Stdio};
 
@@ -120,12 +123,15 @@ pub fn rustfmt(sources: Vec<String>) -> anyhow::Result<(Vec<String>, Option<Stri
         }
     }
     let mut formatted = Vec::with_capacity(children.len());
-    for child in children {
+    for (child, path) in children.into_iter().zip(paths) {
         let output = child.wait_with_output().context("rustfmt did not finish")?;
+        // Only files rkb generates whole are formatted, never a user's: a failure here is
+        // rkb's, with the names the user gave.
         anyhow::ensure!(
             output.status.success(),
-            "rustfmt rejected generated code (a bug in rkb): {}",
-            String::from_utf8_lossy(&output.stderr)
+            "rustfmt rejected the generated {path}, so nothing was written (a bug in rkb: please \
+             report it with the command you ran):\n{}",
+            String::from_utf8_lossy(&output.stderr).trim_end()
         );
         formatted.push(String::from_utf8(output.stdout).context("rustfmt printed non-UTF-8")?);
     }

@@ -307,7 +307,7 @@ pub fn apply<S>(
     for path in &to_format {
         sources.push(changes.read(path)?.context("a file planned above")?);
     }
-    let (formatted, warning) = super::rustfmt(sources)?;
+    let (formatted, warning) = super::rustfmt(&to_format, sources)?;
     for (path, source) in to_format.iter().zip(formatted) {
         changes.create(path, source, true)?;
     }
