@@ -65,7 +65,7 @@ pub struct Crd {
 #[derive(Clone, Debug)]
 enum Form {
     /// The JSON of a typed definition, with its typed view once made.
-    Json(Value, OnceLock<CustomResourceDefinition>),
+    Json(Value, OnceLock<Box<CustomResourceDefinition>>),
     Typed(Box<CustomResourceDefinition>),
 }
 
@@ -81,7 +81,9 @@ impl Crd {
     /// The definition, without its origin.
     pub fn into_definition(self) -> CustomResourceDefinition {
         match self.form {
-            Form::Json(value, typed) => typed.into_inner().unwrap_or_else(|| typed_view(value)),
+            Form::Json(value, typed) => typed
+                .into_inner()
+                .map_or_else(|| typed_view(value), |typed| *typed),
             Form::Typed(definition) => *definition,
         }
     }
@@ -107,7 +109,7 @@ impl std::ops::Deref for Crd {
 
     fn deref(&self) -> &CustomResourceDefinition {
         match &self.form {
-            Form::Json(value, typed) => typed.get_or_init(|| typed_view(value.clone())),
+            Form::Json(value, typed) => typed.get_or_init(|| Box::new(typed_view(value.clone()))),
             Form::Typed(definition) => definition,
         }
     }
@@ -118,8 +120,8 @@ impl std::ops::DerefMut for Crd {
         if let Form::Json(value, typed) = &mut self.form {
             let definition = typed
                 .take()
-                .unwrap_or_else(|| typed_view(std::mem::take(value)));
-            self.form = Form::Typed(Box::new(definition));
+                .unwrap_or_else(|| Box::new(typed_view(std::mem::take(value))));
+            self.form = Form::Typed(definition);
         }
         match &mut self.form {
             Form::Typed(definition) => definition,

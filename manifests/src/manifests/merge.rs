@@ -142,8 +142,18 @@ fn merge_parts(name: String, mut parts: Vec<Part>) -> Result<Merged, Error> {
             sources.push(part.source.clone());
         }
     }
-    // kube's merge_crds: the storage version's CRD is the root; the others must agree
-    // with it on group, kind and scope.
+    join(name, sources, parts, &stored)
+}
+
+/// What kube's `merge_crds` does: the storage version's CRD is the root, and the others
+/// must agree with it on group, kind and scope. `parts` are sorted by version name, and so
+/// are the merged CRD's versions: the file does not depend on which one is stored.
+fn join(
+    name: String,
+    sources: Vec<String>,
+    parts: Vec<Part>,
+    stored: &str,
+) -> Result<Merged, Error> {
     let root = parts
         .iter()
         .position(|p| p.version_name() == stored)
@@ -165,7 +175,6 @@ fn merge_parts(name: String, mut parts: Vec<Part>) -> Result<Merged, Error> {
         }
     }
     let mut crd = parts[root].crd.clone();
-    // Sorted by name already, so the file does not depend on which is stored.
     let versions: Vec<Value> = parts.into_iter().map(|p| p.version).collect();
     crd["spec"]["versions"] = Value::Array(versions);
     Ok(Merged { name, crd, sources })
