@@ -5,7 +5,8 @@
 //! - [`names`]: DNS-1123 labels and subdomains, DNS-1035 labels.
 //! - [`rbac`]: verbs (the known ones plus custom ones, as the API server allows), API
 //!   group spellings (`core` is `""`), resource names, and the shape of a PolicyRule.
-//! - [`schema`]: the `x-kubernetes-*` OpenAPI extension keywords.
+//! - [`schema`]: the `x-kubernetes-*` OpenAPI extension keywords, and the [`schema::Shape`]
+//!   a field's schema takes under `#[rkb(...)]`.
 //! - [`webhook`]: admission webhook settings (path, name, failure policy, timeout, ...).
 //!
 //! No dependencies: it is linked by a proc-macro crate as well as by operators.

@@ -10,7 +10,7 @@ use syn::spanned::Spanned;
 use syn::{Attribute, Fields, Item, Meta};
 
 use crate::ctxt::Ctxt;
-use crate::schema_attr::{self, Place, Shape, Spec};
+use crate::schema_attr::{self, Place, Spec};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Macro {
@@ -260,12 +260,7 @@ fn transform_attr(spec: &Spec, at: &str) -> Attribute {
         }
         None => quote!(::rkb_runtime::schema_macro::Value::Null),
     };
-    let shape = match spec.shape {
-        Shape::Keep => quote!(Keep),
-        Shape::IntOrString => quote!(IntOrString),
-        Shape::Schemaless => quote!(Schemaless),
-        Shape::EmbeddedResource => quote!(EmbeddedResource),
-    };
+    let shape = quote::format_ident!("{}", spec.shape.name());
     syn::parse_quote! {
         #[schemars(transform = |schema: &mut ::rkb_runtime::schema_macro::Schema| {
             ::rkb_runtime::schema_macro::apply(

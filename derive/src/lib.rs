@@ -5,11 +5,11 @@
 //! `::rkb_runtime` paths.
 
 mod api;
-mod attr;
 mod ctxt;
 mod keys;
 mod meta;
 mod rbac;
+mod rbac_attr;
 mod schema_attr;
 mod suggest;
 mod webhook;

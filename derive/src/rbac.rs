@@ -4,12 +4,12 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::DeriveInput;
 
-use crate::attr::{self, Rule};
 use crate::ctxt::Ctxt;
+use crate::rbac_attr::{self, Rule};
 
 pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     let mut cx = Ctxt::default();
-    let rules = attr::rules(&mut cx, &input.attrs);
+    let rules = rbac_attr::rules(&mut cx, &input.attrs);
     if !input.attrs.iter().any(|a| a.path().is_ident("rbac")) {
         cx.error_at(
             input.ident.span(),

@@ -24,6 +24,7 @@
 //! - [`WebhookCerts`] lets the API server call webhooks the test serves itself, over
 //!   loopback TLS (controller-runtime's `WebhookInstallOptions`).
 //! - The processes die with the test binary, however it ends (Linux `PR_SET_PDEATHSIG`).
+//! - [`kubernetes_validate`] checks manifests offline against the same release's schemas.
 
 mod apply;
 mod assets;
@@ -31,6 +32,7 @@ mod certs;
 mod control_plane;
 mod error;
 mod operator;
+mod validate;
 mod webhook;
 
 use std::path::{Path, PathBuf};
@@ -46,6 +48,7 @@ use tokio::sync::OnceCell;
 pub use apply::{Apply, kustomize, parse_yaml};
 pub use assets::{Assets, KUBERNETES_VERSION};
 pub use error::Error;
+pub use validate::kubernetes_validate;
 pub use webhook::WebhookCerts;
 
 use control_plane::ControlPlane;

@@ -11,7 +11,7 @@ use std::any::Any;
 use std::cell::Cell;
 use std::fmt;
 use std::panic::{self, UnwindSafe};
-use std::sync::Once;
+use std::sync::{Once, OnceLock};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube_core::CustomResourceExt;
@@ -47,13 +47,26 @@ impl std::error::Error for CrdError {}
 ///
 /// It dereferences to the [`CustomResourceDefinition`], so code that reads
 /// `crd::<K>()?.spec` works as it did when `crd` returned the definition itself.
-#[derive(Clone, Debug, PartialEq)]
+///
+/// A derived CRD is kept as the JSON its schema was repaired and checked in:
+/// [`crate::Manifests`] merges its versions and fits it to its size budget in that
+/// same value, and makes the typed definition once, at the end. The typed view is
+/// made from the JSON only when asked for (dereferencing it).
+#[derive(Clone, Debug)]
 pub struct Crd {
     /// The Rust type, e.g. `my_operator::api::cache::v1alpha1::Memcached`;
     /// `None` for a hand-made CRD.
     pub rust_type: Option<String>,
-    /// The CustomResourceDefinition itself.
-    pub definition: CustomResourceDefinition,
+    form: Form,
+}
+
+/// What a [`Crd`] holds: JSON from [`crd`], or a typed definition (hand-made, or
+/// changed through `DerefMut`).
+#[derive(Clone, Debug)]
+enum Form {
+    /// The JSON of a typed definition, with its typed view once made.
+    Json(Value, OnceLock<Box<CustomResourceDefinition>>),
+    Typed(Box<CustomResourceDefinition>),
 }
 
 impl Crd {
@@ -67,21 +80,60 @@ impl Crd {
 
     /// The definition, without its origin.
     pub fn into_definition(self) -> CustomResourceDefinition {
-        self.definition
+        match self.form {
+            Form::Json(value, typed) => typed
+                .into_inner()
+                .map_or_else(|| typed_view(value), |typed| *typed),
+            Form::Typed(definition) => *definition,
+        }
     }
+
+    /// The definition as JSON, what [`crate::Manifests`] works on.
+    pub(crate) fn into_json(self) -> Result<Value, serde_json::Error> {
+        match self.form {
+            Form::Json(value, _) => Ok(value),
+            Form::Typed(definition) => serde_json::to_value(definition),
+        }
+    }
+}
+
+/// The typed view of JSON that [`crd`] made from a typed definition: its repairs
+/// write only keywords of the typed schema (`x-kubernetes-preserve-unknown-fields`,
+/// an `additionalProperties` schema, known formats), so it always reads back.
+fn typed_view(value: Value) -> CustomResourceDefinition {
+    serde_json::from_value(value).expect("a repaired CRD reads back as the typed CRD it came from")
 }
 
 impl std::ops::Deref for Crd {
     type Target = CustomResourceDefinition;
 
     fn deref(&self) -> &CustomResourceDefinition {
-        &self.definition
+        match &self.form {
+            Form::Json(value, typed) => typed.get_or_init(|| Box::new(typed_view(value.clone()))),
+            Form::Typed(definition) => definition,
+        }
     }
 }
 
 impl std::ops::DerefMut for Crd {
     fn deref_mut(&mut self) -> &mut CustomResourceDefinition {
-        &mut self.definition
+        if let Form::Json(value, typed) = &mut self.form {
+            let definition = typed
+                .take()
+                .unwrap_or_else(|| Box::new(typed_view(std::mem::take(value))));
+            self.form = Form::Typed(definition);
+        }
+        match &mut self.form {
+            Form::Typed(definition) => definition,
+            Form::Json(..) => unreachable!("made typed above"),
+        }
+    }
+}
+
+/// Two CRDs are equal when their origin and definition are.
+impl PartialEq for Crd {
+    fn eq(&self, other: &Self) -> bool {
+        self.rust_type == other.rust_type && **self == **other
     }
 }
 
@@ -90,7 +142,7 @@ impl From<CustomResourceDefinition> for Crd {
     fn from(definition: CustomResourceDefinition) -> Self {
         Crd {
             rust_type: None,
-            definition,
+            form: Form::Typed(Box::new(definition)),
         }
     }
 }
@@ -123,9 +175,9 @@ where
         }
     };
     match tidy(crd) {
-        Ok(definition) if problems.is_empty() => Ok(Crd {
+        Ok(value) if problems.is_empty() => Ok(Crd {
             rust_type: Some(rust_type),
-            definition,
+            form: Form::Json(value, OnceLock::new()),
         }),
         Ok(_) => Err(CrdError {
             rust_type,
@@ -141,8 +193,9 @@ where
     }
 }
 
-/// Fixes and checks the schema of every version of a CRD.
-fn tidy(crd: CustomResourceDefinition) -> Result<CustomResourceDefinition, Vec<Problem>> {
+/// Fixes and checks the schema of every version of a CRD, in its JSON: the form
+/// [`crate::Manifests`] goes on working in.
+fn tidy(crd: CustomResourceDefinition) -> Result<Value, Vec<Problem>> {
     let mut value = serde_json::to_value(&crd).map_err(|e| vec![serialization(e)])?;
     let many = crd.spec.versions.len() > 1;
     let mut problems: Vec<Problem> = unapproved_protected_group(&crd).into_iter().collect();
@@ -162,10 +215,11 @@ fn tidy(crd: CustomResourceDefinition) -> Result<CustomResourceDefinition, Vec<P
             }
         }
     }
-    if !problems.is_empty() {
-        return Err(problems);
+    if problems.is_empty() {
+        Ok(value)
+    } else {
+        Err(problems)
     }
-    serde_json::from_value(value).map_err(|e| vec![serialization(e)])
 }
 
 /// The annotation the API server requires of CRDs in the groups Kubernetes reserves.
@@ -200,7 +254,7 @@ fn unapproved_protected_group(crd: &CustomResourceDefinition) -> Option<Problem>
 fn serialization(err: serde_json::Error) -> Problem {
     Problem {
         path: ".".into(),
-        message: format!("the CRD does not round-trip through JSON: {err}"),
+        message: format!("the CRD does not serialize to JSON: {err}"),
         hint: None,
     }
 }
@@ -474,6 +528,28 @@ mod tests {
             quietly(|| -> u8 { panic!("static") }),
             Err("static".to_owned())
         );
+    }
+
+    #[test]
+    fn a_crd_kept_as_json_reads_and_changes_as_a_typed_one() {
+        let mut typed = CustomResourceDefinition::default();
+        typed.metadata.name = Some("foos.example.com".into());
+        typed.spec.group = "example.com".into();
+        let value = serde_json::to_value(&typed).unwrap();
+        let mut crd = Crd {
+            rust_type: Some("a::Foo".into()),
+            form: Form::Json(value.clone(), OnceLock::new()),
+        };
+        assert_eq!(crd.spec.group, "example.com");
+        assert_eq!(crd.clone().into_json().unwrap(), value);
+        let same = Crd {
+            rust_type: Some("a::Foo".into()),
+            ..Crd::from(typed)
+        };
+        assert_eq!(crd, same);
+        crd.spec.group = "example.org".into();
+        assert_eq!(crd.clone().into_definition().spec.group, "example.org");
+        assert_eq!(crd.into_json().unwrap()["spec"]["group"], "example.org");
     }
 
     #[test]

@@ -9,6 +9,7 @@
 
 use std::cell::RefCell;
 
+pub use rkb_core::schema::Shape;
 pub use rkb_derive::ApiMarker;
 pub use schemars::Schema;
 pub use serde_json::{Value, json};
@@ -24,19 +25,6 @@ pub trait RkbApi {}
 use serde_json::Map;
 
 use crate::schema::Problem;
-
-/// How `apply` replaces a field's schema before adding keywords.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Shape {
-    /// Annotate the schema as derived.
-    Keep,
-    /// `x-kubernetes-int-or-string`, as for k8s-openapi's IntOrString.
-    IntOrString,
-    /// Any value, kept as is: `x-kubernetes-preserve-unknown-fields`.
-    Schemaless,
-    /// A whole Kubernetes object (apiVersion, kind, metadata).
-    EmbeddedResource,
-}
 
 thread_local! {
     static ERRORS: RefCell<Vec<Problem>> = const { RefCell::new(Vec::new()) };

@@ -8,7 +8,6 @@ use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhook, MutatingWebhookConfiguration, RuleWithOperations, ServiceReference,
     ValidatingWebhook, ValidatingWebhookConfiguration, WebhookClientConfig,
 };
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiext;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use rkb_core::webhook::{Kind, Settings};
 
@@ -213,28 +212,28 @@ pub(crate) fn converted_crds(webhooks: &[Webhook]) -> BTreeSet<&str> {
         .collect()
 }
 
-/// Adds `conversion: strategy: Webhook` pointing at the webhook Service's `/convert`.
-pub(crate) fn add_conversion(
-    crd: &mut apiext::CustomResourceDefinition,
-) -> Result<(), WebhookError> {
-    let name = crd.metadata.name.clone().unwrap_or_default();
-    if crd.spec.versions.len() < 2 {
-        return Err(WebhookError::SingleVersion(name));
+/// Adds `conversion: strategy: Webhook` pointing at the webhook Service's `/convert`
+/// to the CRD `name`, given as JSON.
+pub(crate) fn add_conversion(name: &str, crd: &mut serde_json::Value) -> Result<(), WebhookError> {
+    let versions = crd
+        .pointer("/spec/versions")
+        .and_then(serde_json::Value::as_array)
+        .map_or(0, Vec::len);
+    if versions < 2 {
+        return Err(WebhookError::SingleVersion(name.to_owned()));
     }
-    crd.spec.conversion = Some(apiext::CustomResourceConversion {
-        strategy: "Webhook".to_owned(),
-        webhook: Some(apiext::WebhookConversion {
-            client_config: Some(apiext::WebhookClientConfig {
-                service: Some(apiext::ServiceReference {
-                    name: SERVICE_NAME.to_owned(),
-                    namespace: SERVICE_NAMESPACE.to_owned(),
-                    path: Some(CONVERSION_PATH.to_owned()),
-                    port: None,
-                }),
-                ..apiext::WebhookClientConfig::default()
-            }),
-            conversion_review_versions: vec!["v1".to_owned()],
-        }),
+    crd["spec"]["conversion"] = serde_json::json!({
+        "strategy": "Webhook",
+        "webhook": {
+            "clientConfig": {
+                "service": {
+                    "name": SERVICE_NAME,
+                    "namespace": SERVICE_NAMESPACE,
+                    "path": CONVERSION_PATH,
+                },
+            },
+            "conversionReviewVersions": ["v1"],
+        },
     });
     Ok(())
 }

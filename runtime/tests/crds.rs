@@ -13,7 +13,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use k8s_openapi::api::core::v1::PodSpec;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -26,8 +25,6 @@ use rkb_runtime::{Crd, CrdError, Manifests, crd};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-
-const KUBERNETES_VERSION: &str = "1.34.0";
 
 // ---------------------------------------------------------------------------
 // Valid shapes
@@ -411,26 +408,7 @@ fn snapshots_match_and_pass_kubernetes_validation() {
          after an intended change and review the diff",
         drift.join(", ")
     );
-    kubernetes_validate(&files);
-}
-
-fn kubernetes_validate(files: &[PathBuf]) {
-    let output = Command::new("kubernetes-validate")
-        .args(["--strict", "--quiet", "-k", KUBERNETES_VERSION])
-        .args(files)
-        .output()
-        .unwrap_or_else(|e| {
-            panic!(
-                "cannot run kubernetes-validate ({e}); install it with \
-                 `pip install kubernetes-validate` (or `bash .ci/install-tools`)"
-            )
-        });
-    assert!(
-        output.status.success(),
-        "kubernetes-validate --strict -k {KUBERNETES_VERSION} rejects a CRD:\n{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    rkb_envtest::kubernetes_validate(&files, Path::new("."));
 }
 
 #[test]
@@ -1124,7 +1102,7 @@ fn the_bluegreen_crd_fits_an_annotation_by_default_with_every_level_validated() 
 
     let path = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(path.path(), &yaml).unwrap();
-    kubernetes_validate(&[path.path().to_path_buf()]);
+    rkb_envtest::kubernetes_validate(&[path.path()], Path::new("."));
 
     // Deterministic, and controller-gen's maxDescLen when asked.
     assert_eq!(

@@ -2,8 +2,8 @@
 //! --image` generates: run a kube-runtime `Controller` and record what it reconciled
 //! ([`start`], [`Reports`]), wait for a condition ([`eventually`]), read a controller's
 //! Events ([`events`]), and act as the operator with one RBAC rule removed
-//! ([`overlay_without_rule`]). The memcached and sample-controller examples, which came
-//! first, still carry their own copies of the last three.
+//! ([`overlay_without_rule`]). The examples use them too; the sample-controller example
+//! keeps an `events` of its own, which reads each Event's type as well.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};

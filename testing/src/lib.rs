@@ -1,12 +1,37 @@
 //! rkb's test kit, reached as `rkb_runtime::testing` (feature `testing`, which generated
-//! projects switch on from `[dev-dependencies]`): RBAC audit ([`RbacAudit`]), fault
-//! injection ([`Faults`], [`wrap`]), a real kube-apiserver and etcd ([`envtest`]),
-//! helpers for controller tests ([`controller`]: start a Controller and record its
-//! reconciles, wait, read Events, drop one RBAC rule), and the harness of generated
-//! end-to-end tests ([`e2e`]).
+//! projects switch on from `[dev-dependencies]`).
+//!
+//! Wrap any [`kube::Client`] (envtest's, a `tower-test` mock, a real cluster) with
+//! [`wrap`] to
+//!
+//! - audit RBAC ([`RbacAudit`], in `rbac_audit.rs`): every request is recorded as the API
+//!   server's authorizer sees it and checked against the project's
+//!   `config/rbac/role.yaml`, so a missing rule *and* a rule nothing uses both fail the
+//!   test;
+//! - inject faults ([`Faults`], in `faults.rs`): conflicts (409), server errors (500),
+//!   timeouts, and responses lost after the request was applied, on chosen requests, to
+//!   prove a reconciler converges anyway.
+//!
+//! ```ignore
+//! let audit = RbacAudit::default();
+//! let faults = Faults::default().fail(Fault::conflict().on_verb("update").times(1));
+//! let client = testing::wrap(envtest_client, &audit, &faults);
+//! // ... run the Controller (its watches too) and its reconciles with `client` ...
+//! audit.check_role_file("config/rbac/role.yaml").unwrap();
+//! ```
+//!
+//! Also: a real kube-apiserver and etcd ([`envtest`], the `rkb-envtest` crate, like
+//! controller-runtime's envtest), helpers for controller tests ([`controller`]: start a
+//! Controller and record its reconciles, wait, read Events, drop one RBAC rule), and the
+//! harness of generated end-to-end tests ([`e2e`]).
 
 pub mod controller;
 pub mod e2e;
-mod testing;
+mod faults;
+mod rbac_audit;
+mod wrap;
 
-pub use testing::*;
+pub use faults::{Fault, FaultKind, Faults};
+pub use rbac_audit::{Access, AuditError, Grant, RbacAudit};
+pub use rkb_envtest as envtest;
+pub use wrap::wrap;

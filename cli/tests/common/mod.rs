@@ -92,21 +92,10 @@ pub fn kustomize_default(project: &Path) -> String {
     kustomize(project, "config/default")
 }
 
-/// The Kubernetes version generated projects target, for the official schemas.
-pub const KUBERNETES_VERSION: &str = "1.34.0";
-
-/// Every object in `file` passes `kubernetes-validate --strict` (run in `dir`).
+/// Every object in `file` passes `kubernetes-validate --strict` (run in `dir`), against
+/// the schemas of the Kubernetes release envtest runs.
 pub fn kubernetes_validate(file: &Path, dir: &Path) {
-    let file = file.to_str().unwrap();
-    let args = ["--strict", "--quiet", "-k", KUBERNETES_VERSION, file];
-    let checked = tool("kubernetes-validate", &args, dir);
-    assert!(
-        checked.status.success(),
-        "{}: {file} fails kubernetes-validate --strict:\n{}{}",
-        dir.display(),
-        String::from_utf8_lossy(&checked.stdout),
-        String::from_utf8_lossy(&checked.stderr)
-    );
+    rkb_envtest::kubernetes_validate(&[file], dir);
 }
 
 /// Makes `dir` look like a checkout of rkb to `--rkb-path`: the workspace manifest and the

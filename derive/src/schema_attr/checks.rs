@@ -1,9 +1,9 @@
 //! Checks across keys: bounds that contradict, list topology, regular expressions.
 
 use proc_macro2::Span;
+use rkb_core::schema::Shape;
 use syn::LitStr;
 
-use super::Shape;
 use crate::ctxt::Ctxt;
 use crate::meta::Number;
 

@@ -7,6 +7,7 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote};
+use rkb_core::schema::Shape;
 use syn::Attribute;
 
 use crate::ctxt::Ctxt;
@@ -36,16 +37,6 @@ pub(crate) enum Place {
     Spec,
     /// Inside `items(...)`: the elements of an array field.
     Items,
-}
-
-/// How a field's schema is replaced rather than annotated.
-#[derive(Clone, Copy, PartialEq, Eq, Default)]
-pub(crate) enum Shape {
-    #[default]
-    Keep,
-    IntOrString,
-    Schemaless,
-    EmbeddedResource,
 }
 
 /// The checked contents of every `#[rkb(...)]` on one field or type.

@@ -19,7 +19,6 @@
 //! the Deployment's status), and no garbage collector deletes owned objects (the tests check
 //! the owner references, not the collection).
 
-use std::future::Future;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -27,7 +26,6 @@ use std::time::Duration;
 use futures::StreamExt as _;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, Service};
-use k8s_openapi::api::events::v1::Event;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::controller;
 use kube::{Api, Client, ResourceExt};
@@ -35,6 +33,7 @@ use memcached_example::api::cache::v1alpha1::{Memcached, MemcachedSpec};
 use memcached_example::controller::memcached::{
     CONTROLLER_NAME, Error, IMAGE, MemcachedReconciler, error_policy, labels, reconcile,
 };
+use rkb_runtime::testing::controller::{eventually, overlay_without_rule};
 use rkb_runtime::testing::envtest::{self, Environment};
 use rkb_runtime::testing::{self, Fault, Faults, RbacAudit};
 use serde_json::json;
@@ -42,8 +41,6 @@ use serde_json::json;
 /// The field manager of the operator's writes: the manager binary's name, which is
 /// `rkb_runtime::client::field_manager()` when it runs.
 const FIELD_MANAGER: &str = "memcached-example";
-/// How long a test waits for the controller to act (generous: CI machines are loaded).
-const WAIT: Duration = Duration::from_secs(60);
 
 /// The test binary's API server with the CRD installed as `make install` would, and a
 /// fresh namespace for the test.
@@ -128,21 +125,6 @@ fn start_controller(watch_client: &Client, client: Client, namespace: &str) -> R
             });
     tokio::spawn(running);
     reports
-}
-
-/// Polls `probe` until it returns `Some`, failing the test after [`WAIT`] with `what`.
-async fn eventually<T, F: Future<Output = Option<T>>>(what: &str, probe: impl Fn() -> F) -> T {
-    let poll = async {
-        loop {
-            if let Some(value) = probe().await {
-                return value;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    };
-    tokio::time::timeout(WAIT, poll)
-        .await
-        .unwrap_or_else(|_| panic!("not within {WAIT:?}: {what}"))
 }
 
 async fn create(client: &Client, namespace: &str, name: &str, spec: MemcachedSpec) -> Memcached {
@@ -273,25 +255,11 @@ async fn run_pods(client: &Client, namespace: &str, name: &str, count: i32) {
 /// API server records some of its own (e.g. `ClusterIPNotAllocated` when its repair loop
 /// races a new Service's cluster IP), which are left out.
 async fn events(client: &Client, namespace: &str) -> Vec<(String, String, String, i32)> {
-    let events: Api<Event> = Api::namespaced(client.clone(), namespace);
-    let mut out: Vec<_> = events
-        .list(&ListParams::default())
+    testing::controller::events(client, namespace, CONTROLLER_NAME)
         .await
-        .unwrap()
-        .items
         .into_iter()
-        .filter(|e| e.reporting_controller.as_deref() == Some(CONTROLLER_NAME))
-        .map(|e| {
-            (
-                e.reason.unwrap_or_default(),
-                e.related.and_then(|r| r.kind).unwrap_or_default(),
-                e.note.unwrap_or_default(),
-                e.series.map_or(1, |s| s.count),
-            )
-        })
-        .collect();
-    out.sort();
-    out
+        .map(|e| (e.reason, e.related_kind, e.note, e.count))
+        .collect()
 }
 
 /// The field managers of an object's fields, as (manager, operation, subresource).
@@ -839,7 +807,12 @@ async fn the_operator_service_account_may_do_what_the_controller_does() {
 async fn a_rule_removed_from_the_role_is_refused_by_the_api_server() {
     let (env, ns) = api_server().await;
     let client = env.client();
-    let overlay = testing_overlay(&ns, "pods");
+    let overlay = overlay_without_rule(
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        Path::new(env!("CARGO_TARGET_TMPDIR")),
+        &ns,
+        "pods",
+    );
     let operator = env.operator_client(&overlay).await.unwrap();
     let reports = start_controller(&operator, operator.clone(), &ns);
     create(&client, &ns, "cache", size(1)).await;
@@ -861,45 +834,4 @@ async fn a_rule_removed_from_the_role_is_refused_by_the_api_server() {
         .await
         .unwrap();
     assert!(memcached.status.is_none(), "no status without the pods");
-}
-
-/// A kustomization over config/default with its own namespace and name prefix (so that
-/// its ServiceAccount and ClusterRole are this test's alone) and without the role's rule
-/// on `resource`.
-fn testing_overlay(namespace: &str, resource: &str) -> std::path::PathBuf {
-    let role = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/config/rbac/role.yaml"
-    ))
-    .unwrap();
-    let rules: Vec<serde_json::Value> = role_rules(&role);
-    let index = rules
-        .iter()
-        .position(|r| r["resources"][0] == resource)
-        .unwrap_or_else(|| panic!("role.yaml has no rule on {resource}"));
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("rbac-{namespace}"));
-    std::fs::create_dir_all(&dir).unwrap();
-    // kustomize takes bases by relative path only: up to the root, then down.
-    let up = "../".repeat(dir.components().count() - 1);
-    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/default");
-    let base = format!("{up}{}", base.strip_prefix("/").unwrap().display());
-    let kustomization = format!(
-        "apiVersion: kustomize.config.k8s.io/v1beta1\n\
-         kind: Kustomization\n\
-         namespace: {namespace}\n\
-         namePrefix: {namespace}-\n\
-         resources:\n- {base}\n\
-         patches:\n\
-         - target:\n    kind: ClusterRole\n    name: memcached-example-manager-role\n  \
-           patch: |-\n    - op: remove\n      path: /rules/{index}\n",
-    );
-    std::fs::write(dir.join("kustomization.yaml"), kustomization).unwrap();
-    dir
-}
-
-/// The rules of role.yaml, in order.
-fn role_rules(yaml: &str) -> Vec<serde_json::Value> {
-    let objects = envtest::parse_yaml(yaml).unwrap();
-    let role = objects.first().expect("role.yaml holds the ClusterRole");
-    role.data["rules"].as_array().cloned().unwrap_or_default()
 }

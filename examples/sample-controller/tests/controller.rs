@@ -20,8 +20,7 @@
 //! garbage collector deletes owned objects (the tests check the owner references, not the
 //! collection).
 
-use std::future::Future;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -33,14 +32,12 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::controller;
 use kube::{Api, Client, ResourceExt};
+use rkb_runtime::testing::controller::{eventually, overlay_without_rule};
 use rkb_runtime::testing::envtest::{self, Environment};
 use rkb_runtime::testing::{self, Fault, Faults, RbacAudit};
 use sample_controller::api::samplecontroller::v1alpha1::{Foo, FooSpec};
 use sample_controller::controller::foo::{Error, FooReconciler, error_policy, reconcile};
 use serde_json::json;
-
-/// How long a test waits for the controller to act (generous: CI machines are loaded).
-const WAIT: Duration = Duration::from_secs(60);
 
 /// The test binary's API server with the CRD installed as `make install` would, and a
 /// fresh namespace for the test.
@@ -123,21 +120,6 @@ fn start_controller(watch_client: &Client, client: Client, namespace: &str) -> R
         });
     tokio::spawn(running);
     reports
-}
-
-/// Polls `probe` until it returns `Some`, failing the test after [`WAIT`] with `what`.
-async fn eventually<T, F: Future<Output = Option<T>>>(what: &str, probe: impl Fn() -> F) -> T {
-    let poll = async {
-        loop {
-            if let Some(value) = probe().await {
-                return value;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    };
-    tokio::time::timeout(WAIT, poll)
-        .await
-        .unwrap_or_else(|_| panic!("not within {WAIT:?}: {what}"))
 }
 
 fn foos(client: &Client, namespace: &str) -> Api<Foo> {
@@ -594,7 +576,12 @@ async fn the_operator_service_account_may_do_what_the_controller_does() {
 async fn a_rule_removed_from_the_role_is_refused_by_the_api_server() {
     let (env, ns) = api_server().await;
     let client = env.client();
-    let overlay = overlay_without_rule(&ns, "foos/status");
+    let overlay = overlay_without_rule(
+        Path::new(env!("CARGO_MANIFEST_DIR")),
+        Path::new(env!("CARGO_TARGET_TMPDIR")),
+        &ns,
+        "foos/status",
+    );
     let operator = env.operator_client(&overlay).await.unwrap();
     let reports = start_controller(&operator, operator.clone(), &ns);
     create(&client, &ns, "example-foo", "example-nginx", 1).await;
@@ -612,39 +599,4 @@ async fn a_rule_removed_from_the_role_is_refused_by_the_api_server() {
     deployment_until(&client, &ns, "example-nginx", "the Deployment", |_| true).await;
     let object = foos(&client, &ns).get("example-foo").await.unwrap();
     assert!(object.status.is_none());
-}
-
-/// A kustomization over config/default with its own namespace and name prefix (so that
-/// its ServiceAccount and ClusterRole are this test's alone) and without the role's rule
-/// on `resource`.
-fn overlay_without_rule(namespace: &str, resource: &str) -> PathBuf {
-    let role = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/config/rbac/role.yaml"
-    ))
-    .unwrap();
-    let objects = envtest::parse_yaml(&role).unwrap();
-    let rules = objects[0].data["rules"].as_array().cloned().unwrap();
-    let index = rules
-        .iter()
-        .position(|r| r["resources"][0] == resource)
-        .unwrap_or_else(|| panic!("role.yaml has no rule on {resource}"));
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("rbac-{namespace}"));
-    std::fs::create_dir_all(&dir).unwrap();
-    // kustomize takes bases by relative path only: up to the root, then down.
-    let up = "../".repeat(dir.components().count() - 1);
-    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/default");
-    let base = format!("{up}{}", base.strip_prefix("/").unwrap().display());
-    let kustomization = format!(
-        "apiVersion: kustomize.config.k8s.io/v1beta1\n\
-         kind: Kustomization\n\
-         namespace: {namespace}\n\
-         namePrefix: {namespace}-\n\
-         resources:\n- {base}\n\
-         patches:\n\
-         - target:\n    kind: ClusterRole\n    name: sample-controller-manager-role\n  \
-           patch: |-\n    - op: remove\n      path: /rules/{index}\n",
-    );
-    std::fs::write(dir.join("kustomization.yaml"), kustomization).unwrap();
-    dir
 }

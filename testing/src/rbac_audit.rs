@@ -1,39 +1,15 @@
-//! Test kit for reconcilers.
-//!
-//! - [`envtest`]: a real kube-apiserver and etcd for the tests, like
-//!   controller-runtime's envtest; see the `rkb-envtest` crate.
-//!
-//! Wrap any [`kube::Client`] (envtest's, a `tower-test` mock, a real cluster) to
-//!
-//! - audit RBAC: every request is recorded as the API server's authorizer sees it
-//!   (verb, API group, resource/subresource, namespace, name) and checked against the
-//!   project's `config/rbac/role.yaml`, so a missing rule *and* a rule nothing uses both
-//!   fail the test ([`RbacAudit`]);
-//! - inject faults: conflicts (409), server errors (500), timeouts, and responses lost
-//!   after the request was applied, on chosen requests, to prove a reconciler converges
-//!   anyway ([`Faults`]).
-//!
-//! ```ignore
-//! let audit = RbacAudit::default();
-//! let faults = Faults::default().fail(Fault::conflict().on_verb("update").times(1));
-//! let client = testing::wrap(envtest_client, &audit, &faults);
-//! // ... run the Controller (its watches too) and its reconciles with `client` ...
-//! audit.check_role_file("config/rbac/role.yaml").unwrap();
-//! ```
-
-pub use rkb_envtest as envtest;
+//! RBAC audit: every request a wrapped client sends is recorded as the API server's
+//! authorizer sees it (verb, API group, resource/subresource, namespace, name) and
+//! checked against the project's `config/rbac/role.yaml` or a reconciler's `#[rbac]`
+//! rules, so a missing rule *and* a rule nothing uses both fail the test
+//! ([`RbacAudit`]). The requests reach it through [`crate::wrap`].
 
 use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Poll};
-use std::time::Duration;
 
-use futures::future::BoxFuture;
-use http::{Request, Response};
 use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule, Role};
-use kube::client::Body;
 
 /// One request as Kubernetes' authorizer sees it.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -186,7 +162,7 @@ fn mismatch_report(missing: &[Access], excessive: &[Grant]) -> String {
 }
 
 impl RbacAudit {
-    fn record(&self, access: Access) {
+    pub(crate) fn record(&self, access: Access) {
         self.accesses
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -332,239 +308,12 @@ fn allows(grant: &Grant, access: &Access) -> bool {
         && grant.resource == access.resource
 }
 
-/// What a [`Fault`] does to the request it hits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FaultKind {
-    /// 409 Conflict, as for a stale resourceVersion.
-    Conflict,
-    /// 500 Internal Server Error.
-    ServerError,
-    /// The request never reaches the API server: after the delay the client sees a
-    /// timeout error.
-    Timeout(Duration),
-    /// The request reaches the API server and is applied, but its response is lost: after
-    /// the delay the client sees a timeout error. A reconciler that retries a create
-    /// then meets its own object (409 AlreadyExists); one that counts on a timeout meaning
-    /// "not done" creates twice what has a generated name.
-    ResponseLost(Duration),
-}
-
-/// A fault on the requests matching its filters, for its first `times` matches.
-#[derive(Clone, Debug)]
-pub struct Fault {
-    kind: FaultKind,
-    verb: Option<String>,
-    resource: Option<String>,
-    times: usize,
-}
-
-impl Fault {
-    pub fn conflict() -> Self {
-        Self::new(FaultKind::Conflict)
-    }
-    pub fn server_error() -> Self {
-        Self::new(FaultKind::ServerError)
-    }
-    pub fn timeout(after: Duration) -> Self {
-        Self::new(FaultKind::Timeout(after))
-    }
-    /// The request is applied, then its response is lost ([`FaultKind::ResponseLost`]).
-    pub fn response_lost(after: Duration) -> Self {
-        Self::new(FaultKind::ResponseLost(after))
-    }
-    fn new(kind: FaultKind) -> Self {
-        Fault {
-            kind,
-            verb: None,
-            resource: None,
-            times: 1,
-        }
-    }
-    /// Only requests with this verb (`get`, `create`, `update`, `patch`, ...).
-    pub fn on_verb(mut self, verb: &str) -> Self {
-        self.verb = Some(verb.into());
-        self
-    }
-    /// Only requests on this resource (`deployments`, `memcacheds/status`).
-    pub fn on_resource(mut self, resource: &str) -> Self {
-        self.resource = Some(resource.into());
-        self
-    }
-    /// How many matching requests fail (default 1).
-    pub fn times(mut self, times: usize) -> Self {
-        self.times = times;
-        self
-    }
-    fn matches(&self, access: &Access) -> bool {
-        self.times > 0
-            && self.verb.as_deref().is_none_or(|v| v == access.verb)
-            && self
-                .resource
-                .as_deref()
-                .is_none_or(|r| r == access.resource)
-    }
-}
-
-/// A plan of faults, shared by every clone of the wrapped client.
-#[derive(Clone, Debug, Default)]
-pub struct Faults {
-    plan: Arc<Mutex<Vec<Fault>>>,
-    injected: Arc<Mutex<Vec<(FaultKind, Access)>>>,
-}
-
-impl Faults {
-    pub fn fail(self, fault: Fault) -> Self {
-        self.plan
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(fault);
-        self
-    }
-
-    /// Faults injected so far, with the request each hit.
-    pub fn injected(&self) -> Vec<(FaultKind, Access)> {
-        self.injected
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    fn take(&self, access: &Access) -> Option<FaultKind> {
-        let mut plan = self.plan.lock().unwrap_or_else(PoisonError::into_inner);
-        let fault = plan.iter_mut().find(|f| f.matches(access))?;
-        fault.times -= 1;
-        let kind = fault.kind;
-        self.injected
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push((kind, access.clone()));
-        Some(kind)
-    }
-}
-
-/// `client` with every request recorded by `audit` and subject to `faults`.
-pub fn wrap(client: kube::Client, audit: &RbacAudit, faults: &Faults) -> kube::Client {
-    let service = Wrapped {
-        inner: client.clone(),
-        audit: audit.clone(),
-        faults: faults.clone(),
-    };
-    kube::Client::new(service, client.default_namespace().to_owned())
-}
-
-#[derive(Clone)]
-struct Wrapped {
-    inner: kube::Client,
-    audit: RbacAudit,
-    faults: Faults,
-}
-
-impl tower::Service<Request<Body>> for Wrapped {
-    type Response = Response<Body>;
-    type Error = tower::BoxError;
-    type Future = BoxFuture<'static, Result<Response<Body>, tower::BoxError>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<Body>) -> Self::Future {
-        let access = Access::from_request(request.method(), request.uri());
-        let fault = access.as_ref().and_then(|a| self.faults.take(a));
-        // A server-side apply of an object that does not exist creates it, and the API
-        // server then also authorizes `create`: ask the backend (unrecorded) whether it exists.
-        let applies = request
-            .headers()
-            .get(http::header::CONTENT_TYPE)
-            .is_some_and(|t| t.as_bytes().starts_with(b"application/apply-patch"));
-        let existence_probe = (applies && fault.is_none())
-            .then(|| access.clone())
-            .flatten()
-            .map(|access| (access, request.uri().path().to_owned()));
-        if let Some(access) = access {
-            // A failed request was still authorized first: it needs its rule all the same.
-            self.audit.record(access);
-        }
-        let inner = self.inner.clone();
-        let audit = self.audit.clone();
-        Box::pin(async move {
-            if let Some((access, path)) = existence_probe {
-                let probe = Request::get(path).body(Body::empty()).expect("a valid GET");
-                let missing = inner
-                    .send(probe)
-                    .await
-                    .is_ok_and(|r| r.status() == http::StatusCode::NOT_FOUND);
-                if missing {
-                    audit.record(Access {
-                        verb: "create".into(),
-                        ..access
-                    });
-                }
-            }
-            match fault {
-                Some(FaultKind::Conflict) => Ok(status_response(
-                    409,
-                    "Conflict",
-                    "the object has been modified; please apply your changes to the latest version and try again",
-                )),
-                Some(FaultKind::ServerError) => Ok(status_response(
-                    500,
-                    "InternalError",
-                    "an error on the server (\"injected\") has prevented the request from succeeding",
-                )),
-                Some(FaultKind::Timeout(after)) => {
-                    tokio::time::sleep(after).await;
-                    Err(timed_out())
-                }
-                Some(FaultKind::ResponseLost(after)) => {
-                    // Read the whole answer, so the API server has finished with the
-                    // request, then drop it.
-                    if let Ok(response) = inner.send(request).await {
-                        let _ = http_body_util::BodyExt::collect(response.into_body()).await;
-                    }
-                    tokio::time::sleep(after).await;
-                    Err(timed_out())
-                }
-                None => inner
-                    .send(request)
-                    .await
-                    .map_err(|e| Box::new(e) as tower::BoxError),
-            }
-        })
-    }
-}
-
-fn timed_out() -> tower::BoxError {
-    Box::new(std::io::Error::new(
-        std::io::ErrorKind::TimedOut,
-        "request timed out (injected)",
-    ))
-}
-
-fn status_response(code: u16, reason: &str, message: &str) -> Response<Body> {
-    let status = serde_json::json!({
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "reason": reason,
-        "code": code,
-    });
-    Response::builder()
-        .status(code)
-        .header("content-type", "application/json")
-        .body(Body::from(
-            serde_json::to_vec(&status).expect("a Status serializes"),
-        ))
-        .expect("a valid response")
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn access(method: &str, uri: &str) -> Option<Access> {
+    /// The access a request with `method` and `uri` asks for.
+    pub(crate) fn access(method: &str, uri: &str) -> Option<Access> {
         Access::from_request(&method.parse().unwrap(), &uri.parse().unwrap())
     }
 
@@ -724,22 +473,5 @@ rules:
                 .to_string()
                 .contains("missing rule")
         );
-    }
-
-    #[test]
-    fn faults_hit_matching_requests_the_planned_number_of_times() {
-        let faults = Faults::default().fail(
-            Fault::conflict()
-                .on_verb("update")
-                .on_resource("deployments")
-                .times(2),
-        );
-        let update = access("PUT", "/apis/apps/v1/namespaces/a/deployments/web").unwrap();
-        let get = access("GET", "/apis/apps/v1/namespaces/a/deployments/web").unwrap();
-        assert_eq!(faults.take(&get), None);
-        assert_eq!(faults.take(&update), Some(FaultKind::Conflict));
-        assert_eq!(faults.take(&update), Some(FaultKind::Conflict));
-        assert_eq!(faults.take(&update), None);
-        assert_eq!(faults.injected().len(), 2);
     }
 }
