@@ -35,7 +35,6 @@ mod conversion;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -58,16 +57,12 @@ pub use rkb_core::webhook::{
     SideEffects,
 };
 
-use crate::manager::Check;
-use crate::manager::{server, tls};
+pub use crate::serve::{DEFAULT_CERT_DIR, TlsFiles};
+use crate::serve::{ListenAddr, server, tls};
 
 /// The largest request body accepted: an AdmissionReview carries the object and the old
 /// object, each up to the API server's 3 MiB; controller-runtime allows 7 MiB too.
 pub const MAX_REQUEST_BYTES: usize = 7 * 1024 * 1024;
-
-/// controller-runtime's default certificate directory (kubebuilder mounts the
-/// cert-manager Secret there).
-pub const DEFAULT_CERT_DIR: &str = "/tmp/k8s-webhook-server/serving-certs";
 
 type Handler =
     Arc<dyn Fn(Bytes) -> Pin<Box<dyn Future<Output = admission::Reply> + Send>> + Send + Sync>;
@@ -183,7 +178,7 @@ impl Webhooks {
     /// ready to [`serve`](WebhookServer::serve).
     pub async fn bind(
         self,
-        addr: impl Into<crate::manager::ListenAddr>,
+        addr: impl Into<ListenAddr>,
         tls: &TlsFiles,
     ) -> anyhow::Result<WebhookServer> {
         if !self.conflicts.is_empty() {
@@ -301,35 +296,14 @@ impl Webhooks {
     }
 }
 
-/// The webhook server's certificate and key (PEM files).
-#[derive(Clone, Debug)]
-pub struct TlsFiles {
-    pub cert: PathBuf,
-    pub key: PathBuf,
-}
-
-impl TlsFiles {
-    /// The files `cert` and `key` in `dir`.
-    pub fn new(dir: &Path, cert: &str, key: &str) -> Self {
-        Self {
-            cert: dir.join(cert),
-            key: dir.join(key),
-        }
-    }
-
-    /// `tls.crt` and `tls.key` in `dir`, as a cert-manager Secret mounts them.
-    pub fn in_dir(dir: &Path) -> Self {
-        Self::new(dir, "tls.crt", "tls.key")
-    }
-}
-
 /// A bound webhook server; see [`Webhooks::bind`].
 pub struct WebhookServer {
     listener: TcpListener,
     acceptor: TlsAcceptor,
     reload: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
     webhooks: Arc<Webhooks>,
-    ready: Option<Check>,
+    /// Called once the server accepts connections (the manager's readiness check).
+    ready: Option<Box<dyn FnOnce() + Send>>,
 }
 
 impl fmt::Debug for WebhookServer {
@@ -347,9 +321,9 @@ impl WebhookServer {
         self.listener.local_addr()
     }
 
-    /// Passes `check` once the server accepts connections.
-    pub(crate) fn ready_with(mut self, check: Check) -> Self {
-        self.ready = Some(check);
+    /// Calls `ready` once the server accepts connections.
+    pub(crate) fn ready_with(mut self, ready: impl FnOnce() + Send + 'static) -> Self {
+        self.ready = Some(Box::new(ready));
         self
     }
 
@@ -366,8 +340,8 @@ impl WebhookServer {
             },
             stop,
         );
-        if let Some(check) = self.ready {
-            check.pass();
+        if let Some(ready) = self.ready {
+            ready();
         }
         match self.reload {
             Some(reload) => {
@@ -383,6 +357,8 @@ impl WebhookServer {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use k8s_openapi::api::core::v1::ConfigMap;
 
     use super::*;

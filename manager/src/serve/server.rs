@@ -23,7 +23,7 @@ use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::args::ListenAddr;
+use super::ListenAddr;
 
 pub(crate) type Request = http::Request<Incoming>;
 pub(crate) type Response = http::Response<Full<Bytes>>;
