@@ -361,7 +361,7 @@ impl Manager {
             // The bound address: the port differs from the flag's when that asks for port 0.
             let addr = listener.local_addr()?;
             let readiness = self.readiness.clone();
-            servers.spawn(server::serve(listener, None, move |request| {
+            servers.spawn(server::serve_apart(listener, "probes", move |request| {
                 let response = health::respond(request.method(), request.uri().path(), &readiness);
                 std::future::ready(response)
             }));
