@@ -39,13 +39,13 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use futures::FutureExt as _;
 use http::{HeaderValue, Method, StatusCode, header};
-use http_body_util::{BodyExt as _, Full, Limited};
+use http_body_util::Full;
 use kube::Resource;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
@@ -201,99 +201,128 @@ impl Webhooks {
             ready: None,
         })
     }
+}
 
-    /// Answers one HTTP request.
-    async fn respond(&self, request: server::Request) -> server::Response {
-        let path = request.uri().path().to_owned();
-        if request.method() != Method::POST {
-            return server::text(StatusCode::METHOD_NOT_ALLOWED, "only POST\n");
-        }
-        let conversion = path == CONVERSION_PATH && !self.conversions.is_empty();
-        let route = self.routes.get(&path);
-        if route.is_none() && !conversion {
-            return server::text(
-                StatusCode::NOT_FOUND,
-                format!(
-                    "no webhook at {path}: this server has {}\n",
-                    self.paths().join(", ")
-                ),
-            );
-        }
-        let json = request
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-            .is_some_and(|value| value.starts_with("application/json"));
-        if !json {
-            return server::text(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "a review must be sent as Content-Type: application/json\n",
-            );
-        }
-        let too_large = || {
-            server::text(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("a review may be at most {MAX_REQUEST_BYTES} bytes\n"),
-            )
-        };
-        let declared = request
-            .headers()
-            .get(header::CONTENT_LENGTH)
-            .and_then(|value| value.to_str().ok()?.parse::<usize>().ok());
-        if declared.is_some_and(|length| length > MAX_REQUEST_BYTES) {
-            return too_large();
-        }
-        let body = match Limited::new(request.into_body(), MAX_REQUEST_BYTES)
-            .collect()
-            .await
-        {
-            Ok(body) => body.to_bytes(),
-            Err(error) if error.is::<http_body_util::LengthLimitError>() => return too_large(),
-            Err(error) => {
-                return server::text(
-                    StatusCode::BAD_REQUEST,
-                    format!("cannot read the request: {error}\n"),
+/// Memory the reviews in flight may take together, well inside the scaffold's 128 MiB
+/// limit with the manager's own ~30 MiB; a review waits for its share, or is refused.
+const REVIEW_MEMORY: usize = 64 << 20;
+/// Peak memory of a review per byte of body, measured by `benches/review_memory.rs` (the
+/// body, the object read into its type, and for a defaulter the object and its defaulted
+/// form as JSON values for the patch), with a margin.
+const MEMORY_PER_BYTE: usize = 12;
+/// The smallest share, which also caps the reviews in flight (and the threads they take).
+const MIN_SHARE: usize = REVIEW_MEMORY / 16;
+/// How long a review waits for its share before it is refused with 429: well within the
+/// API server's webhook timeout (10 s by default), so the refusal is what it reports.
+const SHARE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The memory a review of `declared` bytes may take, in KiB (a semaphore's permits).
+fn share(declared: Option<u64>) -> u32 {
+    let bytes = declared
+        .and_then(|length| usize::try_from(length).ok())
+        .unwrap_or(MAX_REQUEST_BYTES)
+        .saturating_mul(MEMORY_PER_BYTE)
+        .clamp(MIN_SHARE, REVIEW_MEMORY);
+    u32::try_from(bytes >> 10).expect("REVIEW_MEMORY fits")
+}
+
+/// Answers one HTTP request. The review's memory is reserved before its body is read, and
+/// the work (parsing, the webhook, the patch) runs on a blocking thread, so that large
+/// reviews neither exhaust memory nor hold up the async workers (probes, reconciles).
+async fn respond(
+    webhooks: Arc<Webhooks>,
+    memory: Arc<Semaphore>,
+    request: server::Request,
+) -> server::Response {
+    let path = request.uri().path().to_owned();
+    if request.method() != Method::POST {
+        return server::text(StatusCode::METHOD_NOT_ALLOWED, "only POST\n");
+    }
+    let conversion = path == CONVERSION_PATH && !webhooks.conversions.is_empty();
+    let route = webhooks.routes.get(&path).cloned();
+    if route.is_none() && !conversion {
+        return server::text(
+            StatusCode::NOT_FOUND,
+            format!(
+                "no webhook at {path}: this server has {}\n",
+                webhooks.paths().join(", ")
+            ),
+        );
+    }
+    let json = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("application/json"));
+    if !json {
+        return server::text(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "a review must be sent as Content-Type: application/json\n",
+        );
+    }
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
+    let permit = if declared.is_some_and(|length| length > MAX_REQUEST_BYTES as u64) {
+        None // refused with 413 below, without reading
+    } else {
+        match tokio::time::timeout(SHARE_WAIT, memory.acquire_many_owned(share(declared))).await {
+            Ok(permit) => Some(permit.expect("the semaphore is never closed")),
+            Err(_) => {
+                tracing::info!(%path, bytes = declared, "refused a review: too many large reviews in flight");
+                let mut busy = server::text(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    format!(
+                        "the webhook server is busy: the reviews in flight already take the \
+                         memory it allows ({} MiB); retry\n",
+                        REVIEW_MEMORY >> 20
+                    ),
                 );
+                busy.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                return busy;
             }
-        };
-        let reply = match route {
-            Some(route) => {
-                let handled = std::panic::AssertUnwindSafe((route.handler)(body)).catch_unwind();
-                match handled.await {
-                    Ok(reply) => reply,
-                    Err(_) => {
-                        tracing::error!(webhook = %route.what, "the webhook panicked");
-                        let (_, review) =
-                            admission::malformed("the webhook panicked while handling it");
-                        (StatusCode::INTERNAL_SERVER_ERROR, review)
-                    }
-                }
+        }
+    };
+    let body = match server::read_body(request, MAX_REQUEST_BYTES).await {
+        Ok((_, body)) => body,
+        Err(response) => return response,
+    };
+    let runtime = tokio::runtime::Handle::current();
+    let what = route.as_ref().map(|route| route.what.clone());
+    let work = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        match route {
+            // The webhook's own async code runs here too, on this thread.
+            Some(route) => runtime.block_on((route.handler)(body)),
+            None => conversion::convert(&webhooks.conversions, &body),
+        }
+    });
+    let (status, body) = match work.await {
+        Ok(reply) => reply,
+        Err(_) => match what {
+            Some(what) => {
+                tracing::error!(webhook = %what, "the webhook panicked");
+                let (_, review) = admission::malformed("the webhook panicked while handling it");
+                (StatusCode::INTERNAL_SERVER_ERROR, review)
             }
             None => {
-                let conversions = &self.conversions;
-                match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    conversion::convert(conversions, &body)
-                })) {
-                    Ok(reply) => reply,
-                    Err(_) => {
-                        tracing::error!("a conversion panicked");
-                        (
-                            StatusCode::INTERNAL_SERVER_ERROR,
-                            b"a conversion panicked\n".to_vec(),
-                        )
-                    }
-                }
+                tracing::error!("a conversion panicked");
+                (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    b"a conversion panicked\n".to_vec(),
+                )
             }
-        };
-        let (status, body) = reply;
-        let mut response = http::Response::new(Full::new(Bytes::from(body)));
-        *response.status_mut() = status;
-        response.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        response
-    }
+        },
+    };
+    let mut response = http::Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
 /// A bound webhook server; see [`Webhooks::bind`].
@@ -331,13 +360,11 @@ impl WebhookServer {
     /// new connections refused, and the future completes when the last one closed.
     pub async fn serve(self, stop: CancellationToken) {
         let webhooks = self.webhooks;
+        let memory = Arc::new(Semaphore::new(share(Some(u64::MAX)) as usize));
         let served = server::serve_until(
             self.listener,
             Some(self.acceptor),
-            move |request| {
-                let webhooks = webhooks.clone();
-                async move { webhooks.respond(request).await }
-            },
+            move |request| respond(webhooks.clone(), memory.clone(), request),
             stop,
         );
         if let Some(ready) = self.ready {
@@ -377,6 +404,49 @@ mod tests {
             _: &ConfigMap,
         ) -> Result<Warnings, Denied> {
             Ok(Warnings::new())
+        }
+    }
+
+    fn review(api_version: &str, kind: &str) -> Vec<u8> {
+        serde_json::to_vec(&serde_json::json!({
+            "apiVersion": api_version,
+            "kind": kind,
+            "request": {
+                "uid": "u1",
+                "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+                "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+                "operation": "CREATE",
+                "userInfo": {"username": "test"},
+                "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+            }
+        }))
+        .unwrap()
+    }
+
+    /// Only admission.k8s.io/v1 AdmissionReviews are answered: anything else is refused
+    /// with 400, never allowed with its apiVersion and kind echoed back.
+    #[tokio::test]
+    async fn a_review_of_another_version_or_kind_is_a_bad_request() {
+        let (status, reply) = admission::validate::<ConfigMap, _>(
+            &Allow,
+            &review("admission.k8s.io/v1", "AdmissionReview"),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+        let reply: serde_json::Value = serde_json::from_slice(&reply).unwrap();
+        assert_eq!(reply["response"]["allowed"], true, "{reply}");
+        for (api_version, kind) in [
+            ("admission.k8s.io/v2", "AdmissionReview"),
+            ("admission.k8s.io/v1beta1", "AdmissionReview"),
+            ("admission.k8s.io/v1", "ConversionReview"),
+            ("", ""),
+        ] {
+            let (status, reply) =
+                admission::validate::<ConfigMap, _>(&Allow, &review(api_version, kind)).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{api_version} {kind}");
+            let reply: serde_json::Value = serde_json::from_slice(&reply).unwrap();
+            assert_eq!(reply["apiVersion"], "admission.k8s.io/v1", "{reply}");
+            assert_eq!(reply["response"]["allowed"], false, "{reply}");
         }
     }
 
