@@ -42,9 +42,9 @@ const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// slots from new ones; only when every slot has a request in progress do new clients wait
 /// in the listen backlog, so a flood of connections cannot exhaust memory or descriptors.
 const MAX_CONNECTIONS: usize = 256;
-/// A connection that just finished a response is not closed for a newcomer within this
-/// time, so that a client reusing its connection at once is not cut off.
-const IDLE_GRACE: Duration = Duration::from_millis(200);
+/// A connection idle for less than this is not closed for a newcomer: a client reusing its
+/// connection at once, or still in a TLS handshake on a loaded node, is not cut off.
+const IDLE_GRACE: Duration = Duration::from_secs(1);
 /// The listen backlog, for exact addresses as for `:port` (the kernel caps it at somaxconn).
 const BACKLOG: i32 = 1024;
 
@@ -230,11 +230,21 @@ async fn serve_at_most<H, F>(
         connections.spawn(async move {
             let _permit = permit; // held until the connection closes
             let _registered = Registered(slot.clone());
+            // Idle from now, not from the accept: under a flood this task may start late,
+            // and the request its client sent at once must not count as idle time.
+            slot.slots.set_idle(slot.id, true);
             let service = service_fn({
                 let slot = slot.clone();
                 move |request| {
                     let handle = handle.clone();
+                    let mut request = request;
                     let busy = slot.busy();
+                    if !hyper::body::Body::is_end_stream(request.body()) {
+                        // Waiting for the client's body is idle time: a client that sends
+                        // headers and no body can lose its slot like an idle one.
+                        slot.slots.set_idle(slot.id, true);
+                        request.extensions_mut().insert(slot.clone());
+                    }
                     async move {
                         let response = handle(request).await;
                         Ok::<_, Infallible>(response.map(|body| Tracked { body, _busy: busy }))
@@ -291,7 +301,8 @@ struct Slots {
 
 #[derive(Debug)]
 struct SlotState {
-    /// Since when no request is in progress; `None` while one is.
+    /// Since when no request is in progress (or its body is awaited); `None` while one
+    /// is, and before the connection's task first runs.
     idle_since: Option<Instant>,
     evict: CancellationToken,
 }
@@ -313,7 +324,7 @@ impl Slots {
         let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let evict = CancellationToken::new();
         let state = SlotState {
-            idle_since: Some(Instant::now()),
+            idle_since: None,
             evict: evict.clone(),
         };
         lock(&self.open).insert(id, state);
@@ -439,7 +450,12 @@ async fn read_body_within(
     }
     let (parts, body) = request.into_parts();
     match tokio::time::timeout(timeout, Limited::new(body, max).collect()).await {
-        Ok(Ok(body)) => Ok((parts, body.to_bytes())),
+        Ok(Ok(body)) => {
+            if let Some(slot) = parts.extensions.get::<Slot>() {
+                slot.slots.set_idle(slot.id, false);
+            }
+            Ok((parts, body.to_bytes()))
+        }
         Ok(Err(error)) if error.is::<http_body_util::LengthLimitError>() => {
             Err(closing(too_large()))
         }
@@ -711,6 +727,41 @@ mod tests {
         assert!(
             answered.starts_with("HTTP/1.1 200") && answered.ends_with("hi"),
             "{answered}"
+        );
+        server.abort();
+    }
+
+    /// A client that sent headers announcing a body, and no body, is as idle as one that
+    /// sent nothing: it loses its slot to a newcomer.
+    #[tokio::test]
+    async fn a_client_holding_back_its_body_loses_its_slot_to_a_newcomer() {
+        let (listener, addr) = local().await;
+        let handler = |request| async move {
+            match read_body(request, 1 << 20).await {
+                Ok(_) => text(StatusCode::OK, "ok"),
+                Err(response) => response,
+            }
+        };
+        let server = tokio::spawn(serve_at_most(
+            1,
+            listener,
+            None,
+            handler,
+            CancellationToken::new(),
+        ));
+        let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
+        slow.write_all(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n")
+            .await
+            .unwrap();
+        tokio::time::sleep(IDLE_GRACE * 2).await;
+        let mut newcomer = tokio::net::TcpStream::connect(addr).await.unwrap();
+        newcomer.write_all(GET).await.unwrap();
+        let answered = answer(&mut newcomer, Duration::from_secs(1)).await;
+        assert!(
+            answered
+                .as_deref()
+                .is_some_and(|a| a.starts_with("HTTP/1.1 200")),
+            "{answered:?}"
         );
         server.abort();
     }
