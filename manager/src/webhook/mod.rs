@@ -24,7 +24,8 @@
 //! # }
 //! ```
 //!
-//! The server answers POSTs of JSON bodies up to [`MAX_REQUEST_BYTES`]; anything else
+//! The server answers POSTs of JSON bodies up to [`MAX_REQUEST_BYTES`] and within the memory
+//! it may spend on reviews (2 MiB of body); anything else
 //! gets an HTTP error (405, 404, 415, 413), a body that is not a review gets 400 with a
 //! review saying why, and a review the webhook cannot handle (another kind, an unreadable
 //! object, a panicking webhook) is refused with a message, never a crash.
@@ -39,6 +40,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use futures::FutureExt as _;
 use http::{HeaderValue, Method, StatusCode, header};
 use http_body_util::Full;
 use kube::Resource;
@@ -203,27 +205,66 @@ impl Webhooks {
     }
 }
 
-/// Memory the reviews in flight may take together, well inside the scaffold's 128 MiB
-/// limit with the manager's own ~30 MiB; a review waits for its share, or is refused.
+/// Memory the reviews in flight may take together, inside the scaffold's 128 MiB limit
+/// with the manager's own ~25 MiB and what the allocator keeps after a burst.
 const REVIEW_MEMORY: usize = 64 << 20;
-/// Peak memory of a review per byte of body, measured by `benches/review_memory.rs` (the
-/// body, the object read into its type, and for a defaulter the object and its defaulted
-/// form as JSON values for the patch), with a margin.
-const MEMORY_PER_BYTE: usize = 12;
-/// The smallest share, which also caps the reviews in flight (and the threads they take).
-const MIN_SHARE: usize = REVIEW_MEMORY / 16;
+/// Peak memory of a review per byte of body: 30 measured by the attack suite
+/// (examples/memcached-operator/tests/manager/attack.rs) for a 2 MB review of 150,000
+/// labels sent to a defaulter (the body, the object read into its type, the object and its
+/// defaulted form as JSON values for the patch), rounded up.
+const MEMORY_PER_BYTE: usize = 32;
+/// Reviews up to this size (most are a few KiB) take a lane of their own, so that they
+/// never queue behind large ones.
+const SMALL_REVIEW: usize = 64 << 10;
+/// Small reviews handled at once; together they take at most 16 MiB.
+const SMALL_IN_FLIGHT: usize = 8;
+/// The largest review the manager can afford: larger ones are refused with 413 before
+/// their body is read, rather than risking the memory limit.
+const AFFORDABLE: usize = REVIEW_MEMORY / MEMORY_PER_BYTE;
 /// How long a review waits for its share before it is refused with 429: well within the
 /// API server's webhook timeout (10 s by default), so the refusal is what it reports.
 const SHARE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// The memory a review of `declared` bytes may take, in KiB (a semaphore's permits).
-fn share(declared: Option<u64>) -> u32 {
-    let bytes = declared
-        .and_then(|length| usize::try_from(length).ok())
-        .unwrap_or(MAX_REQUEST_BYTES)
-        .saturating_mul(MEMORY_PER_BYTE)
-        .clamp(MIN_SHARE, REVIEW_MEMORY);
-    u32::try_from(bytes >> 10).expect("REVIEW_MEMORY fits")
+/// What bounds the reviews of one server: permits for small reviews, and KiB of
+/// [`REVIEW_MEMORY`] for the others, which run on a thread of their own (`large`): the
+/// allocator keeps what a thread freed for that thread's next use, so large reviews spread
+/// over many threads would each leave their peak behind.
+#[derive(Debug)]
+struct Lanes {
+    small: Arc<Semaphore>,
+    memory: Arc<Semaphore>,
+    large: tokio::runtime::Handle,
+}
+
+impl Lanes {
+    fn new(large: tokio::runtime::Handle) -> Self {
+        Self {
+            small: Arc::new(Semaphore::new(SMALL_IN_FLIGHT)),
+            memory: Arc::new(Semaphore::new(REVIEW_MEMORY >> 10)),
+            large,
+        }
+    }
+
+    /// Waits for a review of `declared` bytes (unknown: the most affordable) to fit; the
+    /// permit, and whether it is a small review.
+    async fn reserve(
+        &self,
+        declared: Option<u64>,
+    ) -> Option<(tokio::sync::OwnedSemaphorePermit, bool)> {
+        let bytes = declared
+            .and_then(|length| usize::try_from(length).ok())
+            .unwrap_or(AFFORDABLE);
+        let small = bytes <= SMALL_REVIEW;
+        let permit = if small {
+            self.small.clone().acquire_owned().boxed()
+        } else {
+            let kib = (bytes.saturating_mul(MEMORY_PER_BYTE) >> 10).min(REVIEW_MEMORY >> 10);
+            let kib = u32::try_from(kib).expect("REVIEW_MEMORY fits");
+            self.memory.clone().acquire_many_owned(kib).boxed()
+        };
+        let permit = tokio::time::timeout(SHARE_WAIT, permit).await.ok()?;
+        Some((permit.expect("the semaphores are never closed"), small))
+    }
 }
 
 /// Answers one HTTP request. The review's memory is reserved before its body is read, and
@@ -231,7 +272,7 @@ fn share(declared: Option<u64>) -> u32 {
 /// reviews neither exhaust memory nor hold up the async workers (probes, reconciles).
 async fn respond(
     webhooks: Arc<Webhooks>,
-    memory: Arc<Semaphore>,
+    lanes: Arc<Lanes>,
     request: server::Request,
 ) -> server::Response {
     let path = request.uri().path().to_owned();
@@ -264,42 +305,50 @@ async fn respond(
         .headers()
         .get(header::CONTENT_LENGTH)
         .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
-    let permit = if declared.is_some_and(|length| length > MAX_REQUEST_BYTES as u64) {
-        None // refused with 413 below, without reading
-    } else {
-        match tokio::time::timeout(SHARE_WAIT, memory.acquire_many_owned(share(declared))).await {
-            Ok(permit) => Some(permit.expect("the semaphore is never closed")),
-            Err(_) => {
-                tracing::info!(%path, bytes = declared, "refused a review: too many large reviews in flight");
-                let mut busy = server::text(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    format!(
-                        "the webhook server is busy: the reviews in flight already take the \
-                         memory it allows ({} MiB); retry\n",
-                        REVIEW_MEMORY >> 20
-                    ),
-                );
-                busy.headers_mut()
-                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-                return busy;
-            }
-        }
+    if declared.is_some_and(|length| length > AFFORDABLE as u64) {
+        return server::text(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "a review may be at most {AFFORDABLE} bytes: a larger one would take more than \
+                 the {} MiB this webhook server may spend on reviews\n",
+                REVIEW_MEMORY >> 20
+            ),
+        );
+    }
+    let Some((permit, small)) = lanes.reserve(declared).await else {
+        tracing::info!(%path, bytes = declared, "refused a review: too many large reviews in flight");
+        let mut busy = server::text(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "the webhook server is busy: the reviews in flight already take the memory \
+                 it may spend ({} MiB); retry\n",
+                REVIEW_MEMORY >> 20
+            ),
+        );
+        busy.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return busy;
     };
-    let body = match server::read_body(request, MAX_REQUEST_BYTES).await {
+    let body = match server::read_body(request, AFFORDABLE.min(MAX_REQUEST_BYTES)).await {
         Ok((_, body)) => body,
         Err(response) => return response,
     };
-    let runtime = tokio::runtime::Handle::current();
     let what = route.as_ref().map(|route| route.what.clone());
-    let work = tokio::task::spawn_blocking(move || {
+    let work = async move {
         let _permit = permit;
         match route {
-            // The webhook's own async code runs here too, on this thread.
-            Some(route) => runtime.block_on((route.handler)(body)),
+            Some(route) => (route.handler)(body).await,
             None => conversion::convert(&webhooks.conversions, &body),
         }
-    });
-    let (status, body) = match work.await {
+    };
+    let worked = if small {
+        let runtime = tokio::runtime::Handle::current();
+        // The webhook's own async code runs on this blocking thread too.
+        tokio::task::spawn_blocking(move || runtime.block_on(work)).await
+    } else {
+        lanes.large.spawn(work).await
+    };
+    let (status, body) = match worked {
         Ok(reply) => reply,
         Err(_) => match what {
             Some(what) => {
@@ -360,11 +409,23 @@ impl WebhookServer {
     /// new connections refused, and the future completes when the last one closed.
     pub async fn serve(self, stop: CancellationToken) {
         let webhooks = self.webhooks;
-        let memory = Arc::new(Semaphore::new(share(Some(u64::MAX)) as usize));
+        let large = match tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("webhook-large-reviews")
+            .enable_all()
+            .build()
+        {
+            Ok(large) => large,
+            Err(error) => {
+                tracing::error!(%error, "cannot start the webhook server's review thread");
+                return;
+            }
+        };
+        let lanes = Arc::new(Lanes::new(large.handle().clone()));
         let served = server::serve_until(
             self.listener,
             Some(self.acceptor),
-            move |request| respond(webhooks.clone(), memory.clone(), request),
+            move |request| respond(webhooks.clone(), lanes.clone(), request),
             stop,
         );
         if let Some(ready) = self.ready {
@@ -379,6 +440,8 @@ impl WebhookServer {
             }
             None => served.await,
         }
+        // Not dropped here: dropping a runtime blocks, which an async context may not.
+        large.shutdown_background();
     }
 }
 
