@@ -592,6 +592,27 @@ mod tests {
         (listener, addr)
     }
 
+    fn start<H, F>(max: usize, listener: TcpListener, handler: H) -> tokio::task::JoinHandle<()>
+    where
+        H: Fn(Request) -> F + Clone + Send + Sync + 'static,
+        F: Future<Output = Response> + Send + 'static,
+    {
+        tokio::spawn(serve_at_most(
+            max,
+            listener,
+            None,
+            handler,
+            CancellationToken::new(),
+        ))
+    }
+
+    fn assert_ok(answered: Option<&str>) {
+        assert!(
+            answered.is_some_and(|a| a.starts_with("HTTP/1.1 200")),
+            "{answered:?}"
+        );
+    }
+
     const GET: &[u8] = b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
 
     /// Reads what the server sends until it closes the connection (or `within` passes).
@@ -618,13 +639,7 @@ mod tests {
                 }
             }
         };
-        let server = tokio::spawn(serve_at_most(
-            2,
-            listener,
-            None,
-            handler,
-            CancellationToken::new(),
-        ));
+        let server = start(2, listener, handler);
         let connect = || tokio::net::TcpStream::connect(addr);
         let (mut first, mut second) = (connect().await.unwrap(), connect().await.unwrap());
         first.write_all(GET).await.unwrap();
@@ -657,13 +672,7 @@ mod tests {
     async fn a_new_connection_takes_the_slot_of_the_one_idle_longest() {
         let (listener, addr) = local().await;
         let handler = |_| async { text(StatusCode::OK, "ok") };
-        let server = tokio::spawn(serve_at_most(
-            2,
-            listener,
-            None,
-            handler,
-            CancellationToken::new(),
-        ));
+        let server = start(2, listener, handler);
         let connect = || tokio::net::TcpStream::connect(addr);
         let mut oldest = connect().await.unwrap();
         tokio::time::sleep(IDLE_GRACE * 2).await;
@@ -672,12 +681,7 @@ mod tests {
         let mut newcomer = connect().await.unwrap();
         newcomer.write_all(GET).await.unwrap();
         let answered = answer(&mut newcomer, Duration::from_secs(1)).await;
-        assert!(
-            answered
-                .as_deref()
-                .is_some_and(|a| a.starts_with("HTTP/1.1 200")),
-            "{answered:?}"
-        );
+        assert_ok(answered.as_deref());
         assert_eq!(
             answer(&mut oldest, Duration::from_secs(1)).await.as_deref(),
             Some(""),
@@ -697,13 +701,7 @@ mod tests {
                 Err(response) => response,
             }
         };
-        let server = tokio::spawn(serve_at_most(
-            8,
-            listener,
-            None,
-            handler,
-            CancellationToken::new(),
-        ));
+        let server = start(8, listener, handler);
         let heads: [&[u8]; 3] = [
             b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n",
             b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n10\r\npart",
@@ -742,13 +740,7 @@ mod tests {
                 Err(response) => response,
             }
         };
-        let server = tokio::spawn(serve_at_most(
-            1,
-            listener,
-            None,
-            handler,
-            CancellationToken::new(),
-        ));
+        let server = start(1, listener, handler);
         let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
         slow.write_all(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n")
             .await
@@ -757,12 +749,7 @@ mod tests {
         let mut newcomer = tokio::net::TcpStream::connect(addr).await.unwrap();
         newcomer.write_all(GET).await.unwrap();
         let answered = answer(&mut newcomer, Duration::from_secs(1)).await;
-        assert!(
-            answered
-                .as_deref()
-                .is_some_and(|a| a.starts_with("HTTP/1.1 200")),
-            "{answered:?}"
-        );
+        assert_ok(answered.as_deref());
         server.abort();
     }
 

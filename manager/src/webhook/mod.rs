@@ -24,11 +24,11 @@
 //! # }
 //! ```
 //!
-//! The server answers POSTs of JSON bodies up to [`MAX_REQUEST_BYTES`] and within the memory
-//! it may spend on reviews (2 MiB of body); anything else
-//! gets an HTTP error (405, 404, 415, 413), a body that is not a review gets 400 with a
-//! review saying why, and a review the webhook cannot handle (another kind, an unreadable
-//! object, a panicking webhook) is refused with a message, never a crash.
+//! The server answers POSTs of JSON bodies up to [`MAX_REQUEST_BYTES`]; anything else gets
+//! an HTTP error (405, 404, 415, 413, or 429 while the reviews in flight take the memory it
+//! may spend), a body that is not a review (or not an `admission.k8s.io/v1` one) gets 400
+//! with a review saying why, and a review the webhook cannot handle (another kind, an
+//! unreadable object, a panicking webhook) is refused with a message, never a crash.
 
 mod admission;
 mod conversion;
@@ -62,9 +62,11 @@ pub use rkb_core::webhook::{
 pub use crate::serve::{DEFAULT_CERT_DIR, TlsFiles};
 use crate::serve::{ListenAddr, server, tls};
 
-/// The largest request body accepted: an AdmissionReview carries the object and the old
-/// object, each up to the API server's 3 MiB; controller-runtime allows 7 MiB too.
-pub const MAX_REQUEST_BYTES: usize = 7 * 1024 * 1024;
+/// The largest request body accepted (2 MiB): what the memory the server may spend on
+/// reviews affords, less than controller-runtime's 7 MiB (it bounds neither the reviews in
+/// flight nor their memory). An AdmissionReview carries the object and the old object, each
+/// up to etcd's 1.5 MiB.
+pub const MAX_REQUEST_BYTES: usize = REVIEW_MEMORY / MEMORY_PER_BYTE;
 
 type Handler =
     Arc<dyn Fn(Bytes) -> Pin<Box<dyn Future<Output = admission::Reply> + Send>> + Send + Sync>;
@@ -218,9 +220,6 @@ const MEMORY_PER_BYTE: usize = 32;
 const SMALL_REVIEW: usize = 64 << 10;
 /// Small reviews handled at once; together they take at most 16 MiB.
 const SMALL_IN_FLIGHT: usize = 8;
-/// The largest review the manager can afford: larger ones are refused with 413 before
-/// their body is read, rather than risking the memory limit.
-const AFFORDABLE: usize = REVIEW_MEMORY / MEMORY_PER_BYTE;
 /// How long a review waits for its share before it is refused with 429: well within the
 /// API server's webhook timeout (10 s by default), so the refusal is what it reports.
 const SHARE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
@@ -253,7 +252,7 @@ impl Lanes {
     ) -> Option<(tokio::sync::OwnedSemaphorePermit, bool)> {
         let bytes = declared
             .and_then(|length| usize::try_from(length).ok())
-            .unwrap_or(AFFORDABLE);
+            .unwrap_or(MAX_REQUEST_BYTES);
         let small = bytes <= SMALL_REVIEW;
         let permit = if small {
             self.small.clone().acquire_owned().boxed()
@@ -305,11 +304,11 @@ async fn respond(
         .headers()
         .get(header::CONTENT_LENGTH)
         .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
-    if declared.is_some_and(|length| length > AFFORDABLE as u64) {
+    if declared.is_some_and(|length| length > MAX_REQUEST_BYTES as u64) {
         return server::text(
             StatusCode::PAYLOAD_TOO_LARGE,
             format!(
-                "a review may be at most {AFFORDABLE} bytes: a larger one would take more than \
+                "a review may be at most {MAX_REQUEST_BYTES} bytes: a larger one would take more than \
                  the {} MiB this webhook server may spend on reviews\n",
                 REVIEW_MEMORY >> 20
             ),
@@ -329,7 +328,7 @@ async fn respond(
             .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         return busy;
     };
-    let body = match server::read_body(request, AFFORDABLE.min(MAX_REQUEST_BYTES)).await {
+    let body = match server::read_body(request, MAX_REQUEST_BYTES).await {
         Ok((_, body)) => body,
         Err(response) => return response,
     };
