@@ -512,6 +512,40 @@ mod tests {
         }
     }
 
+    /// Large reviews share the memory budget and wait for it (then are refused); small
+    /// ones never queue behind them.
+    #[tokio::test(start_paused = true)]
+    async fn large_reviews_wait_for_their_share_and_small_ones_pass_them() {
+        let lanes = Lanes::new(tokio::runtime::Handle::current());
+        let largest = Some(MAX_REQUEST_BYTES as u64);
+        let (first, small) = lanes.reserve(largest).await.expect("the budget is free");
+        assert!(!small);
+        assert_eq!(
+            lanes.memory.available_permits(),
+            0,
+            "a 2 MiB review takes it all"
+        );
+        let (_, small) = lanes
+            .reserve(Some(4096))
+            .await
+            .expect("a small review does not wait for the large one");
+        assert!(small);
+        let waited = tokio::time::Instant::now();
+        assert!(
+            lanes.reserve(Some(1 << 20)).await.is_none(),
+            "no share left"
+        );
+        assert_eq!(waited.elapsed(), SHARE_WAIT);
+        drop(first);
+        let (_held, small) = lanes.reserve(Some(1 << 20)).await.expect("freed");
+        assert!(!small);
+        assert_eq!(
+            lanes.memory.available_permits(),
+            (REVIEW_MEMORY - (1 << 20) * MEMORY_PER_BYTE) >> 10,
+            "a 1 MiB review takes 32 MiB"
+        );
+    }
+
     #[test]
     fn paths_follow_kubebuilders_naming() {
         let webhooks = Webhooks::new().validator::<ConfigMap, _>(Allow);
