@@ -10,6 +10,7 @@
 pub mod backoff;
 pub mod client;
 pub mod manager;
+mod serve;
 pub mod webhook;
 
 pub use client::{ClusterApi, Lister, NamespacedApi, TypedApi};

@@ -418,7 +418,7 @@ async fn bad_requests_get_errors_and_the_server_keeps_serving() {
     );
     let answer = raw(head.as_bytes()).await;
     assert!(answer.starts_with("HTTP/1.1 413 "), "{answer}");
-    // ... and without one (chunked), once 7 MiB have been read.
+    // ... and without one (chunked), once the limit has been read.
     let limit = rkb_runtime::webhook::MAX_REQUEST_BYTES;
     let mut chunked = format!(
         "POST {VALIDATE_PATH} HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n\

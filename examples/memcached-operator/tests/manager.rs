@@ -54,6 +54,9 @@ const WAIT: Duration = Duration::from_secs(60);
 /// What a loaded 2-core machine may add to a timing bound (scheduling, process start).
 const SLACK: Duration = Duration::from_secs(3);
 
+#[path = "manager/attack.rs"]
+mod attack;
+
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// What every test needs once: the CRD, the operator's RBAC and a token of its account.
@@ -153,6 +156,12 @@ impl Line {
     }
 }
 
+/// The webhook server's test certificate, shared by every manager of this binary.
+fn webhook_certs() -> &'static WebhookCerts {
+    static WEBHOOK_CERTS: OnceLock<WebhookCerts> = OnceLock::new();
+    WEBHOOK_CERTS.get_or_init(|| WebhookCerts::generate().unwrap())
+}
+
 /// A `memcached-example` process and what it logged.
 struct Manager {
     name: String,
@@ -168,8 +177,7 @@ impl Manager {
     /// `<name>_`) with probes and metrics on free ports.
     fn start(name: &str, kubeconfig: &Path, flags: &[String]) -> Self {
         // The manager serves the webhooks too: on a free port, with a test certificate.
-        static WEBHOOK_CERTS: OnceLock<WebhookCerts> = OnceLock::new();
-        let certs = WEBHOOK_CERTS.get_or_init(|| WebhookCerts::generate().unwrap());
+        let certs = webhook_certs();
         let mut command = Command::new(env!("CARGO_BIN_EXE_memcached-example"));
         command
             .args([

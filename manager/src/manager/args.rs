@@ -3,7 +3,6 @@
 
 use std::fmt;
 use std::io::IsTerminal;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
@@ -14,6 +13,8 @@ use tracing::Subscriber;
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::util::SubscriberInitExt;
+
+use crate::serve::ListenAddr;
 
 /// Flags of an operator's manager; a generated `main.rs` flattens them into its own parser.
 ///
@@ -87,7 +88,7 @@ pub struct Args {
     pub webhook_bind_address: BindAddress,
     /// Directory holding the webhook server's certificate and key (a mounted cert-manager
     /// Secret; reloaded when they change). The API server must trust its CA.
-    #[arg(long, value_name = "DIR", default_value = crate::webhook::DEFAULT_CERT_DIR)]
+    #[arg(long, value_name = "DIR", default_value = crate::serve::DEFAULT_CERT_DIR)]
     #[arg(help_heading = "Webhooks")]
     pub webhook_cert_path: PathBuf,
     /// File name of the certificate in --webhook-cert-path.
@@ -197,31 +198,6 @@ pub enum LogFormat {
 /// interface), or `0` (off).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BindAddress(pub Option<ListenAddr>);
-
-/// Where a server listens.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ListenAddr {
-    /// `:port`, as Go's `net.Listen` reads it: every interface, IPv6 and IPv4 (`[::]`,
-    /// dual-stack), or IPv4 only (`0.0.0.0`) where the host has no IPv6.
-    AnyInterface(u16),
-    /// An address given in full, e.g. `127.0.0.1:8080` or `[::]:8443`: used exactly.
-    Exact(SocketAddr),
-}
-
-impl From<SocketAddr> for ListenAddr {
-    fn from(addr: SocketAddr) -> Self {
-        Self::Exact(addr)
-    }
-}
-
-impl fmt::Display for ListenAddr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::AnyInterface(port) => write!(f, ":{port}"),
-            Self::Exact(addr) => addr.fmt(f),
-        }
-    }
-}
 
 impl FromStr for BindAddress {
     type Err = String;

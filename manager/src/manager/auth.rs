@@ -162,7 +162,9 @@ impl Authorizer {
         verb: &str,
         path: &str,
     ) -> Result<(), Denied> {
-        let token = bearer_token(headers).ok_or(Denied::Unauthenticated)?;
+        let token = bearer_token(headers)
+            .filter(|token| jwt_shaped(token))
+            .ok_or(Denied::Unauthenticated)?;
         let key = cache_key(token, verb, path);
         let review = {
             let mut decisions = lock(&self.decisions);
@@ -314,6 +316,21 @@ fn bearer_token(headers: &HeaderMap) -> Option<&str> {
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
+/// Whether `token` can be a ServiceAccount (or OIDC) token: a JWT in compact form, three
+/// base64url parts of which the first encodes a JSON object (`{"` is `ey`). Checked before
+/// any review, so made-up tokens cost the API server nothing and leave the review lane to
+/// real scrapers. Other token kinds (static, bootstrap) are not accepted for metrics.
+fn jwt_shaped(token: &str) -> bool {
+    let base64url = |part: &str| {
+        !part.is_empty()
+            && part
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    };
+    let parts: Vec<&str> = token.split('.').collect();
+    parts.len() == 3 && parts.iter().all(|part| base64url(part)) && parts[0].starts_with("ey")
+}
+
 fn cache_key(token: &str, verb: &str, path: &str) -> [u8; 32] {
     let mut digest = ring::digest::Context::new(&ring::digest::SHA256);
     for part in [token, verb, path] {
@@ -348,6 +365,16 @@ mod tests {
             Authorizer::unregistered(Client::new(service, "default")),
             handle,
         )
+    }
+
+    /// A token shaped like a ServiceAccount token (a JWT: header, payload, signature),
+    /// named `name` for the test.
+    fn jwt(name: &str) -> String {
+        format!("eyJhbGciOiJSUzI1NiJ9.{name}.c2lnbmF0dXJl")
+    }
+
+    fn bearer(name: &str) -> String {
+        format!("Bearer {}", jwt(name))
     }
 
     fn headers(authorization: &str) -> HeaderMap {
@@ -404,6 +431,27 @@ mod tests {
         }
     }
 
+    /// A flood of made-up tokens (uuids, in the attack) costs no TokenReview: a
+    /// ServiceAccount token is a JWT.
+    #[tokio::test]
+    async fn tokens_that_are_no_jwt_are_refused_without_asking_the_api() {
+        let (authorizer, mut api) = authorizer();
+        for token in [
+            "0c4d5a106b4f4d1e9f382a1c2e8f0001",
+            "eyJhbGciOiJSUzI1NiJ9.payload",
+            "eyJhbGciOiJSUzI1NiJ9.pay/load.signature",
+            "eyJhbGciOiJSUzI1NiJ9..signature",
+            "abc.def.ghi",
+        ] {
+            let headers = headers(&format!("Bearer {token}"));
+            let check = authorizer.check(&headers, "get", "/metrics");
+            let checked = tokio::time::timeout(Duration::from_secs(5), check).await;
+            assert_eq!(checked, Ok(Err(Denied::Unauthenticated)), "{token}");
+        }
+        drop(authorizer);
+        assert!(api.next_request().await.is_none(), "a review was sent");
+    }
+
     #[tokio::test]
     async fn an_allowed_scraper_passes_token_and_access_reviews_and_is_then_cached() {
         let (authorizer, mut api) = authorizer();
@@ -412,12 +460,12 @@ mod tests {
             let authorizer = authorizer.clone();
             async move {
                 authorizer
-                    .check(&headers("Bearer scrape-token"), "get", "/metrics")
+                    .check(&headers(&bearer("scrape-token")), "get", "/metrics")
                     .await
             }
         });
         let review = answer(&mut api, TOKEN_REVIEWS, prometheus()).await;
-        assert_eq!(review["spec"]["token"], "scrape-token");
+        assert_eq!(review["spec"]["token"], jwt("scrape-token"));
         let access = answer(&mut api, ACCESS_REVIEWS, json!({"allowed": true})).await;
         assert_eq!(
             access["spec"],
@@ -432,7 +480,7 @@ mod tests {
         assert_eq!(check.await.unwrap(), Ok(()));
 
         // The second scrape is answered from the cache: the mock API would hang if asked.
-        let scrape = headers("Bearer scrape-token");
+        let scrape = headers(&bearer("scrape-token"));
         let again = authorizer.check(&scrape, "get", "/metrics");
         let again = tokio::time::timeout(Duration::from_secs(1), again).await;
         assert_eq!(again.expect("served from the cache"), Ok(()));
@@ -443,7 +491,7 @@ mod tests {
         let (authorizer, mut api) = authorizer();
         let check = tokio::spawn(async move {
             authorizer
-                .check(&headers("Bearer forged"), "get", "/metrics")
+                .check(&headers(&bearer("forged")), "get", "/metrics")
                 .await
         });
         answer(
@@ -462,7 +510,7 @@ mod tests {
         let (authorizer, mut api) = authorizer();
         let check = tokio::spawn(async move {
             authorizer
-                .check(&headers("Bearer someone"), "get", "/metrics")
+                .check(&headers(&bearer("someone")), "get", "/metrics")
                 .await
         });
         answer(&mut api, TOKEN_REVIEWS, prometheus()).await;
@@ -487,7 +535,7 @@ mod tests {
         let authorizer = std::sync::Arc::new(authorizer);
         let scrape = |authorizer: std::sync::Arc<Authorizer>| async move {
             authorizer
-                .check(&headers("Bearer t"), "get", "/metrics")
+                .check(&headers(&bearer("t")), "get", "/metrics")
                 .await
         };
         let check = tokio::spawn(scrape(authorizer.clone()));
@@ -505,7 +553,7 @@ mod tests {
     }
 
     fn spawn_check(authorizer: &Arc<Authorizer>, token: &str) -> JoinHandle<Result<(), Denied>> {
-        let (authorizer, token) = (authorizer.clone(), format!("Bearer {token}"));
+        let (authorizer, token) = (authorizer.clone(), bearer(token));
         tokio::spawn(async move { authorizer.check(&headers(&token), "get", "/metrics").await })
     }
 
@@ -549,7 +597,7 @@ mod tests {
         for _ in 0..REVIEWS_IN_FLIGHT {
             held.push(api.next_request().await.expect("a review"));
         }
-        let one_more = headers("Bearer one-more");
+        let one_more = headers(&bearer("one-more"));
         let refused = authorizer.check(&one_more, "get", "/metrics");
         let refused = tokio::time::timeout(Duration::from_secs(1), refused)
             .await
@@ -577,7 +625,7 @@ mod tests {
             answer(&mut api, TOKEN_REVIEWS, json!({"authenticated": false})).await;
             assert_eq!(check.await.unwrap(), Err(Denied::Unauthenticated));
         }
-        let scrape = headers("Bearer scrape-token");
+        let scrape = headers(&bearer("scrape-token"));
         let scrape = authorizer.check(&scrape, "get", "/metrics");
         let scrape = tokio::time::timeout(Duration::from_secs(1), scrape).await;
         assert_eq!(scrape.expect("still answered from the cache"), Ok(()));
@@ -589,7 +637,7 @@ mod tests {
         let authorizer = Arc::new(authorizer);
         allow(&authorizer, &mut api, "scrape-token").await;
         // Its decision expires...
-        let key = cache_key("scrape-token", "get", "/metrics");
+        let key = cache_key(&jwt("scrape-token"), "get", "/metrics");
         lock(&authorizer.decisions).allowed.put(key, Instant::now());
         // ...while made-up tokens take every place for strangers' reviews.
         let _strangers: Vec<_> = (0..REVIEWS_IN_FLIGHT)
@@ -599,7 +647,7 @@ mod tests {
         for _ in 0..REVIEWS_IN_FLIGHT {
             held.push(api.next_request().await.expect("a review"));
         }
-        let stranger = headers("Bearer stranger");
+        let stranger = headers(&bearer("stranger"));
         let busy = authorizer.check(&stranger, "get", "/metrics").await;
         assert_eq!(busy, Err(Denied::Busy));
         allow(&authorizer, &mut api, "scrape-token").await;
@@ -610,7 +658,7 @@ mod tests {
         let (authorizer, mut api) = authorizer();
         let check = tokio::spawn(async move {
             authorizer
-                .check(&headers("Bearer t"), "get", "/metrics")
+                .check(&headers(&bearer("t")), "get", "/metrics")
                 .await
         });
         let (_, reply) = api.next_request().await.unwrap();

@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use http::{Method, StatusCode};
 
 use super::reads::Reads;
-use super::server::{Response, text};
+use crate::serve::server::{Response, text};
 
 /// The readiness checks of a manager: one per started controller.
 #[derive(Clone, Debug, Default)]

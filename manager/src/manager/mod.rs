@@ -76,18 +76,17 @@ mod health;
 mod leader;
 mod metrics;
 mod reads;
-pub(crate) mod server;
-pub(crate) mod tls;
 
 use std::sync::Arc;
 
 use kube::Client;
 
-use crate::webhook::TlsFiles;
+use crate::serve::{TlsFiles, server, tls};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-pub use args::{Args, BindAddress, ListenAddr, LogFormat};
+pub use crate::serve::ListenAddr;
+pub use args::{Args, BindAddress, LogFormat};
 pub use controller::{Context, Runnable};
 pub use health::{Check, Readiness};
 pub use metrics::Metrics;
@@ -344,10 +343,10 @@ impl Manager {
             &self.args.webhook_cert_key,
         );
         let paths = webhooks.paths().join(", ");
-        let server = webhooks
-            .bind(addr, &files)
-            .await?
-            .ready_with(self.readiness.add("webhook"));
+        let server = webhooks.bind(addr, &files).await?.ready_with({
+            let check = self.readiness.add("webhook");
+            move || check.pass()
+        });
         let addr = server.local_addr()?;
         tracing::info!(%addr, %paths, "serving webhooks on https://{addr}");
         let stop = CancellationToken::new();
@@ -362,7 +361,7 @@ impl Manager {
             // The bound address: the port differs from the flag's when that asks for port 0.
             let addr = listener.local_addr()?;
             let readiness = self.readiness.clone();
-            servers.spawn(server::serve(listener, None, move |request| {
+            servers.spawn(server::serve_apart(listener, "probes", move |request| {
                 let response = health::respond(request.method(), request.uri().path(), &readiness);
                 std::future::ready(response)
             }));

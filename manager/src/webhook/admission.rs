@@ -6,12 +6,13 @@ use std::future::Future;
 
 use http::StatusCode;
 use kube::Resource;
-use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
-use kube::core::{DynamicObject, Status};
+use kube::core::admission::{AdmissionResponse, Operation};
+use kube::core::{GroupVersionKind, Status};
 use rkb_core::webhook::Settings;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// Warnings returned to the client (`kubectl` prints them), even when a request is allowed.
 pub type Warnings = Vec<String>;
@@ -168,25 +169,72 @@ pub(crate) fn malformed(reason: impl fmt::Display) -> Reply {
     let response = AdmissionResponse::invalid(format!("malformed AdmissionReview: {reason}"));
     let mut response = response;
     response.result.code = StatusCode::BAD_REQUEST.as_u16();
-    (StatusCode::BAD_REQUEST, to_json(&response.into_review()))
+    (StatusCode::BAD_REQUEST, to_json(response))
 }
 
-fn to_json(review: &AdmissionReview<DynamicObject>) -> Vec<u8> {
+fn to_json(response: AdmissionResponse) -> Vec<u8> {
     // Serialising plain data cannot fail; fall back to a fixed body rather than panic.
-    serde_json::to_vec(review).unwrap_or_else(|_| {
+    serde_json::to_vec(&response.into_review()).unwrap_or_else(|_| {
         br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}"#.to_vec()
     })
 }
 
+/// What the webhook reads of an AdmissionReview. The objects stay raw JSON borrowed from
+/// the body and are read once, straight into `K`: no dynamic copy of them in between.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Review<'a> {
+    #[serde(default)]
+    api_version: String,
+    #[serde(default)]
+    kind: String,
+    #[serde(borrow)]
+    request: Option<RawRequest<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawRequest<'a> {
+    uid: String,
+    kind: GroupVersionKind,
+    #[serde(default)]
+    sub_resource: Option<String>,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    namespace: Option<String>,
+    operation: Operation,
+    user_info: k8s_openapi::api::authentication::v1::UserInfo,
+    #[serde(borrow, default)]
+    object: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    old_object: Option<&'a RawValue>,
+    #[serde(default)]
+    dry_run: bool,
+}
+
+/// The only AdmissionReview version the manager's webhook configurations ask for.
+const REVIEW_API_VERSION: &str = "admission.k8s.io/v1";
+const REVIEW_KIND: &str = "AdmissionReview";
+
 /// Parses an AdmissionReview and checks it is about `K`; on failure, the reply to send.
-fn parse<K>(body: &[u8]) -> Result<(AdmissionRequest<DynamicObject>, Request), Reply>
+fn parse<K>(body: &[u8]) -> Result<(RawRequest<'_>, Request), Reply>
 where
     K: Resource<DynamicType = ()>,
 {
-    let review: AdmissionReview<DynamicObject> = serde_json::from_slice(body).map_err(malformed)?;
-    let request: AdmissionRequest<DynamicObject> = review
-        .try_into()
-        .map_err(|_| malformed("it has no request"))?;
+    let review: Review<'_> = serde_json::from_slice(body).map_err(malformed)?;
+    if review.api_version != REVIEW_API_VERSION || review.kind != REVIEW_KIND {
+        // Answering another version in its own terms could tell the API server "allowed"
+        // in a shape it reads differently.
+        return Err(malformed(format!(
+            "apiVersion {:?} and kind {:?}: this webhook answers only {REVIEW_API_VERSION} \
+             {REVIEW_KIND}",
+            review.api_version, review.kind
+        )));
+    }
+    let request = review
+        .request
+        .ok_or_else(|| malformed("it has no request"))?;
     let (group, version, kind) = (K::group(&()), K::version(&()), K::kind(&()));
     if request.kind.group != group || request.kind.version != version || request.kind.kind != kind {
         let message = format!(
@@ -195,7 +243,7 @@ where
             request.kind.kind, request.kind.version, request.kind.group
         );
         return Err(deny(
-            &request,
+            &request.uid,
             Denied::new(message).with_code(StatusCode::BAD_REQUEST),
         ));
     }
@@ -211,14 +259,24 @@ where
     Ok((request, context))
 }
 
+/// The answer to the review `uid`: allowed, unless changed.
+fn answer(uid: &str) -> AdmissionResponse {
+    // kube builds responses only from its own request type; this one keeps the objects raw.
+    let mut response = AdmissionResponse::invalid("");
+    response.uid = uid.to_owned();
+    response.allowed = true;
+    response.result = Status::default();
+    response
+}
+
 /// A refusal of a well-formed review: HTTP 200, so the API server shows the message.
-fn deny(request: &AdmissionRequest<DynamicObject>, denied: Denied) -> Reply {
-    let mut response = AdmissionResponse::from(request).deny(&denied.message);
+fn deny(uid: &str, denied: Denied) -> Reply {
+    let mut response = answer(uid).deny(&denied.message);
     response.result = Status::failure(&denied.message, reason(denied.code)).with_code(denied.code);
     if !denied.warnings.is_empty() {
         response.warnings = Some(denied.warnings);
     }
-    (StatusCode::OK, to_json(&response.into_review()))
+    (StatusCode::OK, to_json(response))
 }
 
 fn reason(code: u16) -> &'static str {
@@ -231,31 +289,29 @@ fn reason(code: u16) -> &'static str {
     }
 }
 
-fn allow(request: &AdmissionRequest<DynamicObject>, warnings: Warnings) -> AdmissionResponse {
-    let mut response = AdmissionResponse::from(request);
+fn allow(uid: &str, warnings: Warnings) -> AdmissionResponse {
+    let mut response = answer(uid);
     if !warnings.is_empty() {
         response.warnings = Some(warnings);
     }
     response
 }
 
-/// Reads an object of the review as `K`.
+/// Reads an object of the review as `K`, or the refusal to send.
 fn object<K: DeserializeOwned>(
-    request: &AdmissionRequest<DynamicObject>,
-    object: Option<&DynamicObject>,
+    request: &RawRequest<'_>,
+    object: Option<&RawValue>,
     which: &str,
-) -> Result<(Value, K), Reply> {
+) -> Result<K, Reply> {
     let bad = |reason: String| {
         deny(
-            request,
+            &request.uid,
             Denied::new(format!("cannot read the {which}: {reason}"))
                 .with_code(StatusCode::BAD_REQUEST),
         )
     };
     let object = object.ok_or_else(|| bad("the review has none".to_owned()))?;
-    let value = serde_json::to_value(object).map_err(|e| bad(e.to_string()))?;
-    let typed = K::deserialize(&value).map_err(|e| bad(e.to_string()))?;
-    Ok((value, typed))
+    serde_json::from_str(object.get()).map_err(|e| bad(e.to_string()))
 }
 
 /// Answers a mutating review with `defaulter`.
@@ -271,28 +327,38 @@ where
     if !matches!(request.operation, Operation::Create | Operation::Update) {
         return (
             StatusCode::OK,
-            to_json(&allow(&request, Warnings::new()).into_review()),
+            to_json(allow(&request.uid, Warnings::new())),
         );
     }
-    let (original, mut typed) = match object::<K>(&request, request.object.as_ref(), "object") {
-        Ok(read) => read,
+    let mut typed = match object::<K>(&request, request.object, "object") {
+        Ok(typed) => typed,
         Err(reply) => return reply,
     };
     if let Err(denied) = defaulter.apply_defaults(&context, &mut typed).await {
-        return deny(&request, denied);
+        return deny(&request.uid, denied);
     }
-    let defaulted = match serde_json::to_value(&typed) {
-        Ok(value) => without_new_nulls(&original, value),
-        Err(error) => {
-            return deny(
-                &request,
-                Denied::new(format!("cannot serialise the defaulted object: {error}"))
-                    .with_code(StatusCode::INTERNAL_SERVER_ERROR),
-            );
-        }
+    let internal = |what: &str, error: serde_json::Error| {
+        deny(
+            &request.uid,
+            Denied::new(format!("cannot {what}: {error}"))
+                .with_code(StatusCode::INTERNAL_SERVER_ERROR),
+        )
     };
+    let defaulted = match serde_json::to_value(&typed) {
+        Ok(value) => value,
+        Err(error) => return internal("serialise the defaulted object", error),
+    };
+    // One object at a time at most: the typed one goes before the original is read again.
+    drop(typed);
+    let original: Value = match request.object.map(|raw| serde_json::from_str(raw.get())) {
+        Some(Ok(original)) => original,
+        Some(Err(error)) => return internal("read the object again", error),
+        None => Value::Null,
+    };
+    let defaulted = without_new_nulls(&original, defaulted);
     let patch = json_patch::diff(&original, &defaulted);
-    let response = allow(&request, Warnings::new());
+    drop((original, defaulted));
+    let response = allow(&request.uid, Warnings::new());
     let response = if patch.0.is_empty() {
         response
     } else {
@@ -300,14 +366,14 @@ where
             Ok(response) => response,
             Err(error) => {
                 return deny(
-                    &request,
+                    &request.uid,
                     Denied::new(format!("cannot serialise the patch: {error}"))
                         .with_code(StatusCode::INTERNAL_SERVER_ERROR),
                 );
             }
         }
     };
-    (StatusCode::OK, to_json(&response.into_review()))
+    (StatusCode::OK, to_json(response))
 }
 
 /// Answers a validating review with `validator`.
@@ -321,34 +387,27 @@ where
         Err(reply) => return reply,
     };
     let verdict = match request.operation {
-        Operation::Create => match object::<K>(&request, request.object.as_ref(), "object") {
-            Ok((_, object)) => validator.validate_create(&context, &object).await,
+        Operation::Create => match object::<K>(&request, request.object, "object") {
+            Ok(object) => validator.validate_create(&context, &object).await,
             Err(reply) => return reply,
         },
         Operation::Update => {
-            let new = object::<K>(&request, request.object.as_ref(), "object");
-            let old = object::<K>(&request, request.old_object.as_ref(), "old object");
+            let new = object::<K>(&request, request.object, "object");
+            let old = object::<K>(&request, request.old_object, "old object");
             match (old, new) {
-                (Ok((_, old)), Ok((_, new))) => {
-                    validator.validate_update(&context, &old, &new).await
-                }
+                (Ok(old), Ok(new)) => validator.validate_update(&context, &old, &new).await,
                 (Err(reply), _) | (_, Err(reply)) => return reply,
             }
         }
-        Operation::Delete => {
-            match object::<K>(&request, request.old_object.as_ref(), "deleted object") {
-                Ok((_, old)) => validator.validate_delete(&context, &old).await,
-                Err(reply) => return reply,
-            }
-        }
+        Operation::Delete => match object::<K>(&request, request.old_object, "deleted object") {
+            Ok(old) => validator.validate_delete(&context, &old).await,
+            Err(reply) => return reply,
+        },
         Operation::Connect => Ok(Warnings::new()),
     };
     match verdict {
-        Ok(warnings) => (
-            StatusCode::OK,
-            to_json(&allow(&request, warnings).into_review()),
-        ),
-        Err(denied) => deny(&request, denied),
+        Ok(warnings) => (StatusCode::OK, to_json(allow(&request.uid, warnings))),
+        Err(denied) => deny(&request.uid, denied),
     }
 }
 

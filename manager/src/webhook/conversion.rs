@@ -250,6 +250,15 @@ pub(crate) fn convert(conversions: &BTreeMap<(String, String), Erased>, body: &[
         Ok(review) => review,
         Err(error) => return malformed(error.to_string()),
     };
+    if review.types.api_version != "apiextensions.k8s.io/v1"
+        || review.types.kind != "ConversionReview"
+    {
+        return malformed(format!(
+            "apiVersion {:?} and kind {:?}: this webhook answers only apiextensions.k8s.io/v1 \
+             ConversionReview",
+            review.types.api_version, review.types.kind
+        ));
+    }
     let mut request = match ConversionRequest::from_review(review) {
         Ok(request) => request,
         Err(_) => return malformed("it has no request".to_owned()),
@@ -358,7 +367,15 @@ mod tests {
 
     #[test]
     fn a_body_that_is_no_review_is_a_bad_request() {
-        for body in [&b"not json"[..], b"{}", b"{\"request\": 1}"] {
+        let other_version = br#"{"apiVersion": "apiextensions.k8s.io/v1beta1", "kind": "ConversionReview", "request": {"uid": "u1", "desiredAPIVersion": "example.com/v2", "objects": []}}"#;
+        let other_kind = br#"{"apiVersion": "apiextensions.k8s.io/v1", "kind": "AdmissionReview", "request": {"uid": "u1", "desiredAPIVersion": "example.com/v2", "objects": []}}"#;
+        for body in [
+            &b"not json"[..],
+            b"{}",
+            b"{\"request\": 1}",
+            other_version,
+            other_kind,
+        ] {
             let (status, reply) = convert(&no_conversions(), body);
             assert_eq!(status, StatusCode::BAD_REQUEST);
             let reply: Value = serde_json::from_slice(&reply).unwrap();

@@ -24,10 +24,11 @@
 //! # }
 //! ```
 //!
-//! The server answers POSTs of JSON bodies up to [`MAX_REQUEST_BYTES`]; anything else
-//! gets an HTTP error (405, 404, 415, 413), a body that is not a review gets 400 with a
-//! review saying why, and a review the webhook cannot handle (another kind, an unreadable
-//! object, a panicking webhook) is refused with a message, never a crash.
+//! The server answers POSTs of JSON bodies up to [`MAX_REQUEST_BYTES`]; anything else gets
+//! an HTTP error (405, 404, 415, 413, or 429 while the reviews in flight take the memory it
+//! may spend), a body that is not a review (or not an `admission.k8s.io/v1` one) gets 400
+//! with a review saying why, and a review the webhook cannot handle (another kind, an
+//! unreadable object, a panicking webhook) is refused with a message, never a crash.
 
 mod admission;
 mod conversion;
@@ -35,18 +36,18 @@ mod conversion;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::FutureExt as _;
 use http::{HeaderValue, Method, StatusCode, header};
-use http_body_util::{BodyExt as _, Full, Limited};
+use http_body_util::Full;
 use kube::Resource;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
@@ -58,16 +59,14 @@ pub use rkb_core::webhook::{
     SideEffects,
 };
 
-use crate::manager::Check;
-use crate::manager::{server, tls};
+pub use crate::serve::{DEFAULT_CERT_DIR, TlsFiles};
+use crate::serve::{ListenAddr, server, tls};
 
-/// The largest request body accepted: an AdmissionReview carries the object and the old
-/// object, each up to the API server's 3 MiB; controller-runtime allows 7 MiB too.
-pub const MAX_REQUEST_BYTES: usize = 7 * 1024 * 1024;
-
-/// controller-runtime's default certificate directory (kubebuilder mounts the
-/// cert-manager Secret there).
-pub const DEFAULT_CERT_DIR: &str = "/tmp/k8s-webhook-server/serving-certs";
+/// The largest request body accepted (2 MiB): what the memory the server may spend on
+/// reviews affords, less than controller-runtime's 7 MiB (it bounds neither the reviews in
+/// flight nor their memory). An AdmissionReview carries the object and the old object, each
+/// up to etcd's 1.5 MiB.
+pub const MAX_REQUEST_BYTES: usize = REVIEW_MEMORY / MEMORY_PER_BYTE;
 
 type Handler =
     Arc<dyn Fn(Bytes) -> Pin<Box<dyn Future<Output = admission::Reply> + Send>> + Send + Sync>;
@@ -183,7 +182,7 @@ impl Webhooks {
     /// ready to [`serve`](WebhookServer::serve).
     pub async fn bind(
         self,
-        addr: impl Into<crate::manager::ListenAddr>,
+        addr: impl Into<ListenAddr>,
         tls: &TlsFiles,
     ) -> anyhow::Result<WebhookServer> {
         if !self.conflicts.is_empty() {
@@ -206,121 +205,172 @@ impl Webhooks {
             ready: None,
         })
     }
+}
 
-    /// Answers one HTTP request.
-    async fn respond(&self, request: server::Request) -> server::Response {
-        let path = request.uri().path().to_owned();
-        if request.method() != Method::POST {
-            return server::text(StatusCode::METHOD_NOT_ALLOWED, "only POST\n");
+/// Memory the reviews in flight may take together, inside the scaffold's 128 MiB limit
+/// with the manager's own ~25 MiB and what the allocator keeps after a burst.
+const REVIEW_MEMORY: usize = 64 << 20;
+/// Peak memory of a review per byte of body: 30 measured by the attack suite
+/// (examples/memcached-operator/tests/manager/attack.rs) for a 2 MB review of 150,000
+/// labels sent to a defaulter (the body, the object read into its type, the object and its
+/// defaulted form as JSON values for the patch), rounded up.
+const MEMORY_PER_BYTE: usize = 32;
+/// Reviews up to this size (most are a few KiB) take a lane of their own, so that they
+/// never queue behind large ones.
+const SMALL_REVIEW: usize = 64 << 10;
+/// Small reviews handled at once; together they take at most 16 MiB.
+const SMALL_IN_FLIGHT: usize = 8;
+/// How long a review waits for its share before it is refused with 429: well within the
+/// API server's webhook timeout (10 s by default), so the refusal is what it reports.
+const SHARE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// What bounds the reviews of one server: permits for small reviews, and KiB of
+/// [`REVIEW_MEMORY`] for the others, which run on a thread of their own (`large`): the
+/// allocator keeps what a thread freed for that thread's next use, so large reviews spread
+/// over many threads would each leave their peak behind.
+#[derive(Debug)]
+struct Lanes {
+    small: Arc<Semaphore>,
+    memory: Arc<Semaphore>,
+    large: tokio::runtime::Handle,
+}
+
+impl Lanes {
+    fn new(large: tokio::runtime::Handle) -> Self {
+        Self {
+            small: Arc::new(Semaphore::new(SMALL_IN_FLIGHT)),
+            memory: Arc::new(Semaphore::new(REVIEW_MEMORY >> 10)),
+            large,
         }
-        let conversion = path == CONVERSION_PATH && !self.conversions.is_empty();
-        let route = self.routes.get(&path);
-        if route.is_none() && !conversion {
-            return server::text(
-                StatusCode::NOT_FOUND,
-                format!(
-                    "no webhook at {path}: this server has {}\n",
-                    self.paths().join(", ")
-                ),
-            );
-        }
-        let json = request
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-            .is_some_and(|value| value.starts_with("application/json"));
-        if !json {
-            return server::text(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "a review must be sent as Content-Type: application/json\n",
-            );
-        }
-        let too_large = || {
-            server::text(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("a review may be at most {MAX_REQUEST_BYTES} bytes\n"),
-            )
+    }
+
+    /// Waits for a review of `declared` bytes (unknown: the most affordable) to fit; the
+    /// permit, and whether it is a small review.
+    async fn reserve(
+        &self,
+        declared: Option<u64>,
+    ) -> Option<(tokio::sync::OwnedSemaphorePermit, bool)> {
+        let bytes = declared
+            .and_then(|length| usize::try_from(length).ok())
+            .unwrap_or(MAX_REQUEST_BYTES);
+        let small = bytes <= SMALL_REVIEW;
+        let permit = if small {
+            self.small.clone().acquire_owned().boxed()
+        } else {
+            let kib = (bytes.saturating_mul(MEMORY_PER_BYTE) >> 10).min(REVIEW_MEMORY >> 10);
+            let kib = u32::try_from(kib).expect("REVIEW_MEMORY fits");
+            self.memory.clone().acquire_many_owned(kib).boxed()
         };
-        let declared = request
-            .headers()
-            .get(header::CONTENT_LENGTH)
-            .and_then(|value| value.to_str().ok()?.parse::<usize>().ok());
-        if declared.is_some_and(|length| length > MAX_REQUEST_BYTES) {
-            return too_large();
+        let permit = tokio::time::timeout(SHARE_WAIT, permit).await.ok()?;
+        Some((permit.expect("the semaphores are never closed"), small))
+    }
+}
+
+/// Answers one HTTP request. The review's memory is reserved before its body is read, and
+/// the work (parsing, the webhook, the patch) runs on a blocking thread, so that large
+/// reviews neither exhaust memory nor hold up the async workers (probes, reconciles).
+async fn respond(
+    webhooks: Arc<Webhooks>,
+    lanes: Arc<Lanes>,
+    request: server::Request,
+) -> server::Response {
+    let path = request.uri().path().to_owned();
+    if request.method() != Method::POST {
+        return server::text(StatusCode::METHOD_NOT_ALLOWED, "only POST\n");
+    }
+    let conversion = path == CONVERSION_PATH && !webhooks.conversions.is_empty();
+    let route = webhooks.routes.get(&path).cloned();
+    if route.is_none() && !conversion {
+        return server::text(
+            StatusCode::NOT_FOUND,
+            format!(
+                "no webhook at {path}: this server has {}\n",
+                webhooks.paths().join(", ")
+            ),
+        );
+    }
+    let json = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("application/json"));
+    if !json {
+        return server::text(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "a review must be sent as Content-Type: application/json\n",
+        );
+    }
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > MAX_REQUEST_BYTES as u64) {
+        return server::text(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "a review may be at most {MAX_REQUEST_BYTES} bytes: a larger one would take more than \
+                 the {} MiB this webhook server may spend on reviews\n",
+                REVIEW_MEMORY >> 20
+            ),
+        );
+    }
+    let Some((permit, small)) = lanes.reserve(declared).await else {
+        tracing::info!(%path, bytes = declared, "refused a review: too many large reviews in flight");
+        let mut busy = server::text(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "the webhook server is busy: the reviews in flight already take the memory \
+                 it may spend ({} MiB); retry\n",
+                REVIEW_MEMORY >> 20
+            ),
+        );
+        busy.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return busy;
+    };
+    let body = match server::read_body(request, MAX_REQUEST_BYTES).await {
+        Ok((_, body)) => body,
+        Err(response) => return response,
+    };
+    let what = route.as_ref().map(|route| route.what.clone());
+    let work = async move {
+        let _permit = permit;
+        match route {
+            Some(route) => (route.handler)(body).await,
+            None => conversion::convert(&webhooks.conversions, &body),
         }
-        let body = match Limited::new(request.into_body(), MAX_REQUEST_BYTES)
-            .collect()
-            .await
-        {
-            Ok(body) => body.to_bytes(),
-            Err(error) if error.is::<http_body_util::LengthLimitError>() => return too_large(),
-            Err(error) => {
-                return server::text(
-                    StatusCode::BAD_REQUEST,
-                    format!("cannot read the request: {error}\n"),
-                );
-            }
-        };
-        let reply = match route {
-            Some(route) => {
-                let handled = std::panic::AssertUnwindSafe((route.handler)(body)).catch_unwind();
-                match handled.await {
-                    Ok(reply) => reply,
-                    Err(_) => {
-                        tracing::error!(webhook = %route.what, "the webhook panicked");
-                        let (_, review) =
-                            admission::malformed("the webhook panicked while handling it");
-                        (StatusCode::INTERNAL_SERVER_ERROR, review)
-                    }
-                }
+    };
+    let worked = if small {
+        let runtime = tokio::runtime::Handle::current();
+        // The webhook's own async code runs on this blocking thread too.
+        tokio::task::spawn_blocking(move || runtime.block_on(work)).await
+    } else {
+        lanes.large.spawn(work).await
+    };
+    let (status, body) = match worked {
+        Ok(reply) => reply,
+        Err(_) => match what {
+            Some(what) => {
+                tracing::error!(webhook = %what, "the webhook panicked");
+                let (_, review) = admission::malformed("the webhook panicked while handling it");
+                (StatusCode::INTERNAL_SERVER_ERROR, review)
             }
             None => {
-                let conversions = &self.conversions;
-                match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    conversion::convert(conversions, &body)
-                })) {
-                    Ok(reply) => reply,
-                    Err(_) => {
-                        tracing::error!("a conversion panicked");
-                        (
-                            StatusCode::INTERNAL_SERVER_ERROR,
-                            b"a conversion panicked\n".to_vec(),
-                        )
-                    }
-                }
+                tracing::error!("a conversion panicked");
+                (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    b"a conversion panicked\n".to_vec(),
+                )
             }
-        };
-        let (status, body) = reply;
-        let mut response = http::Response::new(Full::new(Bytes::from(body)));
-        *response.status_mut() = status;
-        response.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        response
-    }
-}
-
-/// The webhook server's certificate and key (PEM files).
-#[derive(Clone, Debug)]
-pub struct TlsFiles {
-    pub cert: PathBuf,
-    pub key: PathBuf,
-}
-
-impl TlsFiles {
-    /// The files `cert` and `key` in `dir`.
-    pub fn new(dir: &Path, cert: &str, key: &str) -> Self {
-        Self {
-            cert: dir.join(cert),
-            key: dir.join(key),
-        }
-    }
-
-    /// `tls.crt` and `tls.key` in `dir`, as a cert-manager Secret mounts them.
-    pub fn in_dir(dir: &Path) -> Self {
-        Self::new(dir, "tls.crt", "tls.key")
-    }
+        },
+    };
+    let mut response = http::Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
 /// A bound webhook server; see [`Webhooks::bind`].
@@ -329,7 +379,8 @@ pub struct WebhookServer {
     acceptor: TlsAcceptor,
     reload: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
     webhooks: Arc<Webhooks>,
-    ready: Option<Check>,
+    /// Called once the server accepts connections (the manager's readiness check).
+    ready: Option<Box<dyn FnOnce() + Send>>,
 }
 
 impl fmt::Debug for WebhookServer {
@@ -347,9 +398,9 @@ impl WebhookServer {
         self.listener.local_addr()
     }
 
-    /// Passes `check` once the server accepts connections.
-    pub(crate) fn ready_with(mut self, check: Check) -> Self {
-        self.ready = Some(check);
+    /// Calls `ready` once the server accepts connections.
+    pub(crate) fn ready_with(mut self, ready: impl FnOnce() + Send + 'static) -> Self {
+        self.ready = Some(Box::new(ready));
         self
     }
 
@@ -357,17 +408,27 @@ impl WebhookServer {
     /// new connections refused, and the future completes when the last one closed.
     pub async fn serve(self, stop: CancellationToken) {
         let webhooks = self.webhooks;
+        let large = match tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("webhook-large-reviews")
+            .enable_all()
+            .build()
+        {
+            Ok(large) => large,
+            Err(error) => {
+                tracing::error!(%error, "cannot start the webhook server's review thread");
+                return;
+            }
+        };
+        let lanes = Arc::new(Lanes::new(large.handle().clone()));
         let served = server::serve_until(
             self.listener,
             Some(self.acceptor),
-            move |request| {
-                let webhooks = webhooks.clone();
-                async move { webhooks.respond(request).await }
-            },
+            move |request| respond(webhooks.clone(), lanes.clone(), request),
             stop,
         );
-        if let Some(check) = self.ready {
-            check.pass();
+        if let Some(ready) = self.ready {
+            ready();
         }
         match self.reload {
             Some(reload) => {
@@ -378,11 +439,15 @@ impl WebhookServer {
             }
             None => served.await,
         }
+        // Not dropped here: dropping a runtime blocks, which an async context may not.
+        large.shutdown_background();
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use k8s_openapi::api::core::v1::ConfigMap;
 
     use super::*;
@@ -402,6 +467,83 @@ mod tests {
         ) -> Result<Warnings, Denied> {
             Ok(Warnings::new())
         }
+    }
+
+    fn review(api_version: &str, kind: &str) -> Vec<u8> {
+        serde_json::to_vec(&serde_json::json!({
+            "apiVersion": api_version,
+            "kind": kind,
+            "request": {
+                "uid": "u1",
+                "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+                "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+                "operation": "CREATE",
+                "userInfo": {"username": "test"},
+                "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}
+            }
+        }))
+        .unwrap()
+    }
+
+    /// Only admission.k8s.io/v1 AdmissionReviews are answered: anything else is refused
+    /// with 400, never allowed with its apiVersion and kind echoed back.
+    #[tokio::test]
+    async fn a_review_of_another_version_or_kind_is_a_bad_request() {
+        let (status, reply) = admission::validate::<ConfigMap, _>(
+            &Allow,
+            &review("admission.k8s.io/v1", "AdmissionReview"),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+        let reply: serde_json::Value = serde_json::from_slice(&reply).unwrap();
+        assert_eq!(reply["response"]["allowed"], true, "{reply}");
+        for (api_version, kind) in [
+            ("admission.k8s.io/v2", "AdmissionReview"),
+            ("admission.k8s.io/v1beta1", "AdmissionReview"),
+            ("admission.k8s.io/v1", "ConversionReview"),
+            ("", ""),
+        ] {
+            let (status, reply) =
+                admission::validate::<ConfigMap, _>(&Allow, &review(api_version, kind)).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{api_version} {kind}");
+            let reply: serde_json::Value = serde_json::from_slice(&reply).unwrap();
+            assert_eq!(reply["apiVersion"], "admission.k8s.io/v1", "{reply}");
+            assert_eq!(reply["response"]["allowed"], false, "{reply}");
+        }
+    }
+
+    /// Large reviews share the memory budget and wait for it (then are refused); small
+    /// ones never queue behind them.
+    #[tokio::test(start_paused = true)]
+    async fn large_reviews_wait_for_their_share_and_small_ones_pass_them() {
+        let lanes = Lanes::new(tokio::runtime::Handle::current());
+        let largest = Some(MAX_REQUEST_BYTES as u64);
+        let (first, small) = lanes.reserve(largest).await.expect("the budget is free");
+        assert!(!small);
+        assert_eq!(
+            lanes.memory.available_permits(),
+            0,
+            "a 2 MiB review takes it all"
+        );
+        let (_, small) = lanes
+            .reserve(Some(4096))
+            .await
+            .expect("a small review does not wait for the large one");
+        assert!(small);
+        let waited = tokio::time::Instant::now();
+        assert!(
+            lanes.reserve(Some(1 << 20)).await.is_none(),
+            "no share left"
+        );
+        assert_eq!(waited.elapsed(), SHARE_WAIT);
+        drop(first);
+        let (_held, small) = lanes.reserve(Some(1 << 20)).await.expect("freed");
+        assert!(!small);
+        assert_eq!(
+            lanes.memory.available_permits(),
+            (REVIEW_MEMORY - (1 << 20) * MEMORY_PER_BYTE) >> 10,
+            "a 1 MiB review takes 32 MiB"
+        );
     }
 
     #[test]
