@@ -12,6 +12,7 @@
 
 mod common;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -435,4 +436,102 @@ fn inlined_kubeconfig(kubeconfig: &Path) -> String {
         inline(&mut user["user"], "client-key");
     }
     config.to_string()
+/// Every kind name rkb accepts compiles. A kind can clash only with what the generated
+/// code names, so the candidates are every UpperCamelCase word of the Rust templates;
+/// each one `create api` accepts is scaffolded plainly and with `--image` (a group each),
+/// the plain ones with a second version and every type of webhook, and the project must
+/// pass clippy with `-D warnings`.
+#[test]
+#[ignore = "checks an operator with every accepted name; run by .ci/run"]
+fn every_kind_name_rkb_accepts_compiles() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().join("names-operator");
+    let d = dir.to_str().unwrap();
+    // Multigroup, so that one kind may be in both groups.
+    common::rkb(&[
+        "init",
+        "--domain",
+        "example.org",
+        "--dir",
+        d,
+        "--multigroup",
+    ])
+    .unwrap();
+    let api = |kind: &str, group: &str, version: &str, extra: &[&str]| {
+        let mut args = vec!["create", "api", "--dir", d, "--group", group];
+        args.extend(["--version", version, "--kind", kind]);
+        args.extend(extra);
+        common::rkb(&args).is_ok()
+    };
+    let (mut plain, mut image) = (Vec::new(), Vec::new());
+    for kind in template_words() {
+        if api(&kind, "plain", "v1", &[]) {
+            plain.push(kind.clone());
+        }
+        if api(&kind, "image", "v1", &["--image", "memcached:1.6"]) {
+            image.push(kind);
+        }
+    }
+    for kind in &plain {
+        assert!(api(kind, "plain", "v2", &["--no-controller"]), "{kind} v2");
+        let webhook = [
+            "create",
+            "webhook",
+            "--dir",
+            d,
+            "--group",
+            "plain",
+            "--version",
+            "v1",
+            "--kind",
+            kind,
+            "--defaulting",
+            "--programmatic-validation",
+            "--conversion",
+            "--spoke",
+            "v2",
+        ];
+        common::rkb(&webhook).unwrap_or_else(|e| panic!("{kind}: {e}"));
+    }
+    assert!(
+        plain.len() > 40 && image.len() > 20,
+        "few candidates accepted: {plain:?} {image:?}"
+    );
+    run(
+        &dir,
+        "cargo",
+        &["clippy", "--quiet", "--all-targets", "--", "-D", "warnings"],
+    );
+}
+
+/// The UpperCamelCase words of the Rust templates' code: outside tera's `{{ }}` and
+/// comments.
+fn template_words() -> BTreeSet<String> {
+    let mut words = BTreeSet::new();
+    for name in rkb::scaffold::Templates::names() {
+        if !name.ends_with(".rs.tera") {
+            continue;
+        }
+        let mut source = rkb::scaffold::Templates::source(name).unwrap();
+        let mut code = String::new();
+        while let Some((before, rest)) = source.split_once("{{") {
+            code.push_str(before);
+            code.push(' ');
+            source = rest.split_once("}}").map_or("", |(_, after)| after);
+        }
+        code.push_str(source);
+        let code: String = code
+            .lines()
+            .map(|line| line.split("//").next().unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let is_word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+        words.extend(
+            code.split(|c: char| !is_word(c))
+                .filter(|w| w.len() > 1 && w.starts_with(|c: char| c.is_ascii_uppercase()))
+                .filter(|w| w.chars().all(|c| c.is_ascii_alphanumeric()))
+                .map(str::to_owned),
+        );
+    }
+    words
 }
