@@ -436,6 +436,8 @@ fn inlined_kubeconfig(kubeconfig: &Path) -> String {
         inline(&mut user["user"], "client-key");
     }
     config.to_string()
+}
+
 /// Every kind name rkb accepts compiles. A kind can clash only with what the generated
 /// code names, so the candidates are every UpperCamelCase word of the Rust templates;
 /// each one `create api` accepts is scaffolded plainly and with `--image` (a group each),
