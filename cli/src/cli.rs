@@ -69,9 +69,13 @@ rkb's crates from the registry. Refused, with nothing written: an output directo
 not empty or lies inside the input, a PROJECT of kubebuilder's Go layout or of a newer rkb,
 and a PROJECT with options of a plugin rkb does not know.
 
-PROJECT records the multigroup layout but not when it was adopted: such a project is
-scaffolded in the multigroup layout from `init` on. Webhooks are added after every API, one
-kind at a time (defaulting, validation, conversion).
+PROJECT records the multigroup layout but not when it was adopted; the input's files do (APIs
+and webhooks from before `rkb edit --multigroup` keep single-group roles and webhook paths), so
+`edit --multigroup` is replayed after the last of them, or the project starts with `init
+--multigroup`. Webhooks follow the APIs of their layout, one kind at a time (defaulting,
+validation, conversion). A header edited by hand in hack/boilerplate.rs.txt is copied for the
+files `create` writes; the files `init` writes get the header of the owner and license read
+from its `// Copyright <owner>.` line and Apache notice.
 
 Examples:
   # Scaffold ./memcached-operator again with this rkb, into memcached-operator-generated
@@ -172,8 +176,9 @@ pub struct AlphaGenerateArgs {
     /// [default: <input-dir>-generated, beside the input].
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
-    /// Don't run `make manifests` in the output (it compiles the project); the CRDs, the
-    /// role and the webhook configuration are then missing until you run it.
+    /// Don't run `make manifests` in the output, which compiles the project (rkb's own tests
+    /// pass this); the CRDs, the role and the webhook configuration are then missing (or
+    /// `init`'s placeholders) until you run it.
     #[arg(long)]
     pub no_manifests: bool,
 }
