@@ -61,6 +61,32 @@ Examples:
   rkb edit --multigroup
   rkb create api --group web --version v1 --kind Memcached";
 
+const ALPHA_GENERATE_HELP: &str = "\
+The input is only read. Its hack/boilerplate.rs.txt (the license header) and its
+.cargo/config.toml (where rkb's crates come from; relative paths in it are taken from the
+output directory) are copied as they are; without a .cargo/config.toml the output takes
+rkb's crates from the registry. Refused, with nothing written: an output directory that is
+not empty or lies inside the input, a PROJECT of kubebuilder's Go layout or of a newer rkb,
+and a PROJECT with options of a plugin rkb does not know.
+
+PROJECT records the multigroup layout but not when it was adopted; the input's files do (APIs
+and webhooks from before `rkb edit --multigroup` keep single-group roles and webhook paths), so
+`edit --multigroup` is replayed after the last of them, or the project starts with `init
+--multigroup`. Webhooks follow the APIs of their layout, one kind at a time (defaulting,
+validation, conversion). A header edited by hand in hack/boilerplate.rs.txt is copied for the
+files `create` writes; the files `init` writes get the header of the owner and license read
+from its `// Copyright <owner>.` line and Apache notice.
+
+Examples:
+  # Scaffold ./memcached-operator again with this rkb, into memcached-operator-generated
+  rkb alpha generate --input-dir memcached-operator
+
+  # Into a chosen directory, without compiling the project for `make manifests`
+  rkb alpha generate --input-dir memcached-operator --output-dir /tmp/regen --no-manifests
+
+  # Then compare, and carry your code over
+  diff -r memcached-operator /tmp/regen";
+
 const SETUP_ENVTEST_HELP: &str = "\
 KUBEBUILDER_ASSETS, when set, is checked and printed as it is; nothing is built. Otherwise the
 binaries are built with `go build` (Go >= 1.24 and the Go module proxy) into
@@ -99,6 +125,9 @@ pub enum Command {
     /// Change the layout of an existing project, e.g. to kubebuilder's multigroup layout.
     #[command(after_help = EDIT_EXAMPLES)]
     Edit(EditArgs),
+    /// Commands that may change or go away in a later rkb.
+    #[command(subcommand)]
+    Alpha(AlphaCommand),
     /// Build kube-apiserver and etcd for envtest from Go modules (once; cached) and print
     /// their directory, for KUBEBUILDER_ASSETS.
     #[command(after_help = SETUP_ENVTEST_HELP)]
@@ -128,6 +157,30 @@ pub enum CreateCommand {
     /// Add defaulting, validating or conversion webhooks for an API of the project.
     #[command(after_help = CREATE_WEBHOOK_EXAMPLES)]
     Webhook(CreateWebhookArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AlphaCommand {
+    /// Scaffold a project again with this rkb from its PROJECT file (init, every
+    /// `create api` and `create webhook` it records), into a new directory.
+    #[command(after_help = ALPHA_GENERATE_HELP)]
+    Generate(AlphaGenerateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AlphaGenerateArgs {
+    /// The project to scaffold again: a directory with a PROJECT file made by rkb.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub input_dir: PathBuf,
+    /// Where to scaffold it: an absent or empty directory outside the input
+    /// [default: <input-dir>-generated, beside the input].
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+    /// Don't run `make manifests` in the output, which compiles the project (rkb's own tests
+    /// pass this); the CRDs, the role and the webhook configuration are then missing (or
+    /// `init`'s placeholders) until you run it.
+    #[arg(long)]
+    pub no_manifests: bool,
 }
 
 #[derive(Debug, Args)]

@@ -1,6 +1,7 @@
 //! One module per subcommand; each plans all its writes into a [`Changes`] set and
 //! commits them at the end, so a failing command leaves the directory untouched.
 
+mod alpha_generate;
 mod build_image;
 mod create_api;
 mod create_webhook;
@@ -13,9 +14,10 @@ use std::path::Path;
 
 use clap::CommandFactory;
 
-use crate::cli::{Cli, Command, CreateCommand};
+use crate::cli::{AlphaCommand, Cli, Command, CreateCommand};
 use crate::scaffold::{Changes, Entry, Templates, Written, plan};
 
+pub use alpha_generate::alpha_generate;
 pub use build_image::build_image;
 pub use create_api::create_api;
 pub use create_webhook::create_webhook;
@@ -29,6 +31,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
         Command::Create(CreateCommand::Api(args)) => create_api(&args, out),
         Command::Create(CreateCommand::Webhook(args)) => create_webhook(&args, out),
         Command::Edit(args) => edit(&args, out),
+        Command::Alpha(AlphaCommand::Generate(args)) => alpha_generate(&args, out),
         Command::SetupEnvtest => setup_envtest(out),
         Command::BuildImage(args) => build_image(&args, out),
         Command::Completion { shell } => {

@@ -1,0 +1,432 @@
+//! `rkb alpha generate`: scaffolds a project again, with this rkb, from its PROJECT file,
+//! like kubebuilder's `alpha generate`.
+//!
+//! It replays what PROJECT records as in-process calls of the other commands (`init`,
+//! every `create api` in PROJECT's order, then every `create webhook`), into an output
+//! directory that is absent or empty; the input is only read. The boilerplate and
+//! `.cargo/config.toml` of the input are copied first, so the headers of the generated
+//! files and the source of rkb's crates stay as they were.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, bail};
+use clap::Parser;
+
+use crate::cli::{AlphaGenerateArgs, Cli, Command};
+use crate::model;
+use crate::project::{self, DeployImageResource, Project, Resource};
+
+/// The input's files kept as they are: the license header and the source of rkb's crates.
+const CARGO_CONFIG: &str = ".cargo/config.toml";
+
+pub fn alpha_generate(args: &AlphaGenerateArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let input = &args.input_dir;
+    let output = args
+        .output_dir
+        .clone()
+        .unwrap_or_else(|| generated_beside(input));
+    let project = super::load_project(input, out)?;
+    check_plugins(&project, input)?;
+    let boilerplate = read_optional(&input.join(model::BOILERPLATE))?;
+    let cargo_config = read_optional(&input.join(CARGO_CONFIG))?;
+    let created = prepare_output(input, &output)?;
+
+    let steps = replay(&project, input, boilerplate.as_deref(), &output);
+    let result = (|| -> anyhow::Result<()> {
+        if let Some(text) = &boilerplate {
+            write_new(&output.join(model::BOILERPLATE), text)?;
+        }
+        if let Some(text) = &cargo_config {
+            write_new(&output.join(CARGO_CONFIG), text)?;
+        }
+        for step in &steps {
+            writeln!(out, "$ {}", shown(step))?;
+            let mut cli = Cli::try_parse_from(step)
+                .map_err(|e| anyhow::anyhow!("{e}"))
+                .with_context(|| format!("cannot replay `{}`", shown(step)))?;
+            // `--rkb-path` also comes from $RKB_PATH, which the replay does not use.
+            if let Command::Init(init) = &mut cli.command {
+                init.rkb_path = None;
+            }
+            super::run(cli, out).with_context(|| {
+                format!(
+                    "replaying {} failed at `{}`",
+                    input.join(project::FILE_NAME).display(),
+                    shown(step)
+                )
+            })?;
+        }
+        Ok(())
+    })();
+    if let Err(error) = result {
+        undo(&output, created);
+        return Err(error.context(format!(
+            "nothing was left in {}; {} is unchanged",
+            output.display(),
+            input.display()
+        )));
+    }
+    if args.no_manifests {
+        writeln!(
+            out,
+            "\n{} scaffolded again from {} in {}. Next: `make manifests` there (skipped: --no-manifests).",
+            project.project_name,
+            input.join(project::FILE_NAME).display(),
+            output.display()
+        )?;
+        return Ok(());
+    }
+    writeln!(out, "$ make manifests  (in {})", output.display())?;
+    let status = std::process::Command::new("make")
+        .arg("manifests")
+        .current_dir(&output)
+        .status()
+        .context("cannot run `make`: install make, or pass --no-manifests and run it later")?;
+    if !status.success() {
+        bail!(
+            "`make manifests` failed in {} ({status}); the scaffold is there: fix the cause and \
+             run `make manifests` in it again",
+            output.display()
+        );
+    }
+    writeln!(
+        out,
+        "\n{} scaffolded again from {} in {}.",
+        project.project_name,
+        input.join(project::FILE_NAME).display(),
+        output.display()
+    )?;
+    Ok(())
+}
+
+/// `<input>-generated`, beside the input.
+fn generated_beside(input: &Path) -> PathBuf {
+    let absolute = std::path::absolute(input).unwrap_or_else(|_| input.to_path_buf());
+    let name = absolute
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "project".into());
+    absolute.with_file_name(format!("{name}-generated"))
+}
+
+/// Refuses plugins rkb does not know: replaying without them would drop what they made.
+fn check_plugins(project: &Project, input: &Path) -> anyhow::Result<()> {
+    if let Some(key) = project.plugins.other.keys().next() {
+        bail!(
+            "{} records options of the plugin {key:?}, which this rkb does not know, so it cannot \
+             scaffold what that plugin made.\n  \
+             rkb knows the plugin \"deploy-image.rkb.io/v1-alpha\" (`rkb create api --image`). \
+             Remove the {key:?} entry from a copy of the project if what it made may be dropped, \
+             or use the tool that wrote it",
+            input.join(project::FILE_NAME).display()
+        );
+    }
+    Ok(())
+}
+
+fn read_optional(path: &Path) -> anyhow::Result<Option<String>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+/// Checks that `output` is absent or an empty directory outside the input, then creates
+/// it; returns whether it was created (so a failed replay removes it again).
+fn prepare_output(input: &Path, output: &Path) -> anyhow::Result<bool> {
+    let input_abs = input
+        .canonicalize()
+        .with_context(|| format!("cannot resolve {}", input.display()))?;
+    if resolved(output)?.starts_with(&input_abs) {
+        bail!(
+            "the output directory {} is inside the input project {}; `rkb alpha generate` never \
+             writes into its input.\n  Pick a directory outside it, e.g.  --output-dir {}",
+            output.display(),
+            input.display(),
+            generated_beside(input).display()
+        );
+    }
+    match std::fs::read_dir(output) {
+        Ok(mut entries) => {
+            if entries.next().is_some() {
+                bail!(
+                    "the output directory {} is not empty; `rkb alpha generate` only writes into an \
+                     absent or empty directory, so nothing of yours is overwritten.\n  \
+                     Pick a new one (--output-dir {}), or empty this one first",
+                    output.display(),
+                    generated_beside(input).display()
+                );
+            }
+            Ok(false)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(output)
+                .with_context(|| format!("cannot create {}", output.display()))?;
+            Ok(true)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => bail!(
+            "the output directory {} is a file; pass a directory that is absent or empty",
+            output.display()
+        ),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", output.display())),
+    }
+}
+
+/// `path` made absolute through its nearest existing ancestor (symlinks resolved).
+fn resolved(path: &Path) -> anyhow::Result<PathBuf> {
+    let absolute =
+        std::path::absolute(path).with_context(|| format!("cannot resolve {}", path.display()))?;
+    let mut existing = absolute.as_path();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        let Some(parent) = existing.parent() else {
+            return Ok(absolute);
+        };
+        rest.push(existing.file_name().unwrap_or_default().to_owned());
+        existing = parent;
+    }
+    let mut out = existing.canonicalize()?;
+    out.extend(rest.iter().rev());
+    Ok(out)
+}
+
+fn write_new(path: &Path, text: &str) -> anyhow::Result<()> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Removes what a failed replay wrote: the directory it created, or the contents of the
+/// empty one it was given.
+fn undo(output: &Path, created: bool) {
+    if created {
+        let _ = std::fs::remove_dir_all(output);
+        return;
+    }
+    if let Ok(entries) = std::fs::read_dir(output) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let _ = if path.is_dir() && !path.is_symlink() {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+        }
+    }
+}
+
+fn shown(step: &[String]) -> String {
+    step.iter()
+        .map(|word| {
+            if word.is_empty() || word.contains(|c: char| c.is_whitespace() || c == '"') {
+                format!("{word:?}")
+            } else {
+                word.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The rkb invocations that scaffold `project` again in `output`, in order. `input` is
+/// read for where the multigroup layout began (see [`multigroup_from`]).
+fn replay(
+    project: &Project,
+    input: &Path,
+    boilerplate: Option<&str>,
+    output: &Path,
+) -> Vec<Vec<String>> {
+    let dir = output.to_string_lossy().into_owned();
+    let words = |list: &[&str]| -> Vec<String> { list.iter().map(|w| (*w).to_owned()).collect() };
+
+    let mut init = words(&["rkb", "init", "--dir", &dir]);
+    init.extend(words(&[
+        "--domain",
+        &project.domain,
+        "--project-name",
+        &project.project_name,
+    ]));
+    let (owner, apache2) = header_options(boilerplate);
+    if let Some(owner) = owner {
+        init.extend(words(&["--owner", &owner]));
+    }
+    if !apache2 {
+        init.extend(words(&["--license", "none"]));
+    }
+    // The copied `.cargo/config.toml` keeps the input's source of rkb's crates; without
+    // one, the input took them from the registry.
+    init.extend(words(&["--rkb-source", "registry"]));
+
+    let images = project.plugins.deploy_image.as_ref();
+    let api_step = |resource: &Resource| {
+        let mut api = words(&["rkb", "create", "api", "--dir", &dir]);
+        api.extend(words(&[
+            "--group",
+            &resource.group,
+            "--version",
+            &resource.version,
+            "--kind",
+            &resource.kind,
+        ]));
+        match &resource.api {
+            Some(recorded) => {
+                api.extend(words(&["--resource", "--plural", &resource.plural]));
+                api.push(
+                    if recorded.namespaced {
+                        "--namespaced"
+                    } else {
+                        "--cluster-scoped"
+                    }
+                    .into(),
+                );
+            }
+            None => api.push("--no-resource".into()),
+        }
+        api.push(
+            if resource.controller {
+                "--controller"
+            } else {
+                "--no-controller"
+            }
+            .into(),
+        );
+        let image =
+            images.and_then(|plugin| plugin.resources.iter().find(|i| same_kind(i, resource)));
+        if let Some(image) = image {
+            api.extend(words(&["--image", &image.image]));
+            let options = [
+                ("--image-container-command", &image.container_command),
+                ("--image-container-port", &image.container_port),
+                ("--run-as-user", &image.run_as_user),
+            ];
+            for (flag, value) in options {
+                if let Some(value) = value {
+                    api.extend(words(&[flag, value]));
+                }
+            }
+        }
+        api
+    };
+    // Each kind of webhook on its own, in the order kubebuilder's tutorials add them.
+    let webhook_steps = |resource: &Resource| {
+        let mut steps = Vec::new();
+        let Some(hooks) = &resource.webhooks else {
+            return steps;
+        };
+        let base = words(&[
+            "rkb",
+            "create",
+            "webhook",
+            "--dir",
+            &dir,
+            "--group",
+            &resource.group,
+            "--version",
+            &resource.version,
+            "--kind",
+            &resource.kind,
+        ]);
+        let mut add = |flags: Vec<String>| {
+            let mut step = base.clone();
+            step.extend(flags);
+            steps.push(step);
+        };
+        if hooks.defaulting {
+            add(words(&["--defaulting"]));
+        }
+        if hooks.validation {
+            add(words(&["--programmatic-validation"]));
+        }
+        if hooks.conversion {
+            let mut flags = words(&["--conversion"]);
+            for spoke in &hooks.spoke {
+                flags.extend(words(&["--spoke", spoke]));
+            }
+            add(flags);
+        }
+        steps
+    };
+
+    // PROJECT's resources are in creation order. Webhooks come after the APIs of their
+    // layout (a conversion webhook needs its spokes).
+    let resources = &project.resources;
+    let mut steps = Vec::new();
+    match multigroup_from(project, input) {
+        None => {
+            steps.push(init);
+            steps.extend(resources.iter().map(&api_step));
+            steps.extend(resources.iter().flat_map(&webhook_steps));
+        }
+        Some(0) => {
+            init.push("--multigroup".into());
+            steps.push(init);
+            steps.extend(resources.iter().map(&api_step));
+            steps.extend(resources.iter().flat_map(&webhook_steps));
+        }
+        Some(at) => {
+            let (before, after) = resources.split_at(at);
+            steps.push(init);
+            steps.extend(before.iter().map(&api_step));
+            steps.extend(before.iter().flat_map(&webhook_steps));
+            steps.push(words(&["rkb", "edit", "--dir", &dir, "--multigroup"]));
+            steps.extend(after.iter().map(&api_step));
+            steps.extend(after.iter().flat_map(&webhook_steps));
+        }
+    }
+    steps
+}
+
+/// Where the multigroup layout began: `None` for a single-group project, else the number
+/// of PROJECT's resources scaffolded before `rkb edit --multigroup` (0: from `init` on).
+///
+/// PROJECT records the layout, not when it changed; the files do. `edit --multigroup`
+/// moves controllers only, so a resource scaffolded before it keeps its single-group
+/// roles (`config/rbac/<kind>_admin_role.yaml`) and webhook files
+/// (`src/webhook/<version>/<kind>.rs`) in the input. The layout began after the last
+/// resource that has them.
+fn multigroup_from(project: &Project, input: &Path) -> Option<usize> {
+    if !project.multigroup {
+        return None;
+    }
+    let single_group = |entry: &Resource| {
+        let api = model::Resource::recorded(entry);
+        let single = model::Layout::single_group(&api);
+        let multi = model::Layout::multigroup(&api);
+        let roles = entry.api.is_some()
+            && !entry.core
+            && input.join(single.role_file("admin")).is_file()
+            && !input.join(multi.role_file("admin")).is_file();
+        let webhooks = entry.webhooks.is_some()
+            && (input.join(&single.admission_file).is_file()
+                || input.join(&single.conversion_file).is_file());
+        roles || webhooks
+    };
+    let last = project.resources.iter().rposition(single_group);
+    Some(last.map_or(0, |i| i + 1))
+}
+
+fn same_kind(image: &DeployImageResource, resource: &Resource) -> bool {
+    image.group == resource.group
+        && image.version == resource.version
+        && image.kind == resource.kind
+}
+
+/// The `--owner` and `--license` that `rkb init` renders `boilerplate` from: its
+/// `// Copyright <owner>.` line and whether it holds the Apache 2.0 notice.
+fn header_options(boilerplate: Option<&str>) -> (Option<String>, bool) {
+    let Some(text) = boilerplate else {
+        return (None, false);
+    };
+    let owner = text
+        .lines()
+        .next()
+        .and_then(|line| line.strip_prefix("// Copyright "))
+        .map(|rest| rest.strip_suffix('.').unwrap_or(rest).to_owned());
+    (
+        owner,
+        text.contains("Licensed under the Apache License, Version 2.0"),
+    )
+}
