@@ -6,10 +6,12 @@
 #      with an empty target directory (crates.io downloads are cached by cargo either way);
 #   3. the image: `make image` (a cold static release build), its size, and the seconds
 #      from `make image` to a sample reconciled by the image under podman against envtest.
-# Needs what .ci/install-tools installs. Usage: cli/hack/standalone-figures.sh [WORK_DIR]
+# Needs what .ci/install-tools installs.
+# Usage: cli/hack/standalone-figures.sh [WORK_DIR] [SECTIONS, default 123]
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 work="${1:-$(mktemp -d)}"
+sections="${2:-123}"
 mkdir -p "$work"
 cd "$repo"
 export CARGO_INCREMENTAL=0 CARGO_PROFILE_DEV_DEBUG=line-tables-only CARGO_PROFILE_TEST_DEBUG=line-tables-only
@@ -31,6 +33,7 @@ done
 rm -rf "$work/crates"; mkdir -p "$work/crates"
 for c in "${libs[@]}"; do tar -xzf "$work/pkg/package/$c-$version.crate" -C "$work/crates"; done
 
+if [[ $sections == *2* ]]; then
 echo "== 2. cold make test: packaged crates against the checkout, side by side (at the same time)"
 for source in packages checkout; do
   dir="$work/op-$source"; rm -rf "$dir" "$work/target-$source"
@@ -45,7 +48,9 @@ for source in packages checkout; do
   ) &
 done
 wait
+fi
 
+[[ $sections == *3* ]] || exit 0
 echo "== 3. image"
 dir="$work/op-packages"
 start=$SECONDS

@@ -65,6 +65,15 @@ pub struct Environment {
 
 static SHARED: OnceCell<Result<Environment, String>> = OnceCell::const_new();
 
+/// A TCP port free on `host` right now, for a test server to bind (the kernel picks it;
+/// another process could take it before the test binds it, which loopback tests accept).
+pub fn free_port(host: &str) -> u16 {
+    std::net::TcpListener::bind((host, 0))
+        .and_then(|listener| listener.local_addr())
+        .map(|addr| addr.port())
+        .unwrap_or_else(|e| panic!("no free port on {host}: {e}"))
+}
+
 /// The control plane shared by every test of this test binary, started on first use.
 ///
 /// Panics with a message that says what failed and how to fix it (missing binaries,

@@ -540,21 +540,16 @@ impl rkb_runtime::webhook::Validator<v2::Cache> for Slow {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 #[tokio::test]
 async fn the_manager_reports_the_webhook_server_ready_and_drains_it_on_shutdown() {
     use clap::Parser as _;
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
     let env = rkb_envtest::shared().await;
-    let (webhook_port, probe_port) = (free_port(), free_port());
+    let (webhook_port, probe_port) = (
+        rkb_envtest::free_port("127.0.0.1"),
+        rkb_envtest::free_port("127.0.0.1"),
+    );
     let args = rkb_runtime::manager::Args::parse_from([
         "manager".to_owned(),
         format!("--webhook-bind-address=127.0.0.1:{webhook_port}"),

@@ -20,6 +20,8 @@ use tokio::sync::Notify;
 use tower_test::mock::{self, Handle};
 
 use super::*;
+// Port 0 is not exposed once bound by the manager: tests ask for a free one first.
+use rkb_envtest::free_port;
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -409,15 +411,6 @@ async fn a_standby_shuts_down_without_leading() {
         holder(&leases.get(LEASE).await.unwrap()).as_deref(),
         Some("other-replica")
     );
-}
-
-/// A port free on `host` right now (port 0 is not exposed once bound by the manager).
-fn free_port(host: &str) -> u16 {
-    std::net::TcpListener::bind((host, 0))
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// `GET path` on `host:port` over plain HTTP/1.1, retried while the server starts.
