@@ -6,8 +6,6 @@ mod common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use similar::TextDiff;
-
 /// Files `make manifests` owns (not written with --no-manifests), as in golden.rs.
 fn owned_by_make_manifests(path: &Path) -> bool {
     path.starts_with("config/crd/bases")
@@ -86,15 +84,7 @@ fn generate_replays_every_golden_project_exactly() {
                     shown.display()
                 )),
                 (Some(new), Some(old)) if new != old => {
-                    let (old, new) = (String::from_utf8_lossy(old), String::from_utf8_lossy(new));
-                    let diff = TextDiff::from_lines(old.as_ref(), new.as_ref());
-                    report.push_str(
-                        &diff
-                            .unified_diff()
-                            .context_radius(3)
-                            .header(&format!("testdata/{}", shown.display()), "generated")
-                            .to_string(),
-                    );
+                    report.push_str(&common::unified_diff(&shown, old, new));
                 }
                 _ => {}
             }
@@ -391,11 +381,7 @@ fn a_layout_changed_by_edit_multigroup_is_replayed_at_that_point() {
             generated[path] == *content,
             "{} differs:\n{}",
             path.display(),
-            TextDiff::from_lines(
-                String::from_utf8_lossy(content).as_ref(),
-                String::from_utf8_lossy(&generated[path]).as_ref()
-            )
-            .unified_diff()
+            common::unified_diff(path, content, &generated[path])
         );
     }
 }

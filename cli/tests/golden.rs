@@ -9,8 +9,6 @@ mod common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use similar::TextDiff;
-
 struct Golden {
     name: &'static str,
     /// rkb invocations after `init`, in order; `--dir` is added by the test.
@@ -224,15 +222,7 @@ fn golden_projects_match_the_generator() {
                 )),
                 (Some(_), Some(_)) if owned_by_make_manifests(path) => {}
                 (Some(new), Some(old)) if new != old => {
-                    let (old, new) = (String::from_utf8_lossy(old), String::from_utf8_lossy(new));
-                    let diff = TextDiff::from_lines(old.as_ref(), new.as_ref());
-                    report.push_str(
-                        &diff
-                            .unified_diff()
-                            .context_radius(3)
-                            .header(&format!("testdata/{}", shown.display()), "generated")
-                            .to_string(),
-                    );
+                    report.push_str(&common::unified_diff(&shown, old, new));
                 }
                 _ => {}
             }

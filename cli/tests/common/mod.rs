@@ -109,3 +109,13 @@ pub fn stand_in_for_checkout(dir: &Path) {
         std::os::unix::fs::symlink(repo.join(crate_dir), dir.join(crate_dir)).unwrap();
     }
 }
+
+/// A unified diff of a golden file (`old`, under testdata/) against what rkb generated.
+pub fn unified_diff(path: &Path, old: &[u8], new: &[u8]) -> String {
+    let (old, new) = (String::from_utf8_lossy(old), String::from_utf8_lossy(new));
+    similar::TextDiff::from_lines(old.as_ref(), new.as_ref())
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("testdata/{}", path.display()), "generated")
+        .to_string()
+}
