@@ -123,6 +123,20 @@ fn tar_of(files: &[(&str, &[u8], u32)]) -> std::io::Result<Vec<u8>> {
     builder.into_inner()
 }
 
+/// This machine's Rust target triple (`rustc -vV`'s `host:`), what `rkb build-image` builds
+/// for unless told otherwise.
+pub fn host_target() -> String {
+    let output = std::process::Command::new("rustc").arg("-vV").output();
+    output
+        .ok()
+        .and_then(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .find_map(|l| l.strip_prefix("host: ").map(str::to_owned))
+        })
+        .unwrap_or_else(|| "x86_64-unknown-linux-gnu".to_owned())
+}
+
 /// Whether an ELF executable asks for a dynamic loader (a `PT_INTERP` program header),
 /// which an image with no base does not have. `None` when the bytes are not a 64-bit
 /// little-endian ELF file.

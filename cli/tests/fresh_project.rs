@@ -16,16 +16,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// This machine's Rust target: the project is built for it explicitly, so that
-/// `+crt-static` reaches the project's crates and not the proc macros the build runs.
-fn host_target() -> String {
-    let output = Command::new("rustc").arg("-vV").output().unwrap();
-    String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix("host: ").map(str::to_owned))
-        .unwrap()
-}
+// The project is built for this machine's target explicitly, so that `+crt-static`
+// reaches the project's crates and not the proc macros the build runs.
+use rkb::oci::host_target;
 
 fn target_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/fresh-project")

@@ -15,18 +15,12 @@ use crate::project::Project;
 
 pub fn build_image(args: &BuildImageArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     check_tag(&args.tag)?;
-    let (binary, target) = match &args.binary {
-        Some(path) => (
-            path.clone(),
-            args.target.clone().unwrap_or_else(host_target),
-        ),
+    let target = args.target.clone().unwrap_or_else(oci::host_target);
+    let binary = match &args.binary {
+        Some(path) => path.clone(),
         None => {
             let project = Project::load(&args.dir)?;
-            let target = args.target.clone().unwrap_or_else(host_target);
-            (
-                cargo_build(&args.dir, &project.project_name, &target)?,
-                target,
-            )
+            cargo_build(&args.dir, &project.project_name, &target)?
         }
     };
     let bytes = std::fs::read(&binary)
@@ -105,18 +99,6 @@ fn cargo_build(dir: &Path, bin: &str, target: &str) -> anyhow::Result<PathBuf> {
         .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == bin)
         .find_map(|m| m["executable"].as_str().map(PathBuf::from));
     executable.with_context(|| format!("cargo built no executable named {bin}"))
-}
-
-fn host_target() -> String {
-    let output = Command::new("rustc").arg("-vV").output();
-    output
-        .ok()
-        .and_then(|o| {
-            String::from_utf8_lossy(&o.stdout)
-                .lines()
-                .find_map(|l| l.strip_prefix("host: ").map(str::to_owned))
-        })
-        .unwrap_or_else(|| "x86_64-unknown-linux-gnu".to_owned())
 }
 
 /// The OCI platform of a Rust target triple.
