@@ -223,6 +223,22 @@ pub fn check_plural(plural: &str) -> Check {
     }
 }
 
+/// The copyright owner goes into a `// Copyright <owner>.` line of every generated `.rs`
+/// file: a line break would end the comment and leave the rest as code.
+pub fn check_owner(owner: &str) -> Check {
+    if owner.chars().any(char::is_control) {
+        return Err(invalid(
+            "--owner",
+            owner,
+            "it holds a line break or another control character, which would end the \
+             `// Copyright` comment of every generated .rs file and leave the rest as code",
+            "one line of printable text",
+            "--owner \"The Memcached Authors\"",
+        ));
+    }
+    Ok(())
+}
+
 pub fn check_project_name(name: &str) -> Check {
     let fail = |problem: String| {
         Err(invalid(

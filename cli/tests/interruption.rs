@@ -141,3 +141,45 @@ fn the_scaffold_ignores_what_an_interrupted_run_could_leave() {
         );
     }
 }
+
+/// `rkb init` killed at random instants: running it again finishes the project, never
+/// refusing the directory for files the killed run had put in place.
+#[test]
+fn a_killed_init_can_be_run_again() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let init = |dir: &Path| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_rkb"));
+        command
+            .args(["init", "--domain", "example.com", "--project-name", "demo"])
+            .args(["--rkb-path", repo.to_str().unwrap()])
+            .current_dir(dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        command
+    };
+    let finished = tempfile::tempdir().unwrap();
+    let start = Instant::now();
+    assert!(init(finished.path()).status().unwrap().success());
+    let duration = start.elapsed();
+    let after = tree(finished.path());
+    for i in 0..TRIES / 4 {
+        let dir = tempfile::tempdir().unwrap();
+        let random = RandomState::new().hash_one(i);
+        let delay = duration.mul_f64((random % 1200) as f64 / 1000.0);
+        let mut child = init(dir.path()).spawn().unwrap();
+        std::thread::sleep(delay);
+        let _ = child.kill();
+        child.wait().unwrap();
+        let retry = init(dir.path()).output().unwrap();
+        assert!(
+            retry.status.success() || tree(dir.path()) == after,
+            "a retry after an interruption at {delay:?} failed: {}",
+            String::from_utf8_lossy(&retry.stderr)
+        );
+        assert_eq!(
+            tree(dir.path()),
+            after,
+            "after an interruption at {delay:?}"
+        );
+    }
+}

@@ -152,22 +152,12 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         None => default_project_name(&args.dir)?,
     };
     names::check_project_name(&project_name)?;
-    if let Some(owner) = args
-        .owner
-        .as_deref()
-        .filter(|o| o.chars().any(char::is_control))
-    {
-        return Err(names::InvalidInput {
-            flag: "--owner",
-            value: owner.to_owned(),
-            problem: "it holds a line break or another control character, which would end the \
-                      `// Copyright` comment of every generated .rs file and leave the rest as code"
-                .into(),
-            accepted: "one line of printable text",
-            example: "--owner \"The Memcached Authors\"".into(),
-        }
-        .into());
+    if let Some(owner) = &args.owner {
+        names::check_owner(owner)?;
     }
+    // Opened first: an interrupted earlier `rkb init` is undone (or finished) before the
+    // directory is judged, so a retry is not refused for the files it had left.
+    let changes = Changes::open(&args.dir)?;
     let found: Vec<&str> = PROJECT_MARKERS
         .iter()
         .copied()
@@ -184,7 +174,10 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             args.domain
         );
     }
-    let patches = rkb_patches(args)?;
+    let (rkb_source_kind, rkb_crates) = match rkb_patches(args)? {
+        Some((kind, patches)) => (Some(kind.describe()), patches),
+        None => (None, Vec::new()),
+    };
 
     let templates = Templates::load()?;
     let mut project = Project::new(&args.domain, &project_name);
@@ -195,11 +188,8 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         owner: args.owner.clone(),
         apache2: args.license == License::Apache2,
         rkb_requirement: rkb_crates::requirement(),
-        rkb_source_kind: patches.as_ref().map(|(kind, _)| kind.describe()),
-        rkb_crates: patches
-            .as_ref()
-            .map(|(_, patches)| patches.clone())
-            .unwrap_or_default(),
+        rkb_source_kind,
+        rkb_crates,
         kube_version: crate::KUBE_VERSION,
         k8s_openapi_version: crate::K8S_OPENAPI_VERSION,
         k8s_api_feature: crate::K8S_API_FEATURE,
@@ -215,9 +205,8 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let boilerplate = templates.render_model("init/boilerplate.rs.txt.tera", &context)?;
     context.names = ProjectNames::new(&context.project, &boilerplate);
 
-    let changes = Changes::open(&args.dir)?;
     let switches = Switches {
-        patch: patches.is_some(),
+        patch: context.rkb_source_kind.is_some(),
     };
     let applied = super::scaffold(PLAN, &switches, &templates, &context, false, changes, out)?;
     for path in applied.kept {
