@@ -21,11 +21,33 @@ use sha2::{Digest as _, Sha256};
 /// `envtest/assets/`: go.mod, go.sum and the two mains.
 static MODULE: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/envtest-assets");
 
-/// The binaries a cache entry holds, in build order, with the package that builds each.
-const BINARIES: &[(&str, &str)] = &[
-    ("etcd", "./cmd/etcd"),
-    ("kube-apiserver", "./cmd/kube-apiserver"),
+/// A binary of a cache entry: the package of the Go module that builds it, and the upstream
+/// module it comes from (pinned in go.mod).
+struct Binary {
+    name: &'static str,
+    package: &'static str,
+    module: &'static str,
+    /// Built with Kubernetes' version ldflags, so `/version` names the release.
+    versioned: bool,
+}
+
+/// The binaries a cache entry holds, in build order.
+const BINARIES: &[Binary] = &[
+    Binary {
+        name: "etcd",
+        package: "./cmd/etcd",
+        module: ETCD_MODULE,
+        versioned: false,
+    },
+    Binary {
+        name: "kube-apiserver",
+        package: "./cmd/kube-apiserver",
+        module: KUBERNETES_MODULE,
+        versioned: true,
+    },
 ];
+const KUBERNETES_MODULE: &str = "k8s.io/kubernetes";
+const ETCD_MODULE: &str = "go.etcd.io/etcd/server/v3";
 
 /// Lines of Go's output shown when a build fails.
 const TAIL_LINES: usize = 25;
@@ -90,10 +112,7 @@ pub fn versions() -> (String, String) {
             .map(|v| v.trim().to_owned())
             .unwrap_or_default()
     };
-    (
-        pinned("k8s.io/kubernetes"),
-        pinned("go.etcd.io/etcd/server/v3"),
-    )
+    (pinned(KUBERNETES_MODULE), pinned(ETCD_MODULE))
 }
 
 /// The directory of usable binaries, building them when needed; progress goes to `log`.
@@ -204,32 +223,32 @@ fn build_into(env: &Env, build: &Path, k8s: &str, log: &mut dyn Write) -> anyhow
     MODULE
         .extract(&src)
         .with_context(|| format!("cannot write the Go module into {}", src.display()))?;
-    for (binary, package) in BINARIES {
-        writeln!(log, "setup-envtest: go build {package}")?;
+    for binary in BINARIES {
+        writeln!(log, "setup-envtest: go build {}", binary.package)?;
         let output = Command::new(env.go())
             .args(["build", "-mod=readonly", "-trimpath", "-ldflags"])
-            .arg(if *binary == "kube-apiserver" {
+            .arg(if binary.versioned {
                 version_ldflags(k8s)
             } else {
                 "-s -w".to_owned()
             })
             .arg("-o")
-            .arg(build.join("bin").join(binary))
-            .arg(package)
+            .arg(build.join("bin").join(binary.name))
+            .arg(binary.package)
             .current_dir(&src)
             .env("CGO_ENABLED", "0")
             .stdin(Stdio::null())
             .output()
             .with_context(|| format!("cannot run `{} build`", env.go().to_string_lossy()))?;
         if !output.status.success() {
-            bail!("{}", build_failure(binary, package, &output));
+            bail!("{}", build_failure(binary, &output));
         }
     }
     Ok(())
 }
 
 /// What a failed `go build` says: the step, how it ended, and the end of Go's output.
-fn build_failure(binary: &str, package: &str, output: &std::process::Output) -> String {
+fn build_failure(binary: &Binary, output: &std::process::Output) -> String {
     use std::os::unix::process::ExitStatusExt;
     let ended = match (output.status.code(), output.status.signal()) {
         (Some(code), _) => format!("exit status {code}"),
@@ -243,13 +262,14 @@ fn build_failure(binary: &str, package: &str, output: &std::process::Output) -> 
     let text = String::from_utf8_lossy(&output.stderr);
     let lines: Vec<&str> = text.lines().collect();
     let tail = &lines[lines.len().saturating_sub(TAIL_LINES)..];
-    let module = if binary == "etcd" {
-        "go.etcd.io/etcd/server/v3"
-    } else {
-        "k8s.io/kubernetes"
-    };
+    let Binary {
+        name,
+        package,
+        module,
+        ..
+    } = binary;
     format!(
-        "setup-envtest: building {binary} failed: `go build {package}` (module {module}) ended with {ended}.\n  \
+        "setup-envtest: building {name} failed: `go build {package}` (module {module}) ended with {ended}.\n  \
          Last lines of Go's output:\n    {}\n  \
          A network error means the Go module proxy is unreachable (check GOPROXY); a checksum or \
          zip error, a broken module cache (`go clean -modcache`, then run again).",
@@ -297,7 +317,7 @@ fn missing_binaries(dir: &Path) -> Vec<&'static str> {
     use std::os::unix::fs::PermissionsExt;
     BINARIES
         .iter()
-        .map(|(binary, _)| *binary)
+        .map(|binary| binary.name)
         .filter(|binary| {
             !dir.join(binary)
                 .metadata()
