@@ -55,14 +55,14 @@ pub fn check_project(cli_version: Option<&str>, path: &Path) -> anyhow::Result<(
 /// For a project scaffolded by an older rkb: what changed in the scaffold since then.
 pub fn upgrade_note(cli_version: &str) -> Option<String> {
     let written = Version::parse(cli_version).ok()?;
+    if written >= current() {
+        return None;
+    }
     let changes: Vec<String> = UPGRADES
         .iter()
         .filter(|(version, _)| Version::parse(version).is_ok_and(|v| v > written))
         .map(|(version, what)| format!("  {version}: {what}"))
         .collect();
-    if written >= current() {
-        return None;
-    }
     let mut note = format!(
         "note: this project was scaffolded by rkb {written}; this is rkb {CURRENT}. What rkb adds \
          now follows {CURRENT}'s scaffold; the rest of the project keeps {written}'s until you \
