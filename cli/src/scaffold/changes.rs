@@ -286,13 +286,9 @@ impl Changes {
                 original: planned.original.as_deref().map(journal::digest),
                 new: planned.content.as_deref().map(journal::digest),
             });
-            let mut missing = Vec::new();
-            let mut dir = target.parent();
-            while let Some(d) = dir.filter(|d| !d.exists()) {
-                missing.push(d.to_path_buf());
-                dir = if d == self.root { None } else { d.parent() };
-            }
-            for d in missing.into_iter().rev() {
+            let parent = target.parent().expect("a file under the root has a parent");
+            for d in missing_dirs(parent) {
+                // Directories above the root are not the project's to undo.
                 let d = match relative(d) {
                     Ok(rel) if rel.as_os_str().is_empty() => PathBuf::from("."),
                     Ok(rel) => rel,
@@ -428,16 +424,7 @@ struct Transaction {
 
 impl Transaction {
     fn create_dir_all(&mut self, dir: &Path) -> io::Result<()> {
-        let mut missing = Vec::new();
-        let mut cursor = Some(dir);
-        while let Some(d) = cursor {
-            if d.as_os_str().is_empty() || d.exists() {
-                break;
-            }
-            missing.push(d.to_path_buf());
-            cursor = d.parent();
-        }
-        for d in missing.into_iter().rev() {
+        for d in missing_dirs(dir) {
             fs::create_dir(&d)?;
             self.created_dirs.push(d);
         }
@@ -502,6 +489,17 @@ impl Transaction {
             let _ = fs::remove_file(backup);
         }
     }
+}
+
+/// The directories `dir` needs created, parents first (empty when it exists).
+fn missing_dirs(dir: &Path) -> Vec<PathBuf> {
+    let mut missing: Vec<PathBuf> = dir
+        .ancestors()
+        .take_while(|d| !d.as_os_str().is_empty() && !d.exists())
+        .map(Path::to_path_buf)
+        .collect();
+    missing.reverse();
+    missing
 }
 
 /// How long a run waits for the project lock before it reports another run.
