@@ -79,13 +79,12 @@ impl Journal {
 /// what it did; `None` when there was nothing to recover.
 pub fn recover(root: &Path) -> anyhow::Result<Option<String>> {
     let path = root.join(FILE);
+    // A journal copy that never got renamed into place is never authoritative: either
+    // nothing was touched yet, or the journal it was to replace still says what happened.
+    let _ = fs::remove_file(root.join(format!("{FILE}.new")));
     let text = match fs::read(&path) {
         Ok(text) => text,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            // A journal that never got renamed into place: nothing was touched yet.
-            let _ = fs::remove_file(root.join(format!("{FILE}.new")));
-            return Ok(None);
-        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     };
     let journal: Journal = serde_json::from_slice(&text).with_context(|| {
@@ -166,4 +165,39 @@ fn roll_back(root: &Path, journal: &Journal) -> anyhow::Result<()> {
         let _ = fs::remove_dir(root.join(dir));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Killed while replacing the journal (the `done` save): the old journal rules, and the
+    /// copy that never got renamed into place goes with the recovery.
+    #[test]
+    fn an_unrenamed_journal_copy_goes_with_the_recovery() {
+        let root = tempfile::tempdir().unwrap();
+        let journal = Journal {
+            done: false,
+            dirs: vec![],
+            files: vec![FileEntry {
+                target: "new.rs".into(),
+                staged: None,
+                backup: None,
+                original: None,
+                new: Some(digest("fn main() {}\n")),
+            }],
+        };
+        journal.save(root.path()).unwrap();
+        fs::write(root.path().join("new.rs"), "fn main() {}\n").unwrap();
+        fs::write(root.path().join(format!("{FILE}.new")), "{\"done\": tr").unwrap();
+
+        let said = recover(root.path()).unwrap().unwrap();
+        assert!(said.contains("undone"), "{said}");
+        let left: Vec<_> = fs::read_dir(root.path()).unwrap().collect();
+        assert!(left.is_empty(), "{left:?}");
+
+        fs::write(root.path().join(format!("{FILE}.new")), "{").unwrap();
+        assert!(recover(root.path()).unwrap().is_none());
+        assert!(fs::read_dir(root.path()).unwrap().next().is_none());
+    }
 }
