@@ -95,7 +95,11 @@ from there. Progress goes to stderr, the directory to stdout.
 
 Examples:
   export KUBEBUILDER_ASSETS=\"$(rkb setup-envtest)\"
-  make setup-envtest      # in a generated project";
+  make setup-envtest      # in a generated project
+
+  # Also kube-controller-manager, for tests that need garbage collection, namespace
+  # deletion or Deployments that get ReplicaSets (rkb-envtest starts it on request)
+  export KUBEBUILDER_ASSETS=\"$(rkb setup-envtest --with controller-manager)\"";
 
 const BUILD_IMAGE_EXAMPLES: &str = "\
 Examples:
@@ -131,7 +135,7 @@ pub enum Command {
     /// Build kube-apiserver and etcd for envtest from Go modules (once; cached) and print
     /// their directory, for KUBEBUILDER_ASSETS.
     #[command(after_help = SETUP_ENVTEST_HELP)]
-    SetupEnvtest,
+    SetupEnvtest(SetupEnvtestArgs),
     /// Build the manager image without a container engine, like ko: a static binary on an
     /// empty base, written as an OCI archive (`make image`).
     #[command(after_help = BUILD_IMAGE_EXAMPLES)]
@@ -214,6 +218,22 @@ pub struct InitArgs {
     /// have a controller in each of several groups.
     #[arg(long)]
     pub multigroup: bool,
+}
+
+/// `rkb setup-envtest`.
+#[derive(Debug, Args)]
+pub struct SetupEnvtestArgs {
+    /// Also build this optional binary into the same cache entry (repeatable).
+    #[arg(long = "with", value_enum, value_name = "BINARY")]
+    pub with: Vec<EnvtestExtra>,
+}
+
+/// Optional envtest binaries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EnvtestExtra {
+    /// kube-controller-manager: garbage collection, namespace deletion, Deployments and
+    /// ReplicaSets, ServiceAccounts and their tokens.
+    ControllerManager,
 }
 
 #[derive(Debug, Args)]

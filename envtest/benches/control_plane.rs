@@ -1,5 +1,7 @@
 //! How long a control plane takes to start (the cost every test binary pays once), and
-//! how much memory its two processes hold: `cargo bench -p rkb-envtest`.
+//! how much memory its processes hold, without and with kube-controller-manager:
+//! `cargo bench -p rkb-envtest` (the second group needs
+//! `rkb setup-envtest --with controller-manager`; it is skipped, saying so, without).
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -17,6 +19,20 @@ fn start(c: &mut Criterion) {
             drop(env); // kills both processes
         })
     });
+    let controller_manager = rkb_envtest::Assets::locate()
+        .is_ok_and(|assets| assets.controller_manager().is_ok());
+    if controller_manager {
+        group.bench_function("start_with_controller_manager", |b| {
+            b.iter(|| {
+                let env = runtime.block_on(async {
+                    let env = Environment::start().await.unwrap();
+                    env.start_controller_manager().await.unwrap();
+                    env
+                });
+                drop(env);
+            })
+        });
+    }
     group.finish();
 
     // Memory after start, and after a thousand objects (what a test suite leaves).
@@ -40,6 +56,18 @@ fn start(c: &mut Criterion) {
         }
     });
     report_rss("after 1000 objects", &env);
+    drop(env);
+
+    if controller_manager {
+        let env = runtime.block_on(async {
+            let env = Environment::start().await.unwrap();
+            env.start_controller_manager().await.unwrap();
+            env
+        });
+        report_rss("after start with kube-controller-manager", &env);
+    } else {
+        println!("no kube-controller-manager: `rkb setup-envtest --with controller-manager`");
+    }
 }
 
 fn report_rss(when: &str, env: &Environment) {
@@ -56,11 +84,16 @@ fn report_rss(when: &str, env: &Environment) {
             .unwrap_or(0)
     };
     let (api, etcd) = (rss(api), rss(etcd));
+    let manager = env.controller_manager_process_id().map_or(0, rss);
+    let manager_part = match env.controller_manager_process_id() {
+        Some(_) => format!(" + kube-controller-manager {} MiB", manager / 1024),
+        None => String::new(),
+    };
     println!(
-        "RSS {when}: kube-apiserver {} MiB + etcd {} MiB = {} MiB",
+        "RSS {when}: kube-apiserver {} MiB + etcd {} MiB{manager_part} = {} MiB",
         api / 1024,
         etcd / 1024,
-        (api + etcd) / 1024
+        (api + etcd + manager) / 1024
     );
 }
 

@@ -1,4 +1,5 @@
-//! Where the kube-apiserver and etcd binaries come from.
+//! Where the kube-apiserver, etcd and (on request) kube-controller-manager binaries come
+//! from.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -14,6 +15,9 @@ pub const KUBERNETES_VERSION: &str = "v1.34.4";
 pub struct Assets {
     pub kube_apiserver: PathBuf,
     pub etcd: PathBuf,
+    /// Used only when a test asks for it, so it may be absent: see
+    /// [`controller_manager`](Self::controller_manager).
+    pub kube_controller_manager: PathBuf,
 }
 
 impl Assets {
@@ -29,9 +33,14 @@ impl Assets {
         if let (Some(kube_apiserver), Some(etcd)) =
             (var("TEST_ASSET_KUBE_APISERVER"), var("TEST_ASSET_ETCD"))
         {
+            let kube_apiserver = PathBuf::from(kube_apiserver);
+            let kube_controller_manager = var("TEST_ASSET_KUBE_CONTROLLER_MANAGER")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| kube_apiserver.with_file_name("kube-controller-manager"));
             let assets = Self {
-                kube_apiserver: kube_apiserver.into(),
+                kube_apiserver,
                 etcd: etcd.into(),
+                kube_controller_manager,
             };
             return assets.checked("TEST_ASSET_KUBE_APISERVER and TEST_ASSET_ETCD");
         }
@@ -61,7 +70,22 @@ impl Assets {
         Self {
             kube_apiserver: dir.join("kube-apiserver"),
             etcd: dir.join("etcd"),
+            kube_controller_manager: dir.join("kube-controller-manager"),
         }
+    }
+
+    /// kube-controller-manager, or what to run to get it: it is built only on request.
+    pub fn controller_manager(&self) -> Result<&Path, Error> {
+        if is_executable(&self.kube_controller_manager) {
+            return Ok(&self.kube_controller_manager);
+        }
+        Err(Error::Assets(format!(
+            "this test asks for kube-controller-manager, and {} is missing or not executable.\n\
+             Build it next to kube-apiserver (once; cached) with:\n  \
+             export KUBEBUILDER_ASSETS=\"$(rkb setup-envtest --with controller-manager)\"\n\
+             or name one with TEST_ASSET_KUBE_CONTROLLER_MANAGER (Kubernetes {KUBERNETES_VERSION}).",
+            self.kube_controller_manager.display()
+        )))
     }
 
     fn missing(&self) -> Vec<&Path> {
@@ -201,5 +225,26 @@ mod tests {
         let vars = [("RKB_ENVTEST_CACHE", cache.to_str().unwrap())];
         let assets = Assets::locate_with(env(&vars)).unwrap();
         assert_eq!(assets.kube_apiserver, good.join("kube-apiserver"));
+    }
+
+    #[test]
+    fn a_missing_controller_manager_says_how_to_build_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let message = Assets::in_dir(tmp.path())
+            .controller_manager()
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("kube-controller-manager"), "{message}");
+        assert!(
+            message.contains("rkb setup-envtest --with controller-manager"),
+            "{message}"
+        );
+        let vars = [
+            ("TEST_ASSET_KUBE_APISERVER", "/bin/sh"),
+            ("TEST_ASSET_ETCD", "/bin/sh"),
+            ("TEST_ASSET_KUBE_CONTROLLER_MANAGER", "/bin/true"),
+        ];
+        let assets = Assets::locate_with(env(&vars)).unwrap();
+        assert_eq!(assets.controller_manager().unwrap(), Path::new("/bin/true"));
     }
 }

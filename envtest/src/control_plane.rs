@@ -1,5 +1,6 @@
 //! Starting etcd and kube-apiserver as child processes, the way controller-runtime's
-//! envtest does (pkg/internal/testing/controlplane), with a Rust process supervisor.
+//! envtest does (pkg/internal/testing/controlplane), with a Rust process supervisor; and,
+//! on request, kube-controller-manager, which controller-runtime's envtest never runs.
 
 use std::fs::{self, File};
 use std::net::TcpListener;
@@ -24,8 +25,38 @@ const DIR_PREFIX: &str = "rkb-envtest-";
 #[derive(Debug)]
 pub struct ControlPlane {
     dir: PathBuf,
+    assets: Assets,
     kube_apiserver: Process,
     etcd: Process,
+}
+
+/// The controllers envtest runs: what operators' tests depend on (owner references,
+/// namespace deletion, Deployments that get ReplicaSets and Pods, ServiceAccounts and
+/// their tokens, EndpointSlices of Services). Node, scheduling and cloud controllers stay
+/// off: no Pod ever runs without a kubelet.
+pub const CONTROLLERS: &[&str] = &[
+    "garbage-collector-controller",
+    "namespace-controller",
+    "deployment-controller",
+    "replicaset-controller",
+    "statefulset-controller",
+    "job-controller",
+    "serviceaccount-controller",
+    "serviceaccount-token-controller",
+    "endpointslice-controller",
+    "root-ca-certificate-publisher-controller",
+];
+
+/// A running kube-controller-manager; it dies with the test binary like the rest.
+#[derive(Debug)]
+pub struct ControllerManager {
+    process: Process,
+}
+
+impl ControllerManager {
+    pub fn process_id(&self) -> u32 {
+        self.process.0.id()
+    }
 }
 
 impl ControlPlane {
@@ -106,9 +137,48 @@ impl ControlPlane {
             .map_err(with_logs)?;
         Ok(Self {
             dir,
+            assets: assets.clone(),
             kube_apiserver,
             etcd,
         })
+    }
+
+    /// Starts kube-controller-manager against this API server as the admin user, and
+    /// waits until its controllers act: the ServiceAccount controller has made the
+    /// `default` ServiceAccount of the `default` namespace.
+    pub async fn start_controller_manager(
+        &self,
+        timeout: Duration,
+    ) -> Result<ControllerManager, Error> {
+        let deadline = Instant::now() + timeout;
+        let binary = self.assets.controller_manager()?;
+        let file = |name: &str| self.dir.join(name).display().to_string();
+        let mut command = Command::new(binary);
+        command.args([
+            format!("--kubeconfig={}", file("kubeconfig")),
+            format!("--controllers={}", CONTROLLERS.join(",")),
+            "--leader-elect=false".into(),
+            // Its own HTTPS endpoint (metrics, healthz) is not needed by tests.
+            "--secure-port=0".into(),
+            format!(
+                "--service-account-private-key-file={}",
+                file("service-account.key")
+            ),
+            format!("--root-ca-file={}", file("serving-ca.crt")),
+            "--profiling=false".into(),
+        ]);
+        let log = self.dir.join("kube-controller-manager.log");
+        let mut process = Process::spawn(command, &log)?;
+        let with_log = |e: Error| {
+            Error::ControlPlane(format!(
+                "{e}\n--- kube-controller-manager.log (last lines) ---\n{}",
+                tail(&log, 40)
+            ))
+        };
+        wait_for_controllers(&self.kubeconfig_path(), deadline, &mut process)
+            .await
+            .map_err(with_log)?;
+        Ok(ControllerManager { process })
     }
 
     pub fn kubeconfig_path(&self) -> PathBuf {
@@ -162,6 +232,30 @@ async fn wait_for_api_server(
             return Err(Error::ControlPlane(format!(
                 "kube-apiserver was not ready in time: {last}"
             )));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn wait_for_controllers(
+    kubeconfig: &Path,
+    deadline: Instant,
+    process: &mut Process,
+) -> Result<(), Error> {
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    let config = crate::load_kubeconfig(kubeconfig).await?;
+    let client =
+        kube::Client::try_from(config).map_err(|e| Error::request("make the admin client", e))?;
+    let accounts = kube::Api::<ServiceAccount>::namespaced(client, "default");
+    loop {
+        process.check_running("kube-controller-manager")?;
+        if let Ok(Some(_)) = accounts.get_opt("default").await {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(Error::ControlPlane(
+                "kube-controller-manager did not create the default ServiceAccount in time".into(),
+            ));
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

@@ -10,6 +10,10 @@ pub enum Error {
     /// A process did not start or did not become ready.
     #[error("the envtest control plane did not start: {0}")]
     ControlPlane(String),
+    /// kube-controller-manager, asked for by a test, is missing or did not start (the
+    /// message of the first attempt, which the test binary's later requests repeat).
+    #[error("{0}")]
+    ControllerManager(String),
     /// `USE_EXISTING_CLUSTER=true`, but no cluster configuration was found.
     #[error("USE_EXISTING_CLUSTER=true, but no cluster is configured: {0}")]
     ExistingCluster(String),

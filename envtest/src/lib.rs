@@ -18,8 +18,12 @@
 //!   that `rkb setup-envtest` (`make setup-envtest`) builds from Go modules.
 //! - `USE_EXISTING_CLUSTER=true` runs the same tests against the cluster of the current
 //!   kubeconfig instead.
-//! - There is no controller-manager or kubelet: nothing garbage-collects by owner
-//!   references, namespaces never finish deleting, and no Pod ever runs. Each test
+//! - kube-controller-manager runs only when a test asks for it
+//!   ([`shared_with_controller_manager`], [`Environment::start_controller_manager`]; the
+//!   binary comes from `rkb setup-envtest --with controller-manager`): then owner
+//!   references are garbage-collected, namespaces finish deleting and Deployments get
+//!   ReplicaSets and Pods (see [`CONTROLLERS`]). Without it, as in controller-runtime's
+//!   envtest, none of that happens. There is never a kubelet: no Pod ever runs. Each test
 //!   works in a namespace of its own.
 //! - [`WebhookCerts`] lets the API server call webhooks the test serves itself, over
 //!   loopback TLS (controller-runtime's `WebhookInstallOptions`).
@@ -47,11 +51,12 @@ use tokio::sync::OnceCell;
 
 pub use apply::{Apply, kustomize, parse_yaml};
 pub use assets::{Assets, KUBERNETES_VERSION};
+pub use control_plane::CONTROLLERS;
 pub use error::Error;
 pub use validate::kubernetes_validate;
 pub use webhook::WebhookCerts;
 
-use control_plane::ControlPlane;
+use control_plane::{ControlPlane, ControllerManager};
 
 /// A Kubernetes API server for tests: started by this crate, or an existing cluster.
 #[derive(Debug)]
@@ -61,9 +66,13 @@ pub struct Environment {
     kubeconfig: PathBuf,
     /// Kept for the life of the test binary; its processes die with it.
     control_plane: Option<ControlPlane>,
+    /// Started on the first request, then shared like the control plane.
+    controller_manager: OnceCell<Result<ControllerManager, String>>,
 }
 
 static SHARED: OnceCell<Result<Environment, String>> = OnceCell::const_new();
+static SHARED_WITH_CONTROLLER_MANAGER: OnceCell<Result<Environment, String>> =
+    OnceCell::const_new();
 
 /// A TCP port free on `host` right now, for a test server to bind (the kernel picks it;
 /// another process could take it before the test binds it, which loopback tests accept).
@@ -80,6 +89,27 @@ pub fn free_port(host: &str) -> u16 {
 /// a process that did not come up, with both processes' logs).
 pub async fn shared() -> &'static Environment {
     match try_shared().await {
+        Ok(env) => env,
+        Err(message) => panic!("{message}"),
+    }
+}
+
+/// A control plane with kube-controller-manager running, shared by the tests of this test
+/// binary that call this. It is not [`shared`]'s: tests that fake what the controllers
+/// would do (a Deployment's status, say) keep a plane where nothing overwrites it.
+///
+/// Panics with what failed and how to fix it, e.g. how to build the binary.
+pub async fn shared_with_controller_manager() -> &'static Environment {
+    let started = SHARED_WITH_CONTROLLER_MANAGER
+        .get_or_init(|| async {
+            let env = Environment::start().await.map_err(|e| e.to_string())?;
+            env.start_controller_manager()
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(env)
+        })
+        .await;
+    match started {
         Ok(env) => env,
         Err(message) => panic!("{message}"),
     }
@@ -111,6 +141,7 @@ impl Environment {
             config,
             kubeconfig,
             control_plane: Some(control_plane),
+            controller_manager: OnceCell::new(),
         };
         Ok(env)
     }
@@ -127,6 +158,7 @@ impl Environment {
             config,
             kubeconfig,
             control_plane: None,
+            controller_manager: OnceCell::new(),
         })
     }
 
@@ -149,6 +181,34 @@ impl Environment {
     /// Whether this is a control plane started by the test binary (not an existing cluster).
     pub fn is_local(&self) -> bool {
         self.control_plane.is_some()
+    }
+
+    /// Starts kube-controller-manager with [`CONTROLLERS`] against this control plane
+    /// and waits until its controllers act; at once when it already runs. An existing
+    /// cluster (`USE_EXISTING_CLUSTER`) has its own, so nothing is started there.
+    pub async fn start_controller_manager(&self) -> Result<(), Error> {
+        let Some(plane) = &self.control_plane else {
+            return Ok(());
+        };
+        self.controller_manager
+            .get_or_init(|| async {
+                plane
+                    .start_controller_manager(start_timeout())
+                    .await
+                    .map_err(|e| e.to_string())
+            })
+            .await
+            .as_ref()
+            .map(|_| ())
+            .map_err(|message| Error::ControllerManager(message.clone()))
+    }
+
+    /// The process ID of kube-controller-manager once started, for measuring it.
+    pub fn controller_manager_process_id(&self) -> Option<u32> {
+        self.controller_manager
+            .get()
+            .and_then(|started| started.as_ref().ok())
+            .map(ControllerManager::process_id)
     }
 
     /// The process IDs of kube-apiserver and etcd, for measuring them.

@@ -234,8 +234,8 @@ async fn kubectl_talks_to_the_same_server() {
     assert_eq!(made.name_any(), "from-kubectl");
 }
 
-/// The control plane dies with the test binary however it ends: this test runs a
-/// copy of this binary that starts a control plane, and ends it three ways.
+/// The control plane, kube-controller-manager included, dies with the test binary however
+/// it ends: this test runs a copy of this binary that starts one, and ends it three ways.
 #[test]
 fn the_control_plane_dies_with_the_test_binary() {
     if std::env::var_os("USE_EXISTING_CLUSTER").is_some() {
@@ -283,7 +283,7 @@ fn child_pids(end: &str) -> Vec<u32> {
             break;
         }
     }
-    assert_eq!(pids.len(), 2, "{end}: the child printed no PIDs");
+    assert_eq!(pids.len(), 3, "{end}: the child printed no PIDs");
     assert!(
         pids.iter().all(|&pid| is_running(pid)),
         "{end}: the control plane runs"
@@ -298,9 +298,10 @@ fn child_pids(end: &str) -> Vec<u32> {
 #[tokio::test]
 #[ignore = "run by the_control_plane_dies_with_the_test_binary"]
 async fn start_then_end() {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_with_controller_manager().await;
     let (api, etcd) = env.process_ids().unwrap();
-    println!("envtest-pids {api} {etcd}");
+    let manager = env.controller_manager_process_id().unwrap();
+    println!("envtest-pids {api} {etcd} {manager}");
     match std::env::var("RKB_ENVTEST_END").as_deref() {
         Ok("panic") => panic!("ending by panic"),
         Ok("sigkill") => tokio::time::sleep(Duration::from_secs(600)).await,
@@ -381,4 +382,108 @@ metadata: {{name: not-rbac, namespace: {system}}}
         only_rbac.is_none(),
         "objects other than RBAC are not applied"
     );
+}
+
+/// With kube-controller-manager: a dependent is deleted with its owner (the garbage
+/// collector, background propagation), a namespace finishes deleting (the namespace
+/// controller empties it), and a Deployment gets a ReplicaSet and Pods. The plane of
+/// [`rkb_envtest::shared`] runs none of it: there the dependent and the namespace stay.
+#[tokio::test]
+async fn the_controller_manager_collects_garbage_and_deletes_namespaces() {
+    use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+    use k8s_openapi::api::core::v1::{Namespace, Pod};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+    use kube::api::DeleteParams;
+
+    async fn owner_and_dependent(env: &rkb_envtest::Environment) -> (Api<ConfigMap>, String) {
+        let namespace = env.create_namespace().await.unwrap();
+        let maps = Api::<ConfigMap>::namespaced(env.client(), &namespace);
+        let owner = ConfigMap {
+            metadata: ObjectMeta {
+                name: Some("owner".into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let owner = maps.create(&PostParams::default(), &owner).await.unwrap();
+        let dependent = ConfigMap {
+            metadata: ObjectMeta {
+                name: Some("dependent".into()),
+                owner_references: Some(vec![OwnerReference {
+                    api_version: "v1".into(),
+                    kind: "ConfigMap".into(),
+                    name: "owner".into(),
+                    uid: owner.uid().unwrap(),
+                    ..Default::default()
+                }]),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        maps.create(&PostParams::default(), &dependent).await.unwrap();
+        maps.delete("owner", &DeleteParams::default()).await.unwrap();
+        (maps, namespace)
+    }
+    async fn until(what: &str, mut done: impl AsyncFnMut() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !done().await {
+            assert!(Instant::now() < deadline, "not within 60 s: {what}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    let env = rkb_envtest::shared_with_controller_manager().await;
+    let (maps, namespace) = owner_and_dependent(env).await;
+    until("the dependent collected", async || {
+        maps.get_opt("dependent").await.unwrap().is_none()
+    })
+    .await;
+
+    let deployments = Api::<Deployment>::namespaced(env.client(), &namespace);
+    let deployment: Deployment = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": "nginx"}]},
+            },
+        },
+    }))
+    .unwrap();
+    deployments
+        .create(&PostParams::default(), &deployment)
+        .await
+        .unwrap();
+    let sets = Api::<ReplicaSet>::namespaced(env.client(), &namespace);
+    let pods = Api::<Pod>::namespaced(env.client(), &namespace);
+    until("a ReplicaSet with two Pods", async || {
+        let lp = ListParams::default();
+        sets.list(&lp).await.unwrap().items.len() == 1
+            && pods.list(&lp).await.unwrap().items.len() == 2
+    })
+    .await;
+
+    let namespaces = Api::<Namespace>::all(env.client());
+    namespaces
+        .delete(&namespace, &DeleteParams::default())
+        .await
+        .unwrap();
+    until("the namespace gone", async || {
+        namespaces.get_opt(&namespace).await.unwrap().is_none()
+    })
+    .await;
+
+    // Where no kube-controller-manager runs, both stay.
+    let plain = rkb_envtest::shared().await;
+    let (maps, namespace) = owner_and_dependent(plain).await;
+    Api::<Namespace>::all(plain.client())
+        .delete(&namespace, &DeleteParams::default())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(maps.get_opt("dependent").await.unwrap().is_some());
+    let left = Api::<Namespace>::all(plain.client()).get(&namespace).await;
+    assert!(left.unwrap().metadata.deletion_timestamp.is_some());
 }

@@ -32,7 +32,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
         Command::Create(CreateCommand::Webhook(args)) => create_webhook(&args, out),
         Command::Edit(args) => edit(&args, out),
         Command::Alpha(AlphaCommand::Generate(args)) => alpha_generate(&args, out),
-        Command::SetupEnvtest => setup_envtest(out),
+        Command::SetupEnvtest(args) => setup_envtest(&args, out),
         Command::BuildImage(args) => build_image(&args, out),
         Command::Completion { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "rkb", out);

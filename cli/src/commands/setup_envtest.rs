@@ -1,5 +1,5 @@
-//! `rkb setup-envtest`: kube-apiserver and etcd for envtest, built from Go modules into a
-//! versioned cache and printed as the directory to use as `KUBEBUILDER_ASSETS`, as
+//! `rkb setup-envtest`: kube-apiserver and etcd for envtest (and, on request,
+//! kube-controller-manager), built from Go modules into a versioned cache and printed as the directory to use as `KUBEBUILDER_ASSETS`, as
 //! controller-runtime's `setup-envtest use -p path` prints one. Release binaries cannot be
 //! downloaded everywhere rkb runs, but the Go module proxy can be reached: the Go module that
 //! builds them (`envtest/assets/` in rkb's repository) is compiled into rkb.
@@ -7,6 +7,9 @@
 //!   KUBEBUILDER_ASSETS set  -> its binaries are used as they are; nothing is built
 //!   cached build present    -> reused
 //!   otherwise               -> built with `go build`, under a lock, and published by rename
+//!
+//! A cache entry is published whole with etcd and kube-apiserver; an optional binary
+//! (`--with controller-manager`) is built later into the same entry, each by a rename.
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -15,10 +18,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use anyhow::{Context as _, bail};
+use clap::ValueEnum as _;
 use include_dir::{Dir, include_dir};
 use sha2::{Digest as _, Sha256};
 
-/// `envtest/assets/`: go.mod, go.sum and the two mains.
+use crate::cli::{EnvtestExtra, SetupEnvtestArgs};
+
+/// `envtest/assets/`: go.mod, go.sum and a main per binary.
 static MODULE: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/envtest-assets");
 
 /// A binary of a cache entry: the package of the Go module that builds it, and the upstream
@@ -29,6 +35,8 @@ struct Binary {
     module: &'static str,
     /// Built with Kubernetes' version ldflags, so `/version` names the release.
     versioned: bool,
+    /// Built only when asked for (`--with`), because most tests do not need it.
+    extra: Option<EnvtestExtra>,
 }
 
 /// The binaries a cache entry holds, in build order.
@@ -38,14 +46,30 @@ const BINARIES: &[Binary] = &[
         package: "./cmd/etcd",
         module: ETCD_MODULE,
         versioned: false,
+        extra: None,
     },
     Binary {
         name: "kube-apiserver",
         package: "./cmd/kube-apiserver",
         module: KUBERNETES_MODULE,
         versioned: true,
+        extra: None,
+    },
+    Binary {
+        name: "kube-controller-manager",
+        package: "./cmd/kube-controller-manager",
+        module: KUBERNETES_MODULE,
+        versioned: true,
+        extra: Some(EnvtestExtra::ControllerManager),
     },
 ];
+
+/// The binaries a run with these extras wants, in build order.
+fn wanted(with: &[EnvtestExtra]) -> impl Iterator<Item = &'static Binary> + '_ {
+    BINARIES
+        .iter()
+        .filter(move |b| b.extra.is_none_or(|extra| with.contains(&extra)))
+}
 const KUBERNETES_MODULE: &str = "k8s.io/kubernetes";
 const ETCD_MODULE: &str = "go.etcd.io/etcd/server/v3";
 
@@ -95,8 +119,8 @@ impl Env {
     }
 }
 
-pub fn setup_envtest(out: &mut dyn Write) -> anyhow::Result<()> {
-    let dir = assets_dir(&Env::from_process(), &mut std::io::stderr())?;
+pub fn setup_envtest(args: &SetupEnvtestArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let dir = assets_dir(&Env::from_process(), &args.with, &mut std::io::stderr())?;
     writeln!(out, "{}", dir.display())?;
     Ok(())
 }
@@ -115,20 +139,27 @@ pub fn versions() -> (String, String) {
     (pinned(KUBERNETES_MODULE), pinned(ETCD_MODULE))
 }
 
-/// The directory of usable binaries, building them when needed; progress goes to `log`.
-pub fn assets_dir(env: &Env, log: &mut dyn Write) -> anyhow::Result<PathBuf> {
+/// The directory of usable binaries (those of `with` included), building them when
+/// needed; progress goes to `log`.
+pub fn assets_dir(
+    env: &Env,
+    with: &[EnvtestExtra],
+    log: &mut dyn Write,
+) -> anyhow::Result<PathBuf> {
     let (k8s, etcd) = versions();
     if let Some(dir) = &env.kubebuilder_assets {
         let dir = PathBuf::from(dir);
-        let missing = missing_binaries(&dir);
+        let missing = missing_binaries(&dir, with);
         if !missing.is_empty() {
             bail!(
                 "KUBEBUILDER_ASSETS={} has no executable {}.\n  \
-                 Point it at a directory holding kube-apiserver and etcd (as controller-runtime's \
-                 `setup-envtest use -p path` prints one),\n  \
-                 or unset it to have rkb build them:  unset KUBEBUILDER_ASSETS; rkb setup-envtest",
+                 Point it at a directory holding {} (as controller-runtime's \
+                 `setup-envtest use -p path` prints one, plus what --with asks for),\n  \
+                 or unset it to have rkb build them:  unset KUBEBUILDER_ASSETS; rkb setup-envtest{}",
                 dir.display(),
-                missing.join(" and ")
+                missing.join(" and "),
+                wanted(with).map(|b| b.name).collect::<Vec<_>>().join(", "),
+                with_flags(with)
             );
         }
         return Ok(dir);
@@ -140,7 +171,7 @@ pub fn assets_dir(env: &Env, log: &mut dyn Write) -> anyhow::Result<PathBuf> {
         go_arch(),
         module_hash()
     ));
-    if missing_binaries(&dir).is_empty() {
+    if missing_binaries(&dir, with).is_empty() {
         writeln!(
             log,
             "setup-envtest: using the cached build in {}",
@@ -157,7 +188,7 @@ pub fn assets_dir(env: &Env, log: &mut dyn Write) -> anyhow::Result<PathBuf> {
         .with_context(|| format!("cannot create a lock file in {}", cache.display()))?;
     lock.lock()
         .with_context(|| format!("cannot lock {}", cache.join(".lock").display()))?;
-    if missing_binaries(&dir).is_empty() {
+    if missing_binaries(&dir, with).is_empty() {
         writeln!(
             log,
             "setup-envtest: using the build another run just finished in {}",
@@ -170,14 +201,26 @@ pub fn assets_dir(env: &Env, log: &mut dyn Write) -> anyhow::Result<PathBuf> {
         .prefix(".build.")
         .tempdir_in(&cache)
         .with_context(|| format!("cannot create a build directory in {}", cache.display()))?;
+    // An entry holds etcd and kube-apiserver or nothing, so only extras can be missing
+    // from one that exists.
+    let to_build: Vec<&Binary> = wanted(with)
+        .filter(|b| missing_binaries(&dir, with).contains(&b.name))
+        .collect();
+    let names: Vec<&str> = to_build.iter().map(|b| b.name).collect();
     writeln!(
         log,
-        "setup-envtest: building etcd {etcd} and kube-apiserver {k8s} from Go modules into {} (cold: several minutes)",
+        "setup-envtest: building {} (Kubernetes {k8s}, etcd {etcd}) from Go modules into {} (cold: several minutes)",
+        names.join(", "),
         dir.display()
     )?;
     let start = std::time::Instant::now();
-    build_into(env, build.path(), &k8s, log)?;
-    let missing = missing_binaries(&build.path().join("bin"));
+    let bin = build.path().join("bin");
+    build_into(env, build.path(), &to_build, &k8s, log)?;
+    let missing: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|name| !is_executable(&bin.join(name)))
+        .collect();
     if !missing.is_empty() {
         bail!(
             "setup-envtest: `go build` reported success but left no {} in {}; nothing was cached.",
@@ -185,9 +228,17 @@ pub fn assets_dir(env: &Env, log: &mut dyn Write) -> anyhow::Result<PathBuf> {
             build.path().display()
         );
     }
-    // A rename publishes the entry whole: a build cut short never leaves a half-filled one.
-    std::fs::rename(build.path().join("bin"), &dir)
-        .with_context(|| format!("cannot move the new build into {}", dir.display()))?;
+    // A rename publishes the entry whole, and then each extra: a build cut short never
+    // leaves a half-filled entry or a half-written binary.
+    if dir.exists() {
+        for name in &names {
+            std::fs::rename(bin.join(name), dir.join(name))
+                .with_context(|| format!("cannot move {name} into {}", dir.display()))?;
+        }
+    } else {
+        std::fs::rename(&bin, &dir)
+            .with_context(|| format!("cannot move the new build into {}", dir.display()))?;
+    }
     writeln!(
         log,
         "setup-envtest: built in {} s",
@@ -217,13 +268,29 @@ fn check_go(env: &Env, k8s: &str, etcd: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Writes the module into `build/src` and builds each binary into `build/bin`.
-fn build_into(env: &Env, build: &Path, k8s: &str, log: &mut dyn Write) -> anyhow::Result<()> {
+/// The `--with` flags that ask for these extras again, for messages.
+fn with_flags(with: &[EnvtestExtra]) -> String {
+    with.iter()
+        .map(|extra| {
+            let value = extra.to_possible_value().expect("no skipped variants");
+            format!(" --with {}", value.get_name())
+        })
+        .collect()
+}
+
+/// Writes the module into `build/src` and builds `binaries` into `build/bin`.
+fn build_into(
+    env: &Env,
+    build: &Path,
+    binaries: &[&Binary],
+    k8s: &str,
+    log: &mut dyn Write,
+) -> anyhow::Result<()> {
     let src = build.join("src");
     MODULE
         .extract(&src)
         .with_context(|| format!("cannot write the Go module into {}", src.display()))?;
-    for binary in BINARIES {
+    for binary in binaries {
         writeln!(log, "setup-envtest: go build {}", binary.package)?;
         let output = Command::new(env.go())
             .args(["build", "-mod=readonly", "-trimpath", "-ldflags"])
@@ -313,17 +380,21 @@ fn remove_leftovers(cache: &Path) {
     }
 }
 
-fn missing_binaries(dir: &Path) -> Vec<&'static str> {
-    use std::os::unix::fs::PermissionsExt;
-    BINARIES
-        .iter()
+fn missing_binaries(dir: &Path, with: &[EnvtestExtra]) -> Vec<&'static str> {
+    wanted(with)
         .map(|binary| binary.name)
-        .filter(|binary| {
-            !dir.join(binary)
-                .metadata()
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
+        .filter(|name| !is_executable(&dir.join(name)))
         .collect()
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+fn main_file(binary: &Binary) -> String {
+    format!("{}/main.go", binary.package.trim_start_matches("./"))
 }
 
 fn module_file(path: &str) -> &'static str {
@@ -334,17 +405,13 @@ fn module_file(path: &str) -> &'static str {
 }
 
 /// The cache key of the module: the first 12 hex digits of the SHA-256 of go.mod, go.sum
-/// and the mains, in that order (what rkb's earlier setup-envtest.sh computed, so caches
-/// carry over).
+/// and the mains, in build order.
 fn module_hash() -> String {
     let mut hasher = Sha256::new();
-    for path in [
-        "go.mod",
-        "go.sum",
-        "cmd/etcd/main.go",
-        "cmd/kube-apiserver/main.go",
-    ] {
-        hasher.update(module_file(path));
+    hasher.update(module_file("go.mod"));
+    hasher.update(module_file("go.sum"));
+    for binary in BINARIES {
+        hasher.update(module_file(&main_file(binary)));
     }
     format!("{:x}", hasher.finalize())[..12].to_owned()
 }
@@ -411,7 +478,7 @@ mod tests {
             kubebuilder_assets: Some(tmp.path().into()),
             ..Env::default()
         };
-        let message = assets_dir(&env, &mut Vec::new()).unwrap_err().to_string();
+        let message = assets_dir(&env, &[], &mut Vec::new()).unwrap_err().to_string();
         assert!(
             message.contains("has no executable etcd and kube-apiserver"),
             "{message}"
@@ -426,7 +493,7 @@ mod tests {
     fn without_go_it_says_how_to_get_go_or_binaries() {
         let tmp = tempfile::tempdir().unwrap();
         let env = env(tmp.path(), tmp.path().join("no-go").into());
-        let message = assets_dir(&env, &mut Vec::new()).unwrap_err().to_string();
+        let message = assets_dir(&env, &[], &mut Vec::new()).unwrap_err().to_string();
         assert!(message.contains("Go is not installed"), "{message}");
         assert!(
             message.contains("setup-envtest use -p path 1.34"),
@@ -447,7 +514,7 @@ mod tests {
              echo 'verifying go.etcd.io/etcd/server/v3@v3.6.4: checksum mismatch' >&2\nexit 1",
         );
         let cache = tmp.path().join("cache");
-        let message = assets_dir(&env(&cache, go), &mut Vec::new())
+        let message = assets_dir(&env(&cache, go), &[], &mut Vec::new())
             .unwrap_err()
             .to_string();
         assert!(
@@ -481,7 +548,7 @@ mod tests {
         let runs: Vec<_> = (0..2)
             .map(|_| {
                 let env = env(&cache, go.clone());
-                std::thread::spawn(move || assets_dir(&env, &mut Vec::new()))
+                std::thread::spawn(move || assets_dir(&env, &[], &mut Vec::new()))
             })
             .collect();
         let dirs: Vec<PathBuf> = runs
@@ -489,33 +556,66 @@ mod tests {
             .map(|r| r.join().unwrap().unwrap())
             .collect();
         assert_eq!(dirs[0], dirs[1]);
-        assert!(missing_binaries(&dirs[0]).is_empty());
-        assert_eq!(
-            builds(tmp.path()),
-            BINARIES.len(),
-            "one build of each binary"
-        );
+        assert!(missing_binaries(&dirs[0], &[]).is_empty());
+        let base = wanted(&[]).count();
+        assert_eq!(builds(tmp.path()), base, "one build of each binary");
         assert!(!cache.join(".build.killed").exists());
         // And the next run takes the cache.
         let mut log = Vec::new();
-        assets_dir(&env(&cache, go), &mut log).unwrap();
+        assets_dir(&env(&cache, go.clone()), &[], &mut log).unwrap();
         assert!(
             String::from_utf8(log)
                 .unwrap()
                 .contains("using the cached build")
         );
-        assert_eq!(builds(tmp.path()), BINARIES.len());
+        assert_eq!(builds(tmp.path()), base);
+
+        // An extra goes into the same entry, built alone; the entry's binaries stay.
+        let extra = [EnvtestExtra::ControllerManager];
+        let mut log = Vec::new();
+        let dir = assets_dir(&env(&cache, go.clone()), &extra, &mut log).unwrap();
+        assert_eq!(dir, dirs[0]);
+        assert!(missing_binaries(&dir, &extra).is_empty());
+        assert_eq!(builds(tmp.path()), base + 1);
+        let log = String::from_utf8(log).unwrap();
+        assert!(log.contains("building kube-controller-manager ("), "{log}");
+        assets_dir(&env(&cache, go), &extra, &mut Vec::new()).unwrap();
+        assert_eq!(builds(tmp.path()), base + 1, "then cached");
+    }
+
+    #[test]
+    fn kubebuilder_assets_without_an_extra_asked_for_says_how_to_get_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        for name in ["etcd", "kube-apiserver"] {
+            std::fs::write(tmp.path().join(name), "").unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::Permissions::from_mode(0o755);
+            std::fs::set_permissions(tmp.path().join(name), mode).unwrap();
+        }
+        let env = Env {
+            kubebuilder_assets: Some(tmp.path().into()),
+            ..Env::default()
+        };
+        assert!(assets_dir(&env, &[], &mut Vec::new()).is_ok());
+        let extra = [EnvtestExtra::ControllerManager];
+        let message = assets_dir(&env, &extra, &mut Vec::new())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("has no executable kube-controller-manager"),
+            "{message}"
+        );
+        assert!(
+            message.contains("rkb setup-envtest --with controller-manager"),
+            "{message}"
+        );
     }
 
     #[test]
     fn every_module_file_is_embedded() {
-        for path in [
-            "go.mod",
-            "go.sum",
-            "cmd/etcd/main.go",
-            "cmd/kube-apiserver/main.go",
-        ] {
-            assert!(!module_file(path).is_empty(), "{path} is not embedded");
+        let mains = BINARIES.iter().map(main_file);
+        for path in ["go.mod".to_owned(), "go.sum".to_owned()].into_iter().chain(mains) {
+            assert!(!module_file(&path).is_empty(), "{path} is not embedded");
         }
         assert_eq!(module_hash().len(), 12);
     }

@@ -45,8 +45,12 @@ const FIELD_MANAGER: &str = "memcached-example";
 /// The test binary's API server with the CRD installed as `make install` would, and a
 /// fresh namespace for the test.
 async fn api_server() -> (&'static Environment, String) {
+    on(envtest::shared().await).await
+}
+
+/// The CRDs and a fresh namespace on `env`.
+async fn on(env: &'static Environment) -> (&'static Environment, String) {
     rkb_runtime::client::set_field_manager(FIELD_MANAGER);
-    let env = envtest::shared().await;
     let crds = memcached_example::manifests()
         .crds()
         .unwrap_or_else(|e| panic!("{e}"));
@@ -625,8 +629,8 @@ async fn status_lists_the_pods_and_whether_they_are_available() {
 }
 
 /// No finalizer: deleting a Memcached is not held up, and its Deployment and Service carry
-/// the owner reference by which a cluster's garbage collector deletes them. envtest runs no
-/// garbage collector, so they stay here; the reconciler never deletes them itself.
+/// the owner reference by which the garbage collector deletes them (shown with
+/// kube-controller-manager below); the reconciler never deletes them itself.
 #[tokio::test]
 async fn deletion_is_not_held_and_the_owned_objects_name_their_owner() {
     let (env, ns) = api_server().await;
@@ -834,4 +838,39 @@ async fn a_rule_removed_from_the_role_is_refused_by_the_api_server() {
         .await
         .unwrap();
     assert!(memcached.status.is_none(), "no status without the pods");
+}
+
+/// On a control plane with kube-controller-manager: the Deployment gets a ReplicaSet and
+/// Pods (which never run: there is no kubelet), and deleting the Memcached deletes its
+/// Deployment, ReplicaSet, Pods and Service through the owner references alone.
+#[tokio::test]
+async fn the_garbage_collector_deletes_what_a_deleted_memcached_owned() {
+    use k8s_openapi::api::apps::v1::ReplicaSet;
+    let (env, ns) = on(envtest::shared_with_controller_manager().await).await;
+    let client = env.client();
+    start_controller(&client, client.clone(), &ns);
+    create(&client, &ns, "cache", size(2)).await;
+    let replica_sets = Api::<ReplicaSet>::namespaced(client.clone(), &ns);
+    let pods = Api::<Pod>::namespaced(client.clone(), &ns);
+    eventually("the Deployment's ReplicaSet and its two Pods", || async {
+        let sets = replica_sets.list(&ListParams::default()).await.ok()?;
+        let pods = pods.list(&ListParams::default()).await.ok()?;
+        (sets.items.len() == 1 && pods.items.len() == 2).then_some(())
+    })
+    .await;
+
+    Api::<Memcached>::namespaced(client.clone(), &ns)
+        .delete("cache", &DeleteParams::default())
+        .await
+        .unwrap();
+    let deployments = Api::<Deployment>::namespaced(client.clone(), &ns);
+    let services = Api::<Service>::namespaced(client.clone(), &ns);
+    eventually("the Deployment, ReplicaSet, Pods and Service collected", || async {
+        let left = deployments.list(&ListParams::default()).await.ok()?.items.len()
+            + replica_sets.list(&ListParams::default()).await.ok()?.items.len()
+            + pods.list(&ListParams::default()).await.ok()?.items.len()
+            + services.get_opt("cache").await.ok()?.iter().count();
+        (left == 0).then_some(())
+    })
+    .await;
 }

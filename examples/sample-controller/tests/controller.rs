@@ -15,10 +15,11 @@
 //! upstream's informers and workqueue do; the status subresource, Events, optimistic
 //! concurrency and RBAC are the API server's own.
 //!
-//! envtest runs no kube-controller-manager and no kubelet: no Deployment controller sets
-//! `status.availableReplicas` (the tests play it, writing the Deployment's status), and no
-//! garbage collector deletes owned objects (the tests check the owner references, not the
-//! collection).
+//! Most tests run on a control plane without kube-controller-manager, where nothing but
+//! the controller writes: the tests play the Deployment controller, writing the
+//! Deployment's `status.availableReplicas`. One test runs where kube-controller-manager
+//! does, and sees the garbage collector delete a deleted Foo's Deployment. There is no
+//! kubelet: no Pod ever runs.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -42,7 +43,11 @@ use serde_json::json;
 /// The test binary's API server with the CRD installed as `make install` would, and a
 /// fresh namespace for the test.
 async fn api_server() -> (&'static Environment, String) {
-    let env = envtest::shared().await;
+    on(envtest::shared().await).await
+}
+
+/// The CRD and a fresh namespace on `env`.
+async fn on(env: &'static Environment) -> (&'static Environment, String) {
     let crds = sample_controller::manifests()
         .crds()
         .unwrap_or_else(|e| panic!("{e}"));
@@ -432,8 +437,8 @@ async fn refuses_to_adopt_a_deployment_it_does_not_control() {
 }
 
 /// No finalizer: deleting a Foo is not held up, and its Deployment carries the owner
-/// reference by which a cluster's garbage collector deletes it. envtest runs no garbage
-/// collector, so it stays here; the reconciler never deletes it itself.
+/// reference by which the garbage collector deletes it (the next test); the reconciler
+/// never deletes it itself.
 #[tokio::test]
 async fn deletion_is_not_held_and_the_deployment_names_its_owner() {
     let (env, ns) = api_server().await;
@@ -462,6 +467,36 @@ async fn deletion_is_not_held_and_the_deployment_names_its_owner() {
         (Some(&owners[0].uid), owners[0].controller),
         (object.metadata.uid.as_ref(), Some(true))
     );
+}
+
+/// With kube-controller-manager running, as in a cluster: the Deployment gets its
+/// ReplicaSet, and deleting the Foo deletes both through the owner references alone.
+#[tokio::test]
+async fn the_garbage_collector_deletes_a_deleted_foos_deployment() {
+    use k8s_openapi::api::apps::v1::ReplicaSet;
+    let (env, ns) = on(envtest::shared_with_controller_manager().await).await;
+    let client = env.client();
+    start_controller(&client, client.clone(), &ns);
+    create(&client, &ns, "example-foo", "example-nginx", 1).await;
+    let replica_sets = Api::<ReplicaSet>::namespaced(client.clone(), &ns);
+    eventually("the Deployment's ReplicaSet", || async {
+        let sets = replica_sets.list(&ListParams::default()).await.ok()?;
+        (sets.items.len() == 1).then_some(())
+    })
+    .await;
+    foos(&client, &ns)
+        .delete("example-foo", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("the Deployment and its ReplicaSet collected", || async {
+        let deployments = deployments(&client, &ns)
+            .list(&ListParams::default())
+            .await
+            .ok()?;
+        let sets = replica_sets.list(&ListParams::default()).await.ok()?;
+        (deployments.items.is_empty() && sets.items.is_empty()).then_some(())
+    })
+    .await;
 }
 
 /// The reconciler converges while its requests fail: server errors (500), timeouts and

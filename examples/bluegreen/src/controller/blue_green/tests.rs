@@ -3,10 +3,11 @@
 //! Deployments and Services it owns), server-side apply, the status subresource, RBAC by the
 //! real authorizer, and injected faults layered on the real client.
 //!
-//! envtest has no controller-manager: no Deployment controller (no ReplicaSets, no Pods, no
-//! `status.replicas`) and no garbage collector (deleting a BlueGreen leaves its Service and
-//! Deployments; the tests check the owner references a cluster's garbage collector follows).
-//! Each test works in a namespace of its own.
+//! Most tests run without kube-controller-manager, so that nothing but the controller writes:
+//! no Deployment controller (no ReplicaSets, no Pods, no `status.replicas`) and no garbage
+//! collector. One test runs on a control plane with it, and sees the garbage collector
+//! delete the Service and Deployments of a deleted BlueGreen. Each test works in a
+//! namespace of its own.
 
 use std::path::Path;
 use std::time::Duration;
@@ -40,11 +41,20 @@ struct Fx {
 
 impl Fx {
     async fn new() -> Self {
-        let env = envtest::shared().await;
-        // Once per test binary: the CRD is large (two PodSpecs), and applying it again for
-        // every test slowed the suite down.
         static INSTALLED: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
-        INSTALLED
+        Self::on(envtest::shared().await, &INSTALLED).await
+    }
+
+    /// On the control plane that runs kube-controller-manager.
+    async fn with_controller_manager() -> Self {
+        static INSTALLED: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
+        Self::on(envtest::shared_with_controller_manager().await, &INSTALLED).await
+    }
+
+    async fn on(env: &'static Environment, installed: &tokio::sync::OnceCell<()>) -> Self {
+        // Once per test binary and control plane: the CRD is large (two PodSpecs), and
+        // applying it again for every test slowed the suite down.
+        installed
             .get_or_init(|| async {
                 let crds = crate::manifests().crds().unwrap_or_else(|e| panic!("{e}"));
                 env.apply().crds(crds).await.unwrap();
@@ -541,9 +551,8 @@ async fn a_second_reconcile_changes_nothing() {
 }
 
 /// The Service and Deployments name the BlueGreen as their controller owner (with its
-/// uid), which is what a cluster's garbage collector follows to delete them with it.
-/// envtest runs no garbage collector, so after the BlueGreen is deleted they stay here;
-/// the test checks that the reconcile leaves a deleting BlueGreen alone.
+/// uid), which is what the garbage collector follows to delete them with it (the next
+/// test); the reconcile leaves a deleting BlueGreen alone.
 #[tokio::test]
 async fn the_objects_are_owned_by_the_bluegreen_for_garbage_collection() {
     let fx = Fx::new().await;
@@ -565,6 +574,42 @@ async fn the_objects_are_owned_by_the_bluegreen_for_garbage_collection() {
     .unwrap();
     assert_eq!(action, Action::await_change());
     assert_eq!(fx.snapshot().await, before, "nothing written");
+}
+
+/// With kube-controller-manager running: deleting a BlueGreen deletes its Service and both
+/// Deployments (and the ReplicaSets the Deployment controller made) through the owner
+/// references alone; the controller never deletes them itself.
+#[tokio::test]
+async fn the_garbage_collector_deletes_what_a_deleted_bluegreen_owned() {
+    use k8s_openapi::api::apps::v1::ReplicaSet;
+    let fx = Fx::with_controller_manager().await;
+    let client = fx.client();
+    fx.create("demo", both(RouteTo::Blue)).await;
+    fx.reconcile_once(&client, "demo").await.unwrap();
+    let replica_sets = Api::<ReplicaSet>::namespaced(client.clone(), &fx.ns);
+    let lp = ListParams::default();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while replica_sets.list(&lp).await.unwrap().items.len() < 2 {
+        assert!(tokio::time::Instant::now() < deadline, "no ReplicaSets");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    fx.bluegreens()
+        .delete("demo", &Default::default())
+        .await
+        .unwrap();
+    loop {
+        let left = fx.deployments().list(&lp).await.unwrap().items.len()
+            + fx.services().list(&lp).await.unwrap().items.len()
+            + replica_sets.list(&lp).await.unwrap().items.len();
+        if left == 0 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{left} owned objects left"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 #[tokio::test]

@@ -5,9 +5,10 @@
 //!
 //! The control plane is shared by the tests of this binary, so each test has a source
 //! namespace of its own and a label that only its target namespaces carry
-//! (`--namespace-selector`): the tests cannot see each other's copies. envtest has no
-//! controller-manager, so namespaces are never deleted (there is no test of a namespace
-//! going away) and nothing is garbage-collected (secret-sync relies on neither).
+//! (`--namespace-selector`): the tests cannot see each other's copies. One test runs on a
+//! control plane with kube-controller-manager, where a deleted namespace really goes away
+//! (its namespace controller empties it) while secret-sync runs; the others run where
+//! namespaces never finish deleting and nothing is garbage-collected.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -48,7 +49,10 @@ struct Fixture {
 impl Fixture {
     /// A fresh source namespace and `targets` target namespaces (`<source>-t0`, ...).
     async fn new(targets: usize) -> Self {
-        let env = envtest::shared().await;
+        Self::on(envtest::shared().await, targets).await
+    }
+
+    async fn on(env: &'static Environment, targets: usize) -> Self {
         let source_namespace = env.create_namespace().await.unwrap();
         let fixture = Self {
             env,
@@ -401,6 +405,41 @@ async fn a_source_deleted_with_the_finalizer_is_held_until_its_copies_are_gone()
         2,
         "other sources keep their copies"
     );
+}
+
+/// With kube-controller-manager running, a target namespace deleted under the running
+/// controller really goes away, copy and all: secret-sync neither holds it (no finalizer on
+/// copies) nor puts the copy back into it while it terminates; the other target keeps its
+/// copy and still follows the source.
+#[tokio::test]
+async fn a_target_namespace_deleted_while_running_goes_away() {
+    let fx = Fixture::on(envtest::shared_with_controller_manager().await, 2).await;
+    let _failures = fx.start_controller(fx.client(), watcher::Config::default());
+    fx.create_source("db", &[("password", PASSWORD)]).await;
+    fx.until_copies("db", "both copies", |c| c.len() == 2).await;
+    let (gone, kept) = (fx.target("t0"), fx.target("t1"));
+    let namespaces = Api::<Namespace>::all(fx.client());
+    namespaces.delete(&gone, &Default::default()).await.unwrap();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while namespaces.get_opt(&gone).await.unwrap().is_some() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the namespace {gone} is still there after {WAIT:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let patch = serde_json::json!({ "stringData": { "password": "rotated" } });
+    fx.sources()
+        .patch("db", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    let copies = fx
+        .until_copies("db", "the kept copy rotated", |c| {
+            c.get(&kept)
+                .is_some_and(|copy| value(copy, "password") == "rotated")
+        })
+        .await;
+    assert!(!copies.contains_key(&gone), "{:?}", copies.keys());
 }
 
 /// A namespace created while the controller runs gets the copies (the Namespace watch).
