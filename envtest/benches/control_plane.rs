@@ -19,8 +19,8 @@ fn start(c: &mut Criterion) {
             drop(env); // kills both processes
         })
     });
-    let controller_manager = rkb_envtest::Assets::locate()
-        .is_ok_and(|assets| assets.controller_manager().is_ok());
+    let controller_manager =
+        rkb_envtest::Assets::locate().is_ok_and(|assets| assets.controller_manager().is_ok());
     if controller_manager {
         group.bench_function("start_with_controller_manager", |b| {
             b.iter(|| {

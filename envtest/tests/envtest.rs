@@ -420,8 +420,12 @@ async fn the_controller_manager_collects_garbage_and_deletes_namespaces() {
             },
             ..Default::default()
         };
-        maps.create(&PostParams::default(), &dependent).await.unwrap();
-        maps.delete("owner", &DeleteParams::default()).await.unwrap();
+        maps.create(&PostParams::default(), &dependent)
+            .await
+            .unwrap();
+        maps.delete("owner", &DeleteParams::default())
+            .await
+            .unwrap();
         (maps, namespace)
     }
     async fn until(what: &str, mut done: impl AsyncFnMut() -> bool) {

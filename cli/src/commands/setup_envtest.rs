@@ -478,7 +478,9 @@ mod tests {
             kubebuilder_assets: Some(tmp.path().into()),
             ..Env::default()
         };
-        let message = assets_dir(&env, &[], &mut Vec::new()).unwrap_err().to_string();
+        let message = assets_dir(&env, &[], &mut Vec::new())
+            .unwrap_err()
+            .to_string();
         assert!(
             message.contains("has no executable etcd and kube-apiserver"),
             "{message}"
@@ -493,7 +495,9 @@ mod tests {
     fn without_go_it_says_how_to_get_go_or_binaries() {
         let tmp = tempfile::tempdir().unwrap();
         let env = env(tmp.path(), tmp.path().join("no-go").into());
-        let message = assets_dir(&env, &[], &mut Vec::new()).unwrap_err().to_string();
+        let message = assets_dir(&env, &[], &mut Vec::new())
+            .unwrap_err()
+            .to_string();
         assert!(message.contains("Go is not installed"), "{message}");
         assert!(
             message.contains("setup-envtest use -p path 1.34"),
@@ -614,7 +618,10 @@ mod tests {
     #[test]
     fn every_module_file_is_embedded() {
         let mains = BINARIES.iter().map(main_file);
-        for path in ["go.mod".to_owned(), "go.sum".to_owned()].into_iter().chain(mains) {
+        for path in ["go.mod".to_owned(), "go.sum".to_owned()]
+            .into_iter()
+            .chain(mains)
+        {
             assert!(!module_file(&path).is_empty(), "{path} is not embedded");
         }
         assert_eq!(module_hash().len(), 12);

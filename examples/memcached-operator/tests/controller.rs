@@ -865,12 +865,25 @@ async fn the_garbage_collector_deletes_what_a_deleted_memcached_owned() {
         .unwrap();
     let deployments = Api::<Deployment>::namespaced(client.clone(), &ns);
     let services = Api::<Service>::namespaced(client.clone(), &ns);
-    eventually("the Deployment, ReplicaSet, Pods and Service collected", || async {
-        let left = deployments.list(&ListParams::default()).await.ok()?.items.len()
-            + replica_sets.list(&ListParams::default()).await.ok()?.items.len()
-            + pods.list(&ListParams::default()).await.ok()?.items.len()
-            + services.get_opt("cache").await.ok()?.iter().count();
-        (left == 0).then_some(())
-    })
+    eventually(
+        "the Deployment, ReplicaSet, Pods and Service collected",
+        || async {
+            let left = deployments
+                .list(&ListParams::default())
+                .await
+                .ok()?
+                .items
+                .len()
+                + replica_sets
+                    .list(&ListParams::default())
+                    .await
+                    .ok()?
+                    .items
+                    .len()
+                + pods.list(&ListParams::default()).await.ok()?.items.len()
+                + services.get_opt("cache").await.ok()?.iter().count();
+            (left == 0).then_some(())
+        },
+    )
     .await;
 }
