@@ -209,14 +209,18 @@ fn with_logs(dir: &Path, error: Error) -> Error {
     Error::ControlPlane(format!("{error}\n{logs}\n(all files in {})", dir.display()))
 }
 
+/// A client of the kubeconfig the processes are given (the admin user).
+async fn admin_client(kubeconfig: &Path) -> Result<kube::Client, Error> {
+    let config = crate::load_kubeconfig(kubeconfig).await?;
+    kube::Client::try_from(config).map_err(|e| Error::request("make the admin client", e))
+}
+
 async fn wait_for_api_server(
     kubeconfig: &Path,
     deadline: Instant,
     process: &mut Process,
 ) -> Result<(), Error> {
-    let config = crate::load_kubeconfig(kubeconfig).await?;
-    let client =
-        kube::Client::try_from(config).map_err(|e| Error::request("make the admin client", e))?;
+    let client = admin_client(kubeconfig).await?;
     let mut last: String;
     loop {
         process.check_running("kube-apiserver")?;
@@ -243,9 +247,7 @@ async fn wait_for_controllers(
     process: &mut Process,
 ) -> Result<(), Error> {
     use k8s_openapi::api::core::v1::ServiceAccount;
-    let config = crate::load_kubeconfig(kubeconfig).await?;
-    let client =
-        kube::Client::try_from(config).map_err(|e| Error::request("make the admin client", e))?;
+    let client = admin_client(kubeconfig).await?;
     let accounts = kube::Api::<ServiceAccount>::namespaced(client, "default");
     loop {
         process.check_running("kube-controller-manager")?;
