@@ -112,6 +112,7 @@ fn older_rkb(root: &Path) -> PathBuf {
   sed -i 's|^use clap::Parser;$|use clap::Parser; // old|' "$1/src/main.rs"
   rm "$1/Dockerfile"
   echo "an old note" > "$1/OLD_NOTES.md"
+  sed -i '1i # an older placeholder' "$1/config/rbac/role.yaml"
 }}
 if [ "$1" = old ]; then old "$2"; exit; fi
 "{RKB}" "$@" || exit $?
@@ -208,6 +209,12 @@ fn an_older_scaffold_merges_what_it_can_and_marks_conflicts() {
         "use clap::Parser; // mine",
     );
     edit(&dir.join("README.md"), "\n", "\nMy notes.\n");
+    // What `make manifests` wrote from the user's code: kept, not merged with placeholders.
+    fs::write(
+        dir.join("config/rbac/role.yaml"),
+        "kind: ClusterRole # generated\n",
+    )
+    .unwrap();
     let before = files_of(&dir);
 
     let output = update(&dir, &old, &[]);
@@ -227,11 +234,13 @@ fn an_older_scaffold_merges_what_it_can_and_marks_conflicts() {
     let conflict = "<<<<<<< ours\nuse clap::Parser; // mine\n||||||| original\nuse clap::Parser; // old\n=======\nuse clap::Parser;\n>>>>>>> theirs\n";
     assert!(main.contains(conflict), "{main}");
 
-    assert_eq!(
-        fs::read(dir.join("README.md")).unwrap(),
-        before[Path::new("README.md")],
-        "a file only the user changed is kept"
-    );
+    for kept in ["README.md", "config/rbac/role.yaml"] {
+        assert_eq!(
+            fs::read(dir.join(kept)).unwrap(),
+            before[Path::new(kept)],
+            "{kept} is kept"
+        );
+    }
     assert!(
         dir.join("Dockerfile").is_file(),
         "added by the new scaffold"
@@ -252,11 +261,15 @@ fn an_older_scaffold_merges_what_it_can_and_marks_conflicts() {
         ("added by the new scaffold", "Dockerfile"),
         ("untouched: only you changed them", "README.md"),
         ("untouched: rkb no longer generates them", "OLD_NOTES.md"),
+        (
+            "untouched: `make manifests` writes them",
+            "config/rbac/role.yaml",
+        ),
     ] {
         assert_eq!(section(&shown, title), [file], "{shown}");
     }
     assert!(
-        shown.contains("summary: 1 merged cleanly, 1 conflicted, 1 taken from the new scaffold, 2 untouched, 0 deleted by you"),
+        shown.contains("summary: 1 merged cleanly, 1 conflicted, 1 taken from the new scaffold, 3 untouched, 0 deleted by you"),
         "{shown}"
     );
 }

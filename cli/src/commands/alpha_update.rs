@@ -89,6 +89,14 @@ pub fn alpha_update(args: &AlphaUpdateArgs, out: &mut dyn Write) -> anyhow::Resu
             new.get(path).map(Vec::as_slice),
         );
         let Some(outcome) = outcome else { continue };
+        let rewrites = matches!(
+            outcome,
+            Outcome::TakenNew(_) | Outcome::Merged(_) | Outcome::Conflict(_) | Outcome::NotText
+        );
+        if rewrites && written_by_make_manifests(path) {
+            report.manifests.push(path.clone());
+            continue;
+        }
         if let Some(content) = outcome.content() {
             changes.create(path, content.to_owned(), true)?;
         }
@@ -428,6 +436,15 @@ fn files(root: &Path) -> anyhow::Result<BTreeMap<String, Vec<u8>>> {
     Ok(files)
 }
 
+/// What `make manifests` writes from the project's code. Neither scaffold runs it (it
+/// compiles the project), so when their `init` placeholders differ, the user's real
+/// manifests are kept rather than merged with them; their next `make manifests` rewrites them.
+fn written_by_make_manifests(path: &str) -> bool {
+    path.starts_with("config/crd/bases/")
+        || path == "config/rbac/role.yaml"
+        || path == "config/webhook/manifests.yaml"
+}
+
 /// The user's file at `rel`; `None` when there is none.
 fn read_ours(dir: &Path, rel: &str) -> anyhow::Result<Option<Vec<u8>>> {
     let path = dir.join(rel);
@@ -455,6 +472,7 @@ struct Report {
     added: Vec<String>,
     kept_yours: Vec<String>,
     no_longer_generated: Vec<String>,
+    manifests: Vec<String>,
     deleted_by_you: Vec<String>,
     up_to_date: usize,
 }
@@ -480,7 +498,7 @@ impl Report {
 
     fn print(&self, out: &mut dyn Write, from: &Version, to: &Version) -> std::io::Result<()> {
         writeln!(out, "\nrkb alpha update, rkb {from} -> {to}:")?;
-        let sections: [(&str, &[String]); 8] = [
+        let sections: [(&str, &[String]); 9] = [
             ("merged cleanly (you and rkb changed them)", &self.merged),
             ("conflicted (markers written)", &self.conflicted),
             ("not merged: not text (left as they are)", &self.not_text),
@@ -494,6 +512,7 @@ impl Report {
                 "untouched: rkb no longer generates them",
                 &self.no_longer_generated,
             ),
+            ("untouched: `make manifests` writes them", &self.manifests),
             (
                 "deleted by you (rkb still generates them; left deleted)",
                 &self.deleted_by_you,
@@ -515,7 +534,7 @@ impl Report {
             self.merged.len(),
             self.conflicted.len() + self.not_text.len(),
             self.taken.len() + self.added.len(),
-            self.kept_yours.len() + self.no_longer_generated.len(),
+            self.kept_yours.len() + self.no_longer_generated.len() + self.manifests.len(),
             self.deleted_by_you.len(),
             self.up_to_date
         )?;
