@@ -55,8 +55,11 @@ rm -rf "$project"
 "$old_rkb" init --dir "$project" --domain example.com --project-name memcached-operator \
     --owner "The Upgrade Authors" >/dev/null
 "$old_rkb" create api --dir "$project" --group cache --version v1alpha1 --kind Memcached >/dev/null
-"$old_rkb" create webhook --dir "$project" --group cache --version v1alpha1 --kind Memcached \
-    --defaulting --programmatic-validation >/dev/null
+# rkb had no webhooks before 0.1.0's last weeks.
+if "$old_rkb" create webhook --help >/dev/null 2>&1; then
+    "$old_rkb" create webhook --dir "$project" --group cache --version v1alpha1 --kind Memcached \
+        --defaulting --programmatic-validation >/dev/null
+fi
 cd "$project"
 git init -q
 git add -A

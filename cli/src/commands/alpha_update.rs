@@ -72,17 +72,43 @@ pub fn alpha_update(args: &AlphaUpdateArgs, out: &mut dyn Write) -> anyhow::Resu
     let new = files(&new_dir)?;
 
     let mut changes = Changes::open(&dir)?;
+    let report = plan(&dir, &base, &new, &mut changes)?;
+    project.cli_version = CURRENT.into();
+    changes.create(project::FILE_NAME, project.to_yaml(), true)?;
+    super::commit(changes, out)?;
+
+    report.print(out, &from_version, &to)?;
+    let conflicts = report.conflicted.len() + report.not_text.len();
+    if conflicts > 0 && !args.force {
+        bail!(
+            "{conflicts} file(s) need your hand: those listed as conflicted hold conflict markers \
+             (<<<<<<< ours: your lines, ||||||| original: rkb {from_version}'s scaffold, =======, \
+             >>>>>>> theirs: rkb {to}'s), those not merged are not text. Resolve them, then run \
+             `make manifests`. Every other file is updated (--force exits 0 with conflicts)"
+        );
+    }
+    Ok(())
+}
+
+/// Plans into `changes` the outcome of every path of the two scaffolds for the project in
+/// `dir`, and reports them.
+fn plan(
+    dir: &Path,
+    base: &BTreeMap<String, Vec<u8>>,
+    new: &BTreeMap<String, Vec<u8>>,
+    changes: &mut Changes,
+) -> anyhow::Result<Report> {
     let mut report = Report::default();
     let mut paths: Vec<&String> = base.keys().chain(new.keys()).collect();
     paths.sort();
     paths.dedup();
     for path in paths {
         // PROJECT is the input of both scaffolds, not a file of theirs: it is the user's,
-        // with the new cliVersion (below).
+        // with the new cliVersion (planned by the caller).
         if path == project::FILE_NAME {
             continue;
         }
-        let ours = read_ours(&dir, path)?;
+        let ours = read_ours(dir, path)?;
         let outcome = merge::file(
             base.get(path).map(Vec::as_slice),
             ours.as_deref(),
@@ -102,21 +128,7 @@ pub fn alpha_update(args: &AlphaUpdateArgs, out: &mut dyn Write) -> anyhow::Resu
         }
         report.add(path, &outcome);
     }
-    project.cli_version = CURRENT.into();
-    changes.create(project::FILE_NAME, project.to_yaml(), true)?;
-    super::commit(changes, out)?;
-
-    report.print(out, &from_version, &to)?;
-    let conflicts = report.conflicted.len() + report.not_text.len();
-    if conflicts > 0 && !args.force {
-        bail!(
-            "{conflicts} file(s) need your hand: those listed as conflicted hold conflict markers \
-             (<<<<<<< ours: your lines, ||||||| original: rkb {from_version}'s scaffold, =======, \
-             >>>>>>> theirs: rkb {to}'s), those not merged are not text. Resolve them, then run \
-             `make manifests`. Every other file is updated (--force exits 0 with conflicts)"
-        );
-    }
-    Ok(())
+    Ok(report)
 }
 
 /// Where the rkb of the base scaffold comes from.
