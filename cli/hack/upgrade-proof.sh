@@ -4,7 +4,8 @@
 # user makes (a field with validation, reconcile logic, a flag in main.rs, a kustomize
 # patch, a Makefile target), commits, runs the new `rkb alpha update --from <older rkb>`,
 # and reports what was merged, conflicted and kept, the update's wall time, and whether
-# `make manifests test` passes afterwards. Heavy (two rkb builds and a project build with
+# `make manifests test` passes afterwards (conflicts resolved first, as a user would: rkb's
+# lines, then the user's). Heavy (two rkb builds and a project build with
 # envtest tests): run by hand, not by .ci/run.
 #
 # Usage: cli/hack/upgrade-proof.sh [OLDER_COMMIT]
@@ -139,9 +140,43 @@ if [ ! -f .cargo/config.toml ] && grep -q '^rkb-runtime = "' Cargo.toml; then
     rm -rf "$work/scratch"
 fi
 
-step "make manifests test"
 if [ -n "$conflicts" ]; then
-    echo "skipped: conflicts to resolve in: $conflicts"
+    # Standing in for the user: each conflict becomes rkb's new lines followed by the
+    # user's lines the old scaffold did not have (git merge-file --union, minus the base).
+    step "resolve the conflicts as a user would: rkb's lines, then yours"
+    for file in $conflicts; do
+        python3 - "$file" <<'RESOLVE'
+import sys
+path = sys.argv[1]
+out, part, ours, base, theirs = [], None, [], [], []
+for line in open(path).read().splitlines(keepends=True):
+    marker = line.rstrip("\n")
+    if marker == "<<<<<<< ours":
+        part, ours, base, theirs = "ours", [], [], []
+    elif marker == "||||||| original" and part == "ours":
+        part = "base"
+    elif marker == "=======" and part in ("ours", "base"):
+        part = "theirs"
+    elif marker == ">>>>>>> theirs" and part == "theirs":
+        out += theirs + [l for l in ours if l not in base]
+        part = None
+    elif part == "ours":
+        ours.append(line)
+    elif part == "base":
+        base.append(line)
+    elif part == "theirs":
+        theirs.append(line)
+    else:
+        out.append(line)
+open(path, "w").write("".join(out))
+print(f"  resolved {path}")
+RESOLVE
+    done
+fi
+
+step "make manifests test"
+if grep -rqE '^(<<<<<<< ours|>>>>>>> theirs)$' --exclude-dir=.git .; then
+    echo "skipped: conflict markers left"
     tests=skipped
 else
     start=$(now)
@@ -166,6 +201,6 @@ step "result"
 echo "older rkb: $older ($("$old_rkb" --version)); new rkb: $(git -C "$repo" log -1 --format=%h) ($("$new_rkb" --version))"
 grep '^summary:' "$work/update.log" || echo "summary: (none: the update failed)"
 echo "update: exit status $update_status, wall time ${update_seconds} s"
-echo "conflicted files: ${conflicts:-none}"
+echo "conflicted files: ${conflicts:-none}${conflicts:+ (then resolved by the script: new lines first, then the user lines)}"
 echo "make manifests test: $tests"
 echo "project: $project"
