@@ -98,9 +98,9 @@ fn script(path: &Path, body: &str) -> PathBuf {
     path.to_path_buf()
 }
 
-/// A stand-in for an older rkb: this one, whose `alpha generate` output is then altered
-/// the way `old <dir>` alters a project. The same alteration applied to the user's project
-/// makes it one that "the older rkb" scaffolded.
+/// A stand-in for an older rkb, reporting version 0.1.0: this one, whose `alpha generate`
+/// output is then altered the way `old <dir>` alters a project. The same alteration
+/// applied to the user's project makes it one that "the older rkb" scaffolded.
 fn older_rkb(root: &Path) -> PathBuf {
     script(
         &root.join("old-rkb"),
@@ -113,8 +113,11 @@ fn older_rkb(root: &Path) -> PathBuf {
   rm "$1/Dockerfile"
   echo "an old note" > "$1/OLD_NOTES.md"
   sed -i '1i # an older placeholder' "$1/config/rbac/role.yaml"
+  sed -i 's/^cliVersion: .*/cliVersion: 0.1.0/' "$1/PROJECT"
+  sed -i 's|^rkb-runtime = ".*"$|rkb-runtime = {{ path = "../rkb/runtime" }}|' "$1/Cargo.toml"
 }}
 if [ "$1" = old ]; then old "$2"; exit; fi
+if [ "$1" = --version ]; then echo "rkb 0.1.0"; exit; fi
 "{RKB}" "$@" || exit $?
 if [ "$1" = alpha ] && [ "$2" = generate ]; then
   while [ "$#" -gt 0 ]; do
@@ -250,6 +253,10 @@ fn an_older_scaffold_merges_what_it_can_and_marks_conflicts() {
         "an old note\n",
         "rkb no longer generates it: kept"
     );
+    assert!(
+        shown.contains(&format!("rkb 0.1.0 -> {}", env!("CARGO_PKG_VERSION"))),
+        "{shown}"
+    );
     let project_file = fs::read_to_string(dir.join("PROJECT")).unwrap();
     assert!(
         project_file.contains(&format!("cliVersion: {}", env!("CARGO_PKG_VERSION"))),
@@ -269,7 +276,7 @@ fn an_older_scaffold_merges_what_it_can_and_marks_conflicts() {
         assert_eq!(section(&shown, title), [file], "{shown}");
     }
     assert!(
-        shown.contains("summary: 1 merged cleanly, 1 conflicted, 1 taken from the new scaffold, 3 untouched, 0 deleted by you"),
+        shown.contains("summary: 1 merged cleanly, 1 conflicted, 2 taken from the new scaffold, 3 untouched, 0 deleted by you"),
         "{shown}"
     );
 }
@@ -297,7 +304,17 @@ fn force_exits_zero_with_conflicts_and_a_file_the_user_left_alone_takes_the_new_
     assert!(makefile.contains("IMG ?= controller:latest"), "{makefile}");
     assert_eq!(
         section(&shown, "taken from the new scaffold"),
-        ["Makefile"],
+        ["Cargo.toml", "Makefile"],
+        "{shown}"
+    );
+    // The older scaffold's rkb crates by path are gone, and the user is told what 0.2 needs.
+    let cargo_toml = fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+    assert!(
+        !cargo_toml.contains("path = \"../rkb/runtime\""),
+        "{cargo_toml}"
+    );
+    assert!(
+        shown.contains("needs the [patch.crates-io] section"),
         "{shown}"
     );
     assert!(

@@ -72,12 +72,16 @@ pub fn alpha_update(args: &AlphaUpdateArgs, out: &mut dyn Write) -> anyhow::Resu
     let new = files(&new_dir)?;
 
     let mut changes = Changes::open(&dir)?;
+    let cargo_toml = read_ours(&dir, "Cargo.toml")?;
     let report = plan(&dir, &base, &new, &mut changes)?;
     project.cli_version = CURRENT.into();
     changes.create(project::FILE_NAME, project.to_yaml(), true)?;
     super::commit(changes, out)?;
 
     report.print(out, &from_version, &to)?;
+    if let Some(note) = crates_note(&dir, cargo_toml.as_deref()) {
+        writeln!(out, "{note}")?;
+    }
     let conflicts = report.conflicted.len() + report.not_text.len();
     if conflicts > 0 && !args.force {
         bail!(
@@ -446,6 +450,26 @@ fn files(root: &Path) -> anyhow::Result<BTreeMap<String, Vec<u8>>> {
         }
     }
     Ok(files)
+}
+
+/// rkb 0.1 projects took rkb's crates by path in Cargo.toml; since 0.2 they are named by
+/// version, with a `[patch]` in `.cargo/config.toml` that `alpha generate` copies from the
+/// project, and such a project has none to copy.
+fn crates_note(dir: &Path, cargo_toml_before: Option<&[u8]>) -> Option<String> {
+    let before = String::from_utf8_lossy(cargo_toml_before?);
+    let by_path = before
+        .lines()
+        .any(|line| line.starts_with("rkb-runtime = {") && line.contains("path ="));
+    if !by_path || dir.join(".cargo/config.toml").exists() {
+        return None;
+    }
+    Some(
+        "note: Cargo.toml took rkb's crates from a path; rkb 0.2 names them by version, and \
+         until they are published a project needs the [patch.crates-io] section of \
+         .cargo/config.toml: copy the one `rkb init --dir /tmp/scratch --domain x.io` writes \
+         (CHANGELOG.md, 0.2.0)."
+            .into(),
+    )
 }
 
 /// What `make manifests` writes from the project's code. Neither scaffold runs it (it
