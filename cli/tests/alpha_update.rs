@@ -404,6 +404,13 @@ fn versions_that_cannot_be_updated_between_are_refused() {
     // Without --from, the base is PROJECT's cliVersion: this rkb's own here.
     refused(&dir, &[], &[], "PROJECT's cliVersion");
     refused(&dir, &["--from-version", "99.0.0"], &[], "newer than rkb");
+    let newer = script(&tmp.path().join("newer-rkb"), "echo 'rkb 99.0.0'\n");
+    refused(
+        &dir,
+        &["--from", newer.to_str().unwrap()],
+        &[],
+        "is rkb 99.0.0, newer than rkb",
+    );
     refused(&dir, &["--from-version", "x"], &[], "is not a version");
     refused(
         &dir,
