@@ -87,6 +87,41 @@ Examples:
   # Then compare, and carry your code over
   diff -r memcached-operator /tmp/regen";
 
+const ALPHA_UPDATE_HELP: &str = "\
+Three scaffolds meet, file by file: the base (what the rkb that wrote the project generates
+from PROJECT: `<from> alpha generate`, or its init / create api / create webhook / edit
+--multigroup replayed when it has no `alpha generate`), this rkb's (`alpha generate`, in a
+temporary directory), and your project. A file you did not change takes this rkb's version; a
+file rkb did not change keeps yours; a file both changed is merged line by line, and where both
+changed the same lines the file is written with conflict markers (<<<<<<< ours: your lines,
+||||||| original: the old scaffold's, =======, >>>>>>> theirs: this rkb's). A file this rkb
+adds is added; a file you deleted stays deleted; a file rkb no longer generates is kept. All
+files are written, or none; git is not needed. PROJECT's cliVersion becomes this rkb's version.
+
+Conflicts are listed at the end and the command exits non-zero (0 with --force): resolve them,
+then run `make manifests` (the CRDs, the role and the webhook configuration are not merged:
+they are generated from your code) and `cargo build`.
+
+Refused, with nothing written: a --from that is not an rkb executable, --from-version equal to
+--to-version, a directory that is no rkb project, and, without --force, a project in a git
+repository with uncommitted changes (commit or stash them first, so the update can be undone).
+
+--from-version runs `cargo install rkb --version <V> --root <temporary directory>`, so rkb <V>
+must be published on crates.io (rkb is not yet: build the older rkb and pass --from). Without
+--from or --from-version, the base is rkb <PROJECT's cliVersion> from crates.io.
+
+Examples:
+  # With an older rkb built from its source
+  git -C ~/src/rkb worktree add /tmp/rkb-old <older commit or tag>
+  cargo install --locked --path /tmp/rkb-old/cli --root /tmp/rkb-old-bin
+  rkb alpha update --from /tmp/rkb-old-bin/bin/rkb
+
+  # From the version PROJECT records, installed from crates.io
+  rkb alpha update --dir memcached-operator
+
+  # Write the files even when some conflict
+  rkb alpha update --from /tmp/rkb-old-bin/bin/rkb --force";
+
 const SETUP_ENVTEST_HELP: &str = "\
 KUBEBUILDER_ASSETS, when set, is checked and printed as it is; nothing is built. Otherwise the
 binaries are built with `go build` (Go >= 1.24 and the Go module proxy) into
@@ -169,6 +204,32 @@ pub enum AlphaCommand {
     /// `create api` and `create webhook` it records), into a new directory.
     #[command(after_help = ALPHA_GENERATE_HELP)]
     Generate(AlphaGenerateArgs),
+    /// Bring a project forward to this rkb's scaffold: a three-way merge, file by file, of the
+    /// older rkb's scaffold, this rkb's and your files.
+    #[command(after_help = ALPHA_UPDATE_HELP)]
+    Update(AlphaUpdateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct AlphaUpdateArgs {
+    /// The project to update: a directory with a PROJECT file made by rkb.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
+    /// The older rkb executable, whose scaffold is the merge base (any rkb; one without
+    /// `alpha generate` has its commands replayed).
+    #[arg(long, value_name = "RKB", conflicts_with = "from_version")]
+    pub from: Option<PathBuf>,
+    /// Install rkb <VERSION> from crates.io for the merge base (it must be published there)
+    /// [default: PROJECT's cliVersion].
+    #[arg(long, value_name = "VERSION")]
+    pub from_version: Option<String>,
+    /// The version to update to; it must be this rkb's, which scaffolds the new side
+    /// [default: this rkb's version].
+    #[arg(long, value_name = "VERSION")]
+    pub to_version: Option<String>,
+    /// Update a git working tree with uncommitted changes, and exit 0 when files conflict.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]

@@ -5,12 +5,13 @@
 //!
 //! Layout: [`cli`] holds the clap model, [`commands`] one module per subcommand,
 //! [`project`] the `PROJECT` file, [`model`] every name and path derived from it,
-//! [`names`] validation and naming rules, and [`scaffold`] template rendering plus the
-//! all-or-nothing file writer.
+//! [`names`] validation and naming rules, [`scaffold`] template rendering plus the
+//! all-or-nothing file writer, and [`merge`] the three-way merge of `rkb alpha update`.
 
 pub mod cli;
 pub mod commands;
 pub mod deploy_image;
+pub mod merge;
 pub mod model;
 pub mod names;
 pub mod oci;

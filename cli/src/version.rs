@@ -66,7 +66,8 @@ pub fn upgrade_note(cli_version: &str) -> Option<String> {
     let mut note = format!(
         "note: this project was scaffolded by rkb {written}; this is rkb {CURRENT}. What rkb adds \
          now follows {CURRENT}'s scaffold; the rest of the project keeps {written}'s until you \
-         bring it forward (CHANGELOG.md lists every change to generated projects)."
+         bring it forward: `rkb alpha update --from <rkb {written}>` merges it for you, and \
+         CHANGELOG.md lists every change to generated projects."
     );
     if !changes.is_empty() {
         note.push_str("\n  Changes that need an edit:\n");

@@ -125,7 +125,7 @@ fn check_plugins(project: &Project, input: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn read_optional(path: &Path) -> anyhow::Result<Option<String>> {
+pub(super) fn read_optional(path: &Path) -> anyhow::Result<Option<String>> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -218,7 +218,7 @@ fn undo(output: &Path, created: bool) {
     }
 }
 
-fn shown(step: &[String]) -> String {
+pub(super) fn shown(step: &[String]) -> String {
     step.iter()
         .map(|word| {
             if word.is_empty() || word.contains(|c: char| c.is_whitespace() || c == '"') {
@@ -233,7 +233,7 @@ fn shown(step: &[String]) -> String {
 
 /// The rkb invocations that scaffold `project` again in `output`, in order. `input` is
 /// read for where the multigroup layout began (see [`multigroup_from`]).
-fn replay(
+pub(super) fn replay(
     project: &Project,
     input: &Path,
     boilerplate: Option<&str>,

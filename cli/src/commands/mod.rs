@@ -2,6 +2,7 @@
 //! commits them at the end, so a failing command leaves the directory untouched.
 
 mod alpha_generate;
+mod alpha_update;
 mod build_image;
 mod create_api;
 mod create_webhook;
@@ -18,6 +19,7 @@ use crate::cli::{AlphaCommand, Cli, Command, CreateCommand};
 use crate::scaffold::{Changes, Entry, Templates, Written, plan};
 
 pub use alpha_generate::alpha_generate;
+pub use alpha_update::alpha_update;
 pub use build_image::build_image;
 pub use create_api::create_api;
 pub use create_webhook::create_webhook;
@@ -32,6 +34,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
         Command::Create(CreateCommand::Webhook(args)) => create_webhook(&args, out),
         Command::Edit(args) => edit(&args, out),
         Command::Alpha(AlphaCommand::Generate(args)) => alpha_generate(&args, out),
+        Command::Alpha(AlphaCommand::Update(args)) => alpha_update(&args, out),
         Command::SetupEnvtest(args) => setup_envtest(&args, out),
         Command::BuildImage(args) => build_image(&args, out),
         Command::Completion { shell } => {
