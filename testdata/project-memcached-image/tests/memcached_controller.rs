@@ -12,14 +12,17 @@
 
 //! The Memcached controller against a real kube-apiserver and etcd (envtest): the real
 //! `Controller` watches, server-side apply, the status subresource, Events and RBAC are the
-//! API server's own. envtest runs no kube-controller-manager: no pods start and no garbage
-//! collector runs, so a test that needs available pods writes the Deployment's status.
+//! API server's own. Most tests run where no kube-controller-manager runs, so a test that
+//! needs available pods writes the Deployment's status itself; one runs with it, and sees
+//! the real Deployment and ReplicaSet controllers carry the pods' readiness to the
+//! conditions. There is no kubelet: no pod ever runs.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use k8s_openapi::api::apps::v1::Deployment;
-use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client, ResourceExt};
 use memcached_image::api::cache::v1alpha1::{Memcached, MemcachedSpec};
 use memcached_image::controller::memcached::{
@@ -36,7 +39,11 @@ const IMAGE: &str = "memcached:1.6.26-alpine3.19";
 /// The test binary's API server with the CRD installed as `make install` would, and a
 /// fresh namespace for the test.
 async fn api_server() -> (&'static Environment, String) {
-    let env = envtest::shared().await;
+    on(envtest::shared().await).await
+}
+
+/// The CRD and a fresh namespace on `env`.
+async fn on(env: &'static Environment) -> (&'static Environment, String) {
     let crds = memcached_image::manifests()
         .crds()
         .unwrap_or_else(|e| panic!("{e}"));
@@ -213,6 +220,50 @@ async fn creates_a_hardened_owned_deployment_and_reports_conditions() {
     assert_eq!(reports.failures(), []);
 }
 
+/// With kube-controller-manager running, only the kubelet is played (the pods are marked
+/// Ready): the ReplicaSet and Deployment controllers count them available, and the
+/// Deployment's real status reaches the conditions.
+#[tokio::test]
+async fn the_real_deployment_status_reaches_the_conditions() {
+    let (env, ns) = on(envtest::shared_with_controller_manager().await).await;
+    let client = env.client();
+    let reports = start(&client, client.clone(), &ns);
+    create(&client, &ns, 2).await;
+    let (sets, pods) = (
+        Api::<ReplicaSet>::namespaced(client.clone(), &ns),
+        Api::<Pod>::namespaced(client.clone(), &ns),
+    );
+    let created = eventually("a ReplicaSet and its 2 pods", || async {
+        let lp = ListParams::default();
+        let created = pods.list(&lp).await.unwrap().items;
+        (sets.list(&lp).await.unwrap().items.len() == 1 && created.len() == 2).then_some(created)
+    })
+    .await;
+    let unavailable = condition_until(&client, &ns, "Available", "False").await;
+    let message = &unavailable.status.unwrap().conditions[0].message;
+    assert_eq!(message, "0 of 2 pods are available");
+
+    let now = k8s_openapi::jiff::Timestamp::now().to_string();
+    let ready = json!({ "status": { "phase": "Running", "conditions": [
+        { "type": "Ready", "status": "True", "lastTransitionTime": now }
+    ] } });
+    for pod in created {
+        pods.patch_status(
+            &pod.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&ready),
+        )
+        .await
+        .unwrap();
+    }
+    let available = condition_until(&client, &ns, "Available", "True").await;
+    assert_eq!(
+        available.status.unwrap().conditions[0].message,
+        "2 of 2 pods are available"
+    );
+    assert_eq!(reports.failures(), []);
+}
+
 #[tokio::test]
 async fn the_deployment_follows_the_size_up_and_down() {
     let (env, ns) = api_server().await;
@@ -260,8 +311,8 @@ async fn drift_in_the_deployment_is_repaired() {
     assert_eq!(repaired.owner_references().len(), 1);
 }
 
-/// Deleting waits for the finalizer, which deletes the Deployment (envtest has no garbage
-/// collector, so nothing else would) and then lets the object go.
+/// Deleting waits for the finalizer, which deletes the Deployment itself (no garbage
+/// collector runs here) and then lets the object go.
 #[tokio::test]
 async fn deletion_runs_the_finalizer() {
     let (env, ns) = api_server().await;
