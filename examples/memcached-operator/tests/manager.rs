@@ -11,8 +11,8 @@
 //! The tests take turns ([`SERIAL`]): each manager reconciles every namespace, so two
 //! tests' managers would reconcile each other's objects.
 //!
-//! envtest has no kubelet and no controller-manager: the Deployments the operator creates
-//! never get pods, which these tests do not need.
+//! These tests run without kube-controller-manager and there is no kubelet: the Deployments
+//! the operator creates never get pods, which these tests do not need.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
