@@ -296,6 +296,69 @@ fn model(
     Ok((context, switches))
 }
 
+/// The model `create api` had when it scaffolded PROJECT's `entry`, which `project` holds:
+/// what `rkb delete api` undoes, and what other APIs keep. The scaffold is deterministic,
+/// so this is what it wrote, as this rkb writes it.
+pub(super) fn recorded(
+    project: &Project,
+    entry: &project::Resource,
+    changes: &Changes,
+) -> anyhow::Result<(Context, Switches)> {
+    let api = match &entry.api {
+        Some(recorded) if !entry.core => model::Resource::custom(
+            project,
+            (&entry.group, &entry.version, &entry.kind),
+            Some(&entry.plural),
+            recorded.namespaced,
+        ),
+        _ => model::Resource::recorded(entry),
+    };
+    let images = project
+        .plugins
+        .deploy_image
+        .iter()
+        .flat_map(|p| &p.resources);
+    let same = |i: &&project::DeployImageResource| {
+        i.group == entry.group && i.version == entry.version && i.kind == entry.kind
+    };
+    let image = match images.clone().find(same) {
+        Some(i) => Some(
+            ImageOptions {
+                image: i.image.clone(),
+                container_command: i.container_command.clone(),
+                container_port: i.container_port.clone(),
+                run_as_user: i.run_as_user.clone(),
+            }
+            .check()?,
+        ),
+        None => None,
+    };
+    let layout = Layout::in_project(project, &api, changes)?;
+    let switches = Switches {
+        resource: entry.api.is_some(),
+        controller: entry.controller,
+        image: image.is_some(),
+        grouped: layout.group_mod_file.is_some(),
+    };
+    let context = Context {
+        names: ProjectNames::read(project, changes)?,
+        command_literals: image
+            .iter()
+            .flat_map(|i| &i.command)
+            .map(|word| format!("{word:?}"))
+            .collect(),
+        image_env: layout.image_env(),
+        // The first image's controller starts the manager's `env:` list, later ones join
+        // it, and it stays while any of them does.
+        env_list_exists: images.filter(|i| !same(i)).count() > 0,
+        api,
+        layout,
+        image,
+        project: project.clone(),
+    };
+    Ok((context, switches))
+}
+
 /// The type names a kind cannot take: what the Rust templates that bring the kind into
 /// scope import and define, in the variant asked for (`--image` or not). A controller and
 /// webhooks may come later, so their templates count too.
