@@ -74,7 +74,7 @@ fn webhook<'a>(verb: &'a str, version: &'a str, flags: &[&'a str]) -> Vec<&'a st
 /// Asserts the project holds exactly `expected`, naming the files that differ.
 fn assert_tree(dir: &Path, expected: &BTreeMap<PathBuf, Vec<u8>>, after: &str) {
     let now = common::files(dir);
-    let differ: Vec<&PathBuf> = expected
+    let differ: std::collections::BTreeSet<&PathBuf> = expected
         .keys()
         .chain(now.keys())
         .filter(|p| expected.get(*p) != now.get(*p))
