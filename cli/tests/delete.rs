@@ -274,6 +274,29 @@ fn multigroup_apis_and_webhooks_come_and_go() {
     );
 }
 
+/// `edit --multigroup` moves controllers but keeps their names and roles: APIs created
+/// before it are deleted under those, leaving what `init` and `edit` alone leave.
+#[test]
+fn apis_from_before_edit_multigroup_are_deleted_whole() {
+    let scratch = tempfile::tempdir().unwrap();
+    let (dir, bare) = (scratch.path().join("p"), scratch.path().join("bare"));
+    for dir in [&dir, &bare] {
+        init(dir, &[]);
+    }
+    rkb_in(&dir, &api("create", "cache", "v1alpha1", "Memcached"));
+    let mut pod = api("create", "core", "v1", "Pod");
+    pod.push("--no-resource");
+    rkb_in(&dir, &pod);
+    rkb_in(&dir, &webhook("create", "v1alpha1", &["--defaulting"]));
+    for dir in [&dir, &bare] {
+        rkb_in(dir, &["edit", "--multigroup"]);
+    }
+    rkb_in(&dir, &webhook("delete", "v1alpha1", &["--defaulting"]));
+    rkb_in(&dir, &api("delete", "cache", "v1alpha1", "Memcached"));
+    rkb_in(&dir, &api("delete", "core", "v1", "Pod"));
+    assert_tree(&dir, &common::files(&bare), "deleting every API");
+}
+
 #[test]
 fn refusals_say_what_is_wrong_and_change_nothing() {
     let scratch = tempfile::tempdir().unwrap();

@@ -333,7 +333,26 @@ pub(super) fn recorded(
         ),
         None => None,
     };
-    let layout = Layout::in_project(project, &api, changes)?;
+    let mut layout = Layout::in_project(project, &api, changes)?;
+    if project.multigroup {
+        // An API scaffolded before `rkb edit --multigroup` keeps its single-group names:
+        // edit moved its controller's module, not the controller's name or the roles.
+        let single = Layout::single_group(&api);
+        let controllers = changes.read(model::CONTROLLERS)?.unwrap_or_default();
+        let moved = entry.controller
+            && controllers.contains(&format!(
+                "Runnable::new(\"{}\", {}::run)",
+                single.controller_name, layout.controller_module
+            ));
+        let single_roles = entry.api.is_some()
+            && changes.exists(&single.role_file("admin"))?
+            && !changes.exists(&layout.role_file("admin"))?;
+        if moved || single_roles {
+            layout.controller_name = single.controller_name;
+            layout.role_prefix = single.role_prefix;
+            layout.controller_tests_file = single.controller_tests_file;
+        }
+    }
     let switches = Switches {
         resource: entry.api.is_some(),
         controller: entry.controller,
