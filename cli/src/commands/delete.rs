@@ -347,7 +347,8 @@ fn finish(
         kept,
         warning,
     } = unapplied;
-    if !force && !(changed.is_empty() && missing.is_empty()) {
+    let clean = changed.is_empty() && missing.is_empty();
+    if !force && !clean {
         let mut problems: Vec<String> = changed
             .iter()
             .map(|path| format!("{path}: changed since rkb scaffolded it"))
