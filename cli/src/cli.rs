@@ -492,6 +492,30 @@ mod tests {
         Cli::command().debug_assert();
     }
 
+    /// The README promises it: every command a user runs ends its help with examples.
+    #[test]
+    fn every_command_ends_its_help_with_examples() {
+        fn check(command: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            let path = format!("{path} {}", command.get_name());
+            let leaves: Vec<_> = command
+                .get_subcommands()
+                .filter(|c| c.get_name() != "help")
+                .collect();
+            if leaves.is_empty() {
+                let help = command.get_after_help().map(|h| h.to_string());
+                if !help.is_some_and(|h| h.contains("Example")) {
+                    missing.push(path.clone());
+                }
+            }
+            for sub in leaves {
+                check(sub, &path, missing);
+            }
+        }
+        let mut missing = Vec::new();
+        check(&Cli::command(), "", &mut missing);
+        assert!(missing.is_empty(), "no examples in the help of {missing:?}");
+    }
+
     #[test]
     fn paired_flags_take_the_last_one() {
         let cli = Cli::parse_from([
