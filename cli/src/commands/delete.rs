@@ -57,15 +57,9 @@ pub fn delete_api(args: &DeleteApiArgs, out: &mut dyn Write) -> anyhow::Result<(
     finish(unapplied, args.force, &command, after, changes, out)?;
     writeln!(
         out,
-        "\nDeleted {}/{} {}. Next: `make manifests`, which removes what it generated for it{}.",
-        entry.group,
-        entry.version,
-        entry.kind,
-        if entry.api.is_some() && !entry.core {
-            " (its CRD base in config/crd/bases/ stays until you delete it)"
-        } else {
-            ""
-        }
+        "\nDeleted {}/{} {}. Next: `make manifests`, which brings config/ (CRD bases, RBAC \
+         role, webhook manifests) in line with what is left.",
+        entry.group, entry.version, entry.kind
     )?;
     Ok(())
 }
