@@ -48,6 +48,8 @@ struct Pools {
     versions: &'static [&'static str],
     kinds: &'static [&'static str],
     plurals: &'static [Option<&'static str>],
+    /// The weights of `create webhook` and `delete webhook` steps against 9 `create api`.
+    webhooks: (u32, u32),
 }
 
 /// Valid and invalid names, and names that clash.
@@ -57,6 +59,7 @@ const MIXED: Pools = Pools {
     versions: VERSIONS,
     kinds: KINDS,
     plurals: PLURALS,
+    webhooks: (4, 2),
 };
 
 /// Valid names only, few of them, so that APIs, versions of one kind and webhooks pile
@@ -67,6 +70,7 @@ const VALID: Pools = Pools {
     versions: &["v1", "v1alpha1", "v1beta1"],
     kinds: &["Memcached", "Foo", "Pod"],
     plurals: &[None],
+    webhooks: (9, 6),
 };
 
 /// Which API a webhook or delete step names: one PROJECT lists (the n-th, modulo their
@@ -412,9 +416,9 @@ fn step(pools: Pools) -> impl Strategy<Value = Step> {
         );
     prop_oneof![
         9 => create,
-        4 => create_webhook,
+        pools.webhooks.0 => create_webhook,
         2 => delete_api,
-        2 => delete_webhook,
+        pools.webhooks.1 => delete_webhook,
         1 => Just(Step::EditMultigroup),
     ]
 }
