@@ -146,6 +146,39 @@ fn a_single_api_and_a_second_version_come_and_go() {
     create_then_delete(dir, &pod, &api("delete", "core", "v1", "Pod"));
 }
 
+/// Names long enough for rustfmt to wrap the lines `create api` inserts into src/lib.rs
+/// and src/controller/mod.rs: `create webhook` formats those files, and `delete webhook`
+/// must give back what `create api` wrote.
+#[test]
+fn long_names_wrapped_by_rustfmt_come_and_go() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
+    init(dir, &[]);
+    let (group, kind) = (
+        "averyveryverylonggroupname",
+        "AVeryLongKindNameForTestingPurposes",
+    );
+    create_then_delete(
+        dir,
+        &api("create", group, "v1alpha1", kind),
+        &api("delete", group, "v1alpha1", kind),
+    );
+    let hook = |verb| {
+        vec![
+            verb,
+            "webhook",
+            "--group",
+            group,
+            "--version",
+            "v1alpha1",
+            "--kind",
+            kind,
+            "--defaulting",
+        ]
+    };
+    create_then_delete(dir, &hook("create"), &hook("delete"));
+}
+
 #[test]
 fn image_apis_come_and_go_in_any_order() {
     let scratch = tempfile::tempdir().unwrap();

@@ -94,11 +94,14 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     Entry::file(TYPES, "api/deploy-image/types.rs.tera")
         .rustfmt()
         .when(|s| s.resource && s.image),
+    // Formatted, as `create webhook` formats it: a long kind's line wraps the way `cargo
+    // fmt` wraps it, and a later `delete webhook` does not rewrap it.
     Entry::insert(
         model::LIB,
         Marker::Crds,
         Template("api/insert/lib_crds.rs.tera"),
     )
+    .rustfmt()
     .when(|s| s.resource),
     // config/: the sample, the CRD base and the kind's roles.
     Entry::file(SAMPLE, "api/config/sample.yaml.tera").when(|s| s.resource && !s.image),
@@ -207,12 +210,14 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         Marker::Controllers,
         Template("api/insert/controller_run.rs.tera"),
     )
+    .rustfmt()
     .when(|s| s.controller),
     Entry::insert(
         model::LIB,
         Marker::Rbac,
         Template("api/insert/lib_rbac.rs.tera"),
     )
+    .rustfmt()
     .when(|s| s.controller),
     Entry::project(),
 ];
