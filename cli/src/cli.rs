@@ -54,6 +54,37 @@ Examples:
   # Then write the manifests: config/webhook/manifests.yaml and the CRD's conversion stanza
   make manifests";
 
+const DELETE_API_EXAMPLES: &str = "\
+PROJECT says what `rkb create api` scaffolded for the API, and rkb renders it again: its
+files go (types, controller, sample, and the kind's roles when no other version needs
+them), and so do the lines it inserted (src/lib.rs, module files, kustomizations,
+config/manager/manager.yaml for --image) and its PROJECT entry. A file that differs from
+what rkb scaffolds for the API now is refused, with nothing deleted, unless --force (a file
+scaffolded by an older rkb counts as changed). Refused too: an API with webhooks (delete
+them first), a spoke of a conversion webhook, and a kind's storage version while other
+versions stay.
+
+Examples:
+  # Undo `rkb create api --group cache --version v1alpha1 --kind Memcached`
+  rkb delete api --group cache --version v1alpha1 --kind Memcached
+
+  # A second version (the first stays the storage version)
+  rkb delete api --group cache --version v1beta1 --kind Memcached
+
+  # Delete the types and controller even though they were edited
+  rkb delete api --group cache --version v1alpha1 --kind Memcached --force";
+
+const DELETE_WEBHOOK_EXAMPLES: &str = "\
+Undoes `rkb create webhook` for the webhooks named: their impls (the admission file goes
+with its last webhook), registrations in src/webhook/mod.rs, src/lib.rs and src/main.rs,
+and, with the project's last webhook, config/webhook, config/certmanager and the manager's
+webhook patch. Files changed since rkb scaffolded them are refused unless --force.
+
+Examples:
+  rkb delete webhook --group cache --version v1alpha1 --kind Memcached --programmatic-validation
+  rkb delete webhook --group cache --version v1alpha1 --kind Memcached --defaulting --programmatic-validation
+  rkb delete webhook --group cache --version v1 --kind Memcached --conversion";
+
 const EDIT_EXAMPLES: &str = "\
 Examples:
   # Controllers move to src/controller/<group>/<kind>.rs, so one kind can have a controller
@@ -161,6 +192,10 @@ pub enum Command {
     /// Scaffold a Kubernetes API (custom resource type) and/or its controller.
     #[command(subcommand)]
     Create(CreateCommand),
+    /// Undo `rkb create api` or `rkb create webhook` for one kind: its files, inserted
+    /// lines and PROJECT entry.
+    #[command(subcommand)]
+    Delete(DeleteCommand),
     /// Change the layout of an existing project, e.g. to kubebuilder's multigroup layout.
     #[command(after_help = EDIT_EXAMPLES)]
     Edit(EditArgs),
@@ -196,6 +231,18 @@ pub enum CreateCommand {
     /// Add defaulting, validating or conversion webhooks for an API of the project.
     #[command(after_help = CREATE_WEBHOOK_EXAMPLES)]
     Webhook(CreateWebhookArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DeleteCommand {
+    /// Remove an API of the project: its types, controller, sample, roles, registrations
+    /// and PROJECT entry.
+    #[command(after_help = DELETE_API_EXAMPLES)]
+    Api(DeleteApiArgs),
+    /// Remove webhooks of a kind: their code, registrations and, with the last webhook,
+    /// the webhook and certificate config.
+    #[command(after_help = DELETE_WEBHOOK_EXAMPLES)]
+    Webhook(DeleteWebhookArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -455,6 +502,54 @@ pub struct CreateWebhookArgs {
     pub dir: PathBuf,
 }
 
+#[derive(Debug, Args)]
+pub struct DeleteApiArgs {
+    /// API group, as given to `rkb create api`, e.g. cache.
+    #[arg(long, value_name = "GROUP")]
+    pub group: String,
+    /// API version, e.g. v1alpha1.
+    #[arg(long, value_name = "VERSION")]
+    pub version: String,
+    /// Kind, e.g. Memcached.
+    #[arg(long, value_name = "KIND")]
+    pub kind: String,
+    /// Delete the API's files even when they changed since rkb scaffolded them (the
+    /// changes are lost).
+    #[arg(long)]
+    pub force: bool,
+    /// The project directory.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct DeleteWebhookArgs {
+    /// API group of the kind, e.g. cache.
+    #[arg(long, value_name = "GROUP")]
+    pub group: String,
+    /// API version the webhooks are for (the hub, for --conversion).
+    #[arg(long, value_name = "VERSION")]
+    pub version: String,
+    /// Kind, e.g. Memcached.
+    #[arg(long, value_name = "KIND")]
+    pub kind: String,
+    /// The defaulting (mutating) webhook.
+    #[arg(long)]
+    pub defaulting: bool,
+    /// The validating webhook.
+    #[arg(long)]
+    pub programmatic_validation: bool,
+    /// The conversion webhook, with all its spokes.
+    #[arg(long)]
+    pub conversion: bool,
+    /// Delete the webhook files even when they changed since rkb scaffolded them.
+    #[arg(long)]
+    pub force: bool,
+    /// The project directory.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
+}
+
 impl CreateApiArgs {
     pub fn wants_resource(&self) -> bool {
         !self.no_resource
@@ -476,6 +571,30 @@ mod tests {
     #[test]
     fn command_model_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    /// The README promises it: every command a user runs ends its help with examples.
+    #[test]
+    fn every_command_ends_its_help_with_examples() {
+        fn check(command: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            let path = format!("{path} {}", command.get_name());
+            let leaves: Vec<_> = command
+                .get_subcommands()
+                .filter(|c| c.get_name() != "help")
+                .collect();
+            if leaves.is_empty() {
+                let help = command.get_after_help().map(|h| h.to_string());
+                if !help.is_some_and(|h| h.contains("Example")) {
+                    missing.push(path.clone());
+                }
+            }
+            for sub in leaves {
+                check(sub, &path, missing);
+            }
+        }
+        let mut missing = Vec::new();
+        check(&Cli::command(), "", &mut missing);
+        assert!(missing.is_empty(), "no examples in the help of {missing:?}");
     }
 
     #[test]

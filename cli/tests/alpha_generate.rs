@@ -385,3 +385,73 @@ fn a_layout_changed_by_edit_multigroup_is_replayed_at_that_point() {
         );
     }
 }
+
+/// The `make manifests` step that ends a replay, without compiling the generated project:
+/// a stand-in `make` first on PATH records where and with what it ran, and exits as told.
+/// (That the Makefile's `manifests` target itself works is what the golden projects'
+/// `manifests_are_up_to_date` tests and `fresh_project.rs` check.)
+#[test]
+fn generate_ends_with_make_manifests_in_the_output_and_reports_its_failure() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::process::Command;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = tmp.path().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let make = bin.join("make");
+    fs::write(
+        &make,
+        "#!/bin/sh\necho \"$PWD $*\" >> \"$STUB_LOG\"\nexit \"$STUB_EXIT\"\n",
+    )
+    .unwrap();
+    fs::set_permissions(&make, fs::Permissions::from_mode(0o755)).unwrap();
+    let log = tmp.path().join("make.log");
+    let input = testdata().join("project-memcached");
+    let generate = |output: &Path, path: &str, exit: &str| {
+        Command::new(env!("CARGO_BIN_EXE_rkb"))
+            .args(["alpha", "generate", "--input-dir"])
+            .arg(&input)
+            .arg("--output-dir")
+            .arg(output)
+            .env("PATH", path)
+            .env("STUB_LOG", &log)
+            .env("STUB_EXIT", exit)
+            .output()
+            .unwrap()
+    };
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+
+    let out = tmp.path().join("ok");
+    let run = generate(&out, &path, "0");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(stdout.contains("$ make manifests"), "{stdout}");
+    let ran = fs::read_to_string(&log).unwrap();
+    let out = out.canonicalize().unwrap();
+    assert_eq!(ran, format!("{} manifests\n", out.display()));
+
+    // A failing `make manifests` fails the command and says where the scaffold is.
+    let failed = tmp.path().join("failed");
+    let run = generate(&failed, &path, "2");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success());
+    assert!(
+        stderr.contains("`make manifests` failed in") && stderr.contains("the scaffold is there"),
+        "{stderr}"
+    );
+    assert!(failed.join("PROJECT").is_file(), "the scaffold was removed");
+
+    // Without make, the message says what to do.
+    let none = tmp.path().join("none");
+    let run = generate(&none, tmp.path().join("empty").to_str().unwrap(), "0");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success());
+    assert!(
+        stderr.contains("cannot run `make`") && stderr.contains("--no-manifests"),
+        "{stderr}"
+    );
+}

@@ -1,8 +1,10 @@
-//! A property test of the project model: random sequences of `init`, `create api` and
-//! `edit --multigroup` with valid and invalid flags. After every accepted command the
-//! project is consistent (PROJECT loads and passes the whole-project checks, CRD and
-//! role names are unique, every module and kustomize entry points at a file, every Rust
-//! file parses); after every refused command the tree is byte-for-byte unchanged.
+//! A property test of the project model: random sequences of `init`, `create api`,
+//! `create webhook`, `delete api`, `delete webhook` and `edit --multigroup` with valid and
+//! invalid flags. After every accepted command the project is consistent (PROJECT loads
+//! and passes the whole-project checks, CRD and role names are unique, every module and
+//! kustomize entry points at a file, every Rust file parses); after every refused command
+//! the tree is byte-for-byte unchanged; and a create that added an API or webhooks, undone
+//! by the matching delete, gives the tree back byte for byte.
 //! Whether such projects compile is sampled by `fresh_project.rs`, which runs cargo.
 
 mod common;
@@ -10,7 +12,6 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -39,6 +40,81 @@ const KINDS: &[&str] = &[
 ];
 const PLURALS: &[Option<&str>] = &[None, None, None, Some("foos"), Some("people"), Some("Bad")];
 
+/// The names a sequence draws from.
+#[derive(Clone, Copy)]
+struct Pools {
+    domains: &'static [&'static str],
+    groups: &'static [&'static str],
+    versions: &'static [&'static str],
+    kinds: &'static [&'static str],
+    plurals: &'static [Option<&'static str>],
+    /// The weights of `create webhook` and `delete webhook` steps against 9 `create api`.
+    webhooks: (u32, u32),
+    /// Webhook and delete steps name only APIs PROJECT has, and ask for some webhook.
+    mostly_accepted: bool,
+}
+
+/// Valid and invalid names, and names that clash.
+const MIXED: Pools = Pools {
+    domains: DOMAINS,
+    groups: GROUPS,
+    versions: VERSIONS,
+    kinds: KINDS,
+    plurals: PLURALS,
+    webhooks: (4, 2),
+    mostly_accepted: false,
+};
+
+/// Valid names only, few of them, so that APIs, versions of one kind and webhooks pile
+/// up and the deletes meet what they refuse (storage versions, spokes, webhooks).
+const VALID: Pools = Pools {
+    domains: &["example.com"],
+    groups: &["cache", "web", "core"],
+    versions: &["v1", "v1alpha1", "v1beta1"],
+    kinds: &["Memcached", "Foo", "Pod"],
+    plurals: &[None],
+    webhooks: (9, 6),
+    mostly_accepted: true,
+};
+
+/// Which API a webhook or delete step names: one PROJECT lists (the n-th, modulo their
+/// number), so that most are accepted, or names from the pools.
+#[derive(Debug, Clone)]
+enum Target {
+    Existing(usize),
+    /// The n-th of the resources with webhooks, if there are any.
+    WithWebhooks(usize),
+    Named(&'static str, &'static str, &'static str),
+}
+
+impl Target {
+    fn resolve(&self, dir: &Path) -> (String, String, String) {
+        let named = |(g, v, k): (&str, &str, &str)| (g.to_owned(), v.to_owned(), k.to_owned());
+        match self {
+            Target::Named(g, v, k) => named((g, v, k)),
+            Target::Existing(n) | Target::WithWebhooks(n) => {
+                let Ok(project) = Project::load(dir) else {
+                    return named(("cache", "v1", "Memcached"));
+                };
+                let hooked: Vec<_> = project
+                    .resources
+                    .iter()
+                    .filter(|r| r.webhooks.is_some())
+                    .collect();
+                let all: Vec<_> = project.resources.iter().collect();
+                let pick = match self {
+                    Target::WithWebhooks(_) if !hooked.is_empty() => hooked,
+                    _ => all,
+                };
+                match pick.get(n % pick.len().max(1)) {
+                    Some(r) => (r.group.clone(), r.version.clone(), r.kind.clone()),
+                    None => named(("cache", "v1", "Memcached")),
+                }
+            }
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 enum Step {
     CreateApi {
@@ -50,14 +126,50 @@ enum Step {
         no_controller: bool,
         cluster_scoped: bool,
         force: bool,
+        /// If it adds an API, delete it and create it again (see [`undo`]).
+        undo: bool,
+    },
+    CreateWebhook {
+        target: Target,
+        defaulting: bool,
+        validation: bool,
+        /// `--conversion --spoke <version>`.
+        spoke: Option<&'static str>,
+        force: bool,
+        undo: bool,
+    },
+    DeleteApi {
+        target: Target,
+        force: bool,
+    },
+    DeleteWebhook {
+        target: Target,
+        /// Every webhook the kind has, whatever the flags below say.
+        all: bool,
+        defaulting: bool,
+        validation: bool,
+        conversion: bool,
+        force: bool,
     },
     EditMultigroup,
 }
 
 impl Step {
+    /// The tally's name for the command.
+    fn name(&self) -> &'static str {
+        match self {
+            Step::CreateApi { .. } => "create api",
+            Step::CreateWebhook { .. } => "create webhook",
+            Step::DeleteApi { .. } => "delete api",
+            Step::DeleteWebhook { .. } => "delete webhook",
+            Step::EditMultigroup => "edit --multigroup",
+        }
+    }
+
     fn args(&self, dir: &str) -> Vec<String> {
-        let mut args: Vec<&str> = match self {
-            Step::EditMultigroup => vec!["edit", "--multigroup"],
+        let path = Path::new(dir);
+        let mut args: Vec<String> = match self {
+            Step::EditMultigroup => words(&["edit", "--multigroup"]),
             Step::CreateApi {
                 group,
                 version,
@@ -67,51 +179,198 @@ impl Step {
                 no_controller,
                 cluster_scoped,
                 force,
+                undo: _,
             } => {
-                let mut args = vec![
-                    "create",
-                    "api",
-                    "--group",
-                    group,
-                    "--version",
-                    version,
-                    "--kind",
-                    kind,
-                ];
+                let mut args = api_args("create", group, version, kind);
                 if let Some(plural) = plural {
-                    args.extend(["--plural", plural]);
+                    args.extend(words(&["--plural", plural]));
                 }
-                for (on, flag) in [
-                    (*no_resource, "--no-resource"),
-                    (*no_controller, "--no-controller"),
-                    (*cluster_scoped, "--cluster-scoped"),
-                    (*force, "--force"),
-                ] {
-                    if on {
-                        args.push(flag);
-                    }
+                flags(
+                    &mut args,
+                    &[
+                        (*no_resource, "--no-resource"),
+                        (*no_controller, "--no-controller"),
+                        (*cluster_scoped, "--cluster-scoped"),
+                        (*force, "--force"),
+                    ],
+                );
+                args
+            }
+            Step::CreateWebhook {
+                target,
+                defaulting,
+                validation,
+                spoke,
+                force,
+                undo: _,
+            } => {
+                let (g, v, k) = target.resolve(path);
+                let mut args = webhook_args("create", &g, &v, &k);
+                flags(
+                    &mut args,
+                    &[
+                        (*defaulting, "--defaulting"),
+                        (*validation, "--programmatic-validation"),
+                        (*force, "--force"),
+                    ],
+                );
+                if let Some(spoke) = spoke {
+                    args.extend(words(&["--conversion", "--spoke", spoke]));
                 }
                 args
             }
+            Step::DeleteApi { target, force } => {
+                let (g, v, k) = target.resolve(path);
+                let mut args = api_args("delete", &g, &v, &k);
+                flags(&mut args, &[(*force, "--force")]);
+                args
+            }
+            Step::DeleteWebhook {
+                target,
+                all,
+                defaulting,
+                validation,
+                conversion,
+                force,
+            } => {
+                let (g, v, k) = target.resolve(path);
+                let mut args = webhook_args("delete", &g, &v, &k);
+                let has = Project::load(path)
+                    .ok()
+                    .and_then(|p| p.find(&g, &v, &k).and_then(|r| r.webhooks.clone()));
+                let (defaulting, validation, conversion) = match has {
+                    Some(w) if *all => (w.defaulting, w.validation, w.conversion),
+                    _ => (*defaulting, *validation, *conversion),
+                };
+                flags(
+                    &mut args,
+                    &[
+                        (defaulting, "--defaulting"),
+                        (validation, "--programmatic-validation"),
+                        (conversion, "--conversion"),
+                        (*force, "--force"),
+                    ],
+                );
+                args
+            }
         };
-        args.extend(["--dir", dir]);
-        args.into_iter().map(String::from).collect()
+        args.extend(words(&["--dir", dir]));
+        args
+    }
+
+    /// The command that undoes this one, if it is a create asked to be undone.
+    fn undo(&self, dir: &str) -> Option<Vec<String>> {
+        let mut args = match self {
+            Step::CreateApi {
+                group,
+                version,
+                kind,
+                undo: true,
+                ..
+            } => api_args("delete", group, version, kind),
+            Step::CreateWebhook {
+                target,
+                defaulting,
+                validation,
+                spoke,
+                undo: true,
+                ..
+            } => {
+                let (g, v, k) = target.resolve(Path::new(dir));
+                let mut args = webhook_args("delete", &g, &v, &k);
+                flags(
+                    &mut args,
+                    &[
+                        (*defaulting, "--defaulting"),
+                        (*validation, "--programmatic-validation"),
+                        (spoke.is_some(), "--conversion"),
+                    ],
+                );
+                args
+            }
+            _ => return None,
+        };
+        args.extend(words(&["--dir", dir]));
+        Some(args)
     }
 }
 
-fn step() -> impl Strategy<Value = Step> {
+fn words(list: &[&str]) -> Vec<String> {
+    list.iter().map(|w| (*w).to_owned()).collect()
+}
+
+fn api_args(verb: &str, group: &str, version: &str, kind: &str) -> Vec<String> {
+    words(&[
+        verb,
+        "api",
+        "--group",
+        group,
+        "--version",
+        version,
+        "--kind",
+        kind,
+    ])
+}
+
+fn webhook_args(verb: &str, group: &str, version: &str, kind: &str) -> Vec<String> {
+    words(&[
+        verb,
+        "webhook",
+        "--group",
+        group,
+        "--version",
+        version,
+        "--kind",
+        kind,
+    ])
+}
+
+fn flags(args: &mut Vec<String>, list: &[(bool, &str)]) {
+    args.extend(
+        list.iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, f)| (*f).to_owned()),
+    );
+}
+
+fn target(pools: Pools) -> BoxedStrategy<Target> {
+    let existing = (0..8usize).prop_map(Target::Existing);
+    if pools.mostly_accepted {
+        return existing.boxed();
+    }
+    let named = (
+        prop::sample::select(pools.groups),
+        prop::sample::select(pools.versions),
+        prop::sample::select(pools.kinds),
+    )
+        .prop_map(|(g, v, k)| Target::Named(g, v, k));
+    prop_oneof![4 => existing, 1 => named].boxed()
+}
+
+fn step(pools: Pools) -> impl Strategy<Value = Step> {
     let create = (
-        prop::sample::select(GROUPS),
-        prop::sample::select(VERSIONS),
-        prop::sample::select(KINDS),
-        prop::sample::select(PLURALS),
+        prop::sample::select(pools.groups),
+        prop::sample::select(pools.versions),
+        prop::sample::select(pools.kinds),
+        prop::sample::select(pools.plurals),
         prop::bool::weighted(0.2),
         prop::bool::weighted(0.2),
         prop::bool::weighted(0.2),
         prop::bool::weighted(0.1),
+        prop::bool::weighted(0.4),
     )
         .prop_map(
-            |(group, version, kind, plural, no_resource, no_controller, cluster_scoped, force)| {
+            |(
+                group,
+                version,
+                kind,
+                plural,
+                no_resource,
+                no_controller,
+                cluster_scoped,
+                force,
+                undo,
+            )| {
                 Step::CreateApi {
                     group,
                     version,
@@ -121,35 +380,137 @@ fn step() -> impl Strategy<Value = Step> {
                     no_controller,
                     cluster_scoped,
                     force,
+                    undo,
                 }
             },
         );
-    prop_oneof![9 => create, 1 => Just(Step::EditMultigroup)]
+    let create_webhook = (
+        target(pools),
+        prop::bool::weighted(0.5),
+        prop::bool::weighted(0.5),
+        prop::option::weighted(0.3, prop::sample::select(pools.versions)),
+        prop::bool::weighted(0.1),
+        prop::bool::weighted(0.5),
+    )
+        .prop_map(
+            move |(target, defaulting, validation, spoke, force, undo)| Step::CreateWebhook {
+                target,
+                defaulting: defaulting || (pools.mostly_accepted && !validation && spoke.is_none()),
+                validation,
+                spoke,
+                force,
+                undo,
+            },
+        );
+    let delete_api = (target(pools), prop::bool::weighted(0.1))
+        .prop_map(|(target, force)| Step::DeleteApi { target, force });
+    let delete_webhook = (
+        prop_oneof![target(pools), (0..8usize).prop_map(Target::WithWebhooks)],
+        prop::bool::weighted(0.5),
+        prop::bool::weighted(0.5),
+        prop::bool::weighted(0.5),
+        prop::bool::weighted(0.3),
+        prop::bool::weighted(0.1),
+    )
+        .prop_map(
+            |(target, all, defaulting, validation, conversion, force)| Step::DeleteWebhook {
+                target,
+                all,
+                defaulting,
+                validation,
+                conversion,
+                force,
+            },
+        );
+    prop_oneof![
+        9 => create,
+        pools.webhooks.0 => create_webhook,
+        2 => delete_api,
+        pools.webhooks.1 => delete_webhook,
+        1 => Just(Step::EditMultigroup),
+    ]
 }
 
 #[derive(Default)]
 struct Tally {
-    commands: AtomicUsize,
-    accepted: AtomicUsize,
-    refused: AtomicUsize,
+    sequences: usize,
+    /// Per command: (run, accepted, refused).
+    commands: BTreeMap<&'static str, (usize, usize, usize)>,
+    /// Creates undone by their delete, the tree then checked against the one before.
+    undone: BTreeMap<&'static str, usize>,
+    refusals: BTreeSet<String>,
+}
+
+impl Tally {
+    fn count(&mut self, command: &'static str, accepted: bool) {
+        let entry = self.commands.entry(command).or_default();
+        entry.0 += 1;
+        if accepted {
+            entry.1 += 1;
+        } else {
+            entry.2 += 1;
+        }
+    }
+}
+
+/// PROJECT's resources, and each one's webhooks, as text: what a create added.
+fn recorded(dir: &Path) -> BTreeSet<String> {
+    let Ok(project) = Project::load(dir) else {
+        return BTreeSet::new();
+    };
+    project
+        .resources
+        .iter()
+        .map(|r| format!("{}/{}/{} {:?}", r.group, r.version, r.kind, r.webhooks))
+        .collect()
 }
 
 #[test]
 fn every_command_leaves_a_consistent_project_or_nothing_changed() {
-    let tally = Tally::default();
-    let refusals = std::sync::Mutex::new(BTreeSet::new());
+    run_sequences(MIXED, 48, 1..10);
+}
+
+/// With valid names only, every command is both accepted and refused, and creates of
+/// APIs and webhooks are undone by their deletes.
+#[test]
+fn creates_undone_by_their_deletes_give_the_tree_back() {
+    let tally = run_sequences(VALID, 24, 4..14);
+    for command in [
+        "create api",
+        "create webhook",
+        "delete api",
+        "delete webhook",
+    ] {
+        let (_, accepted, refused) = tally.commands.get(command).copied().unwrap_or_default();
+        assert!(
+            accepted > 0 && refused > 0,
+            "{command}: {accepted} accepted, {refused} refused"
+        );
+        assert!(
+            !command.starts_with("create") || tally.undone.get(command).is_some_and(|n| *n > 0),
+            "no {command} was undone"
+        );
+    }
+}
+
+/// Runs `cases` random sequences of `length` steps over `pools`, checking the invariants
+/// after each command, and prints the tally.
+fn run_sequences(pools: Pools, cases: u32, length: std::ops::Range<usize>) -> Tally {
+    let tally = std::sync::Mutex::new(Tally::default());
     let mut runner = TestRunner::new(Config {
-        cases: 48,
+        cases,
         failure_persistence: None,
         ..Config::default()
     });
     let strategy = (
-        prop::sample::select(DOMAINS),
+        prop::sample::select(pools.domains),
         any::<bool>(),
-        prop::collection::vec(step(), 1..10),
+        prop::collection::vec(step(pools), length),
     );
     runner
         .run(&strategy, |(domain, multigroup, steps)| {
+            let mut tally = tally.lock().unwrap();
+            tally.sequences += 1;
             let scratch = tempfile::tempdir().unwrap();
             let dir = scratch.path().join("p");
             let d = dir.to_str().unwrap().to_owned();
@@ -160,28 +521,61 @@ fn every_command_leaves_a_consistent_project_or_nothing_changed() {
                 init.push("--multigroup");
             }
             let init: Vec<String> = init.into_iter().map(String::from).collect();
-            for args in std::iter::once(init).chain(steps.iter().map(|s| s.args(&d))) {
+            let steps =
+                std::iter::once((None, init)).chain(steps.iter().map(|s| (Some(s), s.args(&d))));
+            for (step, args) in steps {
+                let name = step.map_or("init", Step::name);
                 let before = common::files(&dir);
+                let recorded_before = recorded(&dir);
                 let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-                tally.commands.fetch_add(1, Ordering::Relaxed);
                 match common::rkb(&argv) {
                     Ok(_) => {
-                        tally.accepted.fetch_add(1, Ordering::Relaxed);
+                        tally.count(name, true);
                         check_project(&dir)
                             .map_err(|e| TestCaseError::fail(format!("after {argv:?}: {e}")))?;
+                        // A create that added an API or webhooks, undone by its delete,
+                        // gives the tree back byte for byte; created again, the tree is
+                        // as after the create, and the sequence goes on from there.
+                        let added = recorded(&dir).difference(&recorded_before).next().is_some();
+                        let forced = argv.contains(&"--force");
+                        if let Some(undo) =
+                            step.and_then(|s| s.undo(&d)).filter(|_| added && !forced)
+                        {
+                            let after = common::files(&dir);
+                            let undo: Vec<&str> = undo.iter().map(String::as_str).collect();
+                            common::rkb(&undo).map_err(|e| {
+                                TestCaseError::fail(format!(
+                                    "{undo:?} after {argv:?} was refused: {e}"
+                                ))
+                            })?;
+                            let differ = differing(&before, &common::files(&dir));
+                            prop_assert!(
+                                differ.is_empty(),
+                                "{undo:?} after {argv:?} did not give the tree back: {differ:?}"
+                            );
+                            common::rkb(&argv).map_err(|e| {
+                                TestCaseError::fail(format!("{argv:?} again was refused: {e}"))
+                            })?;
+                            let differ = differing(&after, &common::files(&dir));
+                            prop_assert!(differ.is_empty(), "{argv:?} again differs: {differ:?}");
+                            *tally.undone.entry(name).or_default() += 1;
+                        }
                     }
                     Err(message) => {
-                        tally.refused.fetch_add(1, Ordering::Relaxed);
+                        tally.count(name, false);
                         prop_assert!(
                             common::files(&dir) == before,
                             "{argv:?} was refused but changed files:\n{message}"
                         );
                         // Every refusal says something more than clap's generic usage line.
                         prop_assert!(message.len() > 20, "{argv:?}: terse error {message:?}");
-                        refusals
-                            .lock()
-                            .unwrap()
-                            .insert(message.lines().next().unwrap_or_default().to_owned());
+                        // A first line that ends in `:` is followed by what it means.
+                        let mut lines = message.lines();
+                        let mut first = lines.next().unwrap_or_default().to_owned();
+                        if first.ends_with(':') {
+                            first = format!("{first} {}", lines.next().unwrap_or_default().trim());
+                        }
+                        tally.refusals.insert(first);
                     }
                 }
                 if !dir.join("PROJECT").exists() {
@@ -191,17 +585,32 @@ fn every_command_leaves_a_consistent_project_or_nothing_changed() {
             Ok(())
         })
         .unwrap();
-    let refusals = refusals.into_inner().unwrap();
-    eprintln!(
-        "{} commands: {} accepted, {} refused ({} distinct first lines)",
-        tally.commands.into_inner(),
-        tally.accepted.into_inner(),
-        tally.refused.into_inner(),
-        refusals.len()
-    );
-    for refusal in &refusals {
+    let tally = tally.into_inner().unwrap();
+    let total: usize = tally.commands.values().map(|c| c.0).sum();
+    eprintln!("{} sequences, {total} commands:", tally.sequences);
+    for (command, (run, accepted, refused)) in &tally.commands {
+        eprintln!("  {command}: {run} run, {accepted} accepted, {refused} refused");
+    }
+    for (command, undone) in &tally.undone {
+        eprintln!("  {command}: {undone} undone by delete, tree checked byte for byte");
+    }
+    eprintln!("{} distinct first lines of refusals:", tally.refusals.len());
+    for refusal in &tally.refusals {
         eprintln!("  refused: {refusal}");
     }
+    tally
+}
+
+/// The files whose content differs between two trees.
+fn differing(
+    a: &BTreeMap<std::path::PathBuf, Vec<u8>>,
+    b: &BTreeMap<std::path::PathBuf, Vec<u8>>,
+) -> BTreeSet<std::path::PathBuf> {
+    a.keys()
+        .chain(b.keys())
+        .filter(|p| a.get(*p) != b.get(*p))
+        .cloned()
+        .collect()
 }
 
 /// The invariants of a project rkb left behind.

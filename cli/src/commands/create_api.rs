@@ -94,11 +94,14 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     Entry::file(TYPES, "api/deploy-image/types.rs.tera")
         .rustfmt()
         .when(|s| s.resource && s.image),
+    // Formatted, as `create webhook` formats it: a long kind's line wraps the way `cargo
+    // fmt` wraps it, and a later `delete webhook` does not rewrap it.
     Entry::insert(
         model::LIB,
         Marker::Crds,
         Template("api/insert/lib_crds.rs.tera"),
     )
+    .rustfmt()
     .when(|s| s.resource),
     // config/: the sample, the CRD base and the kind's roles.
     Entry::file(SAMPLE, "api/config/sample.yaml.tera").when(|s| s.resource && !s.image),
@@ -207,12 +210,14 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         Marker::Controllers,
         Template("api/insert/controller_run.rs.tera"),
     )
+    .rustfmt()
     .when(|s| s.controller),
     Entry::insert(
         model::LIB,
         Marker::Rbac,
         Template("api/insert/lib_rbac.rs.tera"),
     )
+    .rustfmt()
     .when(|s| s.controller),
     Entry::project(),
 ];
@@ -292,6 +297,88 @@ fn model(
         layout,
         image,
         project,
+    };
+    Ok((context, switches))
+}
+
+/// The model `create api` had when it scaffolded PROJECT's `entry`, which `project` holds:
+/// what `rkb delete api` undoes, and what other APIs keep. The scaffold is deterministic,
+/// so this is what it wrote, as this rkb writes it.
+pub(super) fn recorded(
+    project: &Project,
+    entry: &project::Resource,
+    changes: &Changes,
+) -> anyhow::Result<(Context, Switches)> {
+    let api = match &entry.api {
+        Some(recorded) if !entry.core => model::Resource::custom(
+            project,
+            (&entry.group, &entry.version, &entry.kind),
+            Some(&entry.plural),
+            recorded.namespaced,
+        ),
+        _ => model::Resource::recorded(entry),
+    };
+    let images = project
+        .plugins
+        .deploy_image
+        .iter()
+        .flat_map(|p| &p.resources);
+    let same = |i: &&project::DeployImageResource| {
+        i.group == entry.group && i.version == entry.version && i.kind == entry.kind
+    };
+    let image = match images.clone().find(same) {
+        Some(i) => Some(
+            ImageOptions {
+                image: i.image.clone(),
+                container_command: i.container_command.clone(),
+                container_port: i.container_port.clone(),
+                run_as_user: i.run_as_user.clone(),
+            }
+            .check()?,
+        ),
+        None => None,
+    };
+    let mut layout = Layout::in_project(project, &api, changes)?;
+    if project.multigroup {
+        // An API scaffolded before `rkb edit --multigroup` keeps its single-group names:
+        // edit moved its controller's module, not the controller's name or the roles.
+        let single = Layout::single_group(&api);
+        let controllers = changes.read(model::CONTROLLERS)?.unwrap_or_default();
+        let moved = entry.controller
+            && controllers.contains(&format!(
+                "Runnable::new(\"{}\", {}::run)",
+                single.controller_name, layout.controller_module
+            ));
+        let single_roles = entry.api.is_some()
+            && changes.exists(&single.role_file("admin"))?
+            && !changes.exists(&layout.role_file("admin"))?;
+        if moved || single_roles {
+            layout.controller_name = single.controller_name;
+            layout.role_prefix = single.role_prefix;
+            layout.controller_tests_file = single.controller_tests_file;
+        }
+    }
+    let switches = Switches {
+        resource: entry.api.is_some(),
+        controller: entry.controller,
+        image: image.is_some(),
+        grouped: layout.group_mod_file.is_some(),
+    };
+    let context = Context {
+        names: ProjectNames::read(project, changes)?,
+        command_literals: image
+            .iter()
+            .flat_map(|i| &i.command)
+            .map(|word| format!("{word:?}"))
+            .collect(),
+        image_env: layout.image_env(),
+        // The first image's controller starts the manager's `env:` list, later ones join
+        // it, and it stays while any of them does.
+        env_list_exists: images.filter(|i| !same(i)).count() > 0,
+        api,
+        layout,
+        image,
+        project: project.clone(),
     };
     Ok((context, switches))
 }

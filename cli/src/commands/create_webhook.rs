@@ -434,6 +434,44 @@ fn model(
     Ok((context, switches))
 }
 
+/// The model `create webhook` had when it gave PROJECT's `entry` (in `project`) the
+/// webhooks `asked` on top of the others it has: what `rkb delete webhook` undoes, and
+/// (with every webhook asked) what the kind's webhooks keep.
+pub(super) fn recorded(
+    project: &Project,
+    entry: &project::Resource,
+    asked: &project::Webhooks,
+    changes: &Changes,
+) -> anyhow::Result<(Context, Switches)> {
+    let has = entry.webhooks.clone().unwrap_or_default();
+    let api = model::Resource::recorded(entry);
+    let layout = Layout::in_project(project, &api, changes)?;
+    let others_admit =
+        (has.defaulting && !asked.defaulting) || (has.validation && !asked.validation);
+    let switches = Switches {
+        grouped: layout.webhook_group_module.is_some(),
+        defaulting: asked.defaulting,
+        validation: asked.validation,
+        conversion: asked.conversion,
+        has_defaulting: has.defaulting,
+        has_validation: has.validation,
+        has_conversion: has.conversion,
+        new_defaulting: asked.defaulting,
+        new_validation: asked.validation,
+        new_conversion: asked.conversion,
+        // The admission file holds the other webhook: this one was inserted into it.
+        extend_admission: others_admit,
+        first_webhook: false,
+    };
+    let context = Context {
+        names: ProjectNames::read(project, changes)?,
+        hook: Hook::new(project, &api, &layout, &has),
+        layout,
+        project: project.clone(),
+    };
+    Ok((context, switches))
+}
+
 /// Tells the user what to implement and what the first webhook changed in the manager.
 fn next_steps(out: &mut dyn Write, hook: &Hook, switches: &Switches) -> anyhow::Result<()> {
     writeln!(

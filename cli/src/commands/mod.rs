@@ -6,6 +6,7 @@ mod alpha_update;
 mod build_image;
 mod create_api;
 mod create_webhook;
+mod delete;
 mod edit;
 mod init;
 mod setup_envtest;
@@ -15,7 +16,7 @@ use std::path::Path;
 
 use clap::CommandFactory;
 
-use crate::cli::{AlphaCommand, Cli, Command, CreateCommand};
+use crate::cli::{AlphaCommand, Cli, Command, CreateCommand, DeleteCommand};
 use crate::scaffold::{Changes, Entry, Templates, Written, plan};
 
 pub use alpha_generate::alpha_generate;
@@ -23,6 +24,7 @@ pub use alpha_update::alpha_update;
 pub use build_image::build_image;
 pub use create_api::create_api;
 pub use create_webhook::create_webhook;
+pub use delete::{delete_api, delete_webhook};
 pub use edit::edit;
 pub use init::init;
 pub use setup_envtest::setup_envtest;
@@ -32,6 +34,8 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
         Command::Init(args) => init(&args, out),
         Command::Create(CreateCommand::Api(args)) => create_api(&args, out),
         Command::Create(CreateCommand::Webhook(args)) => create_webhook(&args, out),
+        Command::Delete(DeleteCommand::Api(args)) => delete_api(&args, out),
+        Command::Delete(DeleteCommand::Webhook(args)) => delete_webhook(&args, out),
         Command::Edit(args) => edit(&args, out),
         Command::Alpha(AlphaCommand::Generate(args)) => alpha_generate(&args, out),
         Command::Alpha(AlphaCommand::Update(args)) => alpha_update(&args, out),

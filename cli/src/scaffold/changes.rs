@@ -178,6 +178,41 @@ impl Changes {
         })
     }
 
+    /// Plans the removal of `rel` (`rkb delete`).
+    pub fn remove(&mut self, rel: &str) -> anyhow::Result<()> {
+        self.set(rel, None)
+    }
+
+    /// Removes the lines an insertion of `snippet` at `marker` left in `rel`, the inverse of
+    /// [`Self::insert_at_marker`] and its sorted and upserting kinds. The lines are matched
+    /// ignoring whitespace (and, in Rust, the trailing commas rustfmt adds when it wraps a
+    /// line), nearest above the marker. Returns whether they were found; a missing file has
+    /// nothing to remove.
+    pub fn remove_inserted(
+        &mut self,
+        rel: &str,
+        marker: Marker,
+        snippet: &str,
+    ) -> anyhow::Result<bool> {
+        if !self.exists(rel)? {
+            return Ok(true);
+        }
+        let mut found = false;
+        self.edit_lf(rel, |content, hidden| {
+            let rust = rel.ends_with(".rs");
+            Ok(
+                match remove_snippet(content, marker.name(), snippet, hidden, rust) {
+                    Some(removed) => {
+                        found = true;
+                        removed
+                    }
+                    None => content.to_owned(),
+                },
+            )
+        })?;
+        Ok(found)
+    }
+
     /// Plans `edit` of the file that holds `marker`, if it changes anything. The file keeps
     /// its line endings (the edit sees LF), and in Rust sources a marker inside a block
     /// comment or a string literal is text, not a marker (`edit` gets those lines).
@@ -188,12 +223,23 @@ impl Changes {
         edit: impl FnOnce(&str, &[bool]) -> anyhow::Result<String>,
     ) -> anyhow::Result<()> {
         let marker = marker.name();
-        let content = self.read(rel)?.with_context(|| {
-            format!(
+        if !self.exists(rel)? {
+            bail!(
                 "{rel} is missing; rkb inserts code there at the `+rkb:scaffold:{marker}` marker. \
                  Restore the file from a fresh `rkb init` or add the code by hand"
-            )
-        })?;
+            );
+        }
+        self.edit_lf(rel, edit)
+    }
+
+    /// Plans `edit` of the existing file `rel`, if it changes anything. The edit sees LF
+    /// line endings and which lines of Rust lie in a comment or literal.
+    fn edit_lf(
+        &mut self,
+        rel: &str,
+        edit: impl FnOnce(&str, &[bool]) -> anyhow::Result<String>,
+    ) -> anyhow::Result<()> {
+        let content = self.read(rel)?.context("a file checked above")?;
         let crlf = content.contains("\r\n");
         if crlf && content.replace("\r\n", "").contains('\n') {
             bail!(
@@ -851,6 +897,80 @@ fn upsert(content: &str, marker: &str, snippet: &str, hidden: &[bool]) -> anyhow
     Ok(text)
 }
 
+/// `text` without whitespace and, in Rust, without the commas before a closing bracket:
+/// what survives rustfmt's rewrapping of an inserted snippet.
+fn normalized(text: &str, rust: bool) -> String {
+    let mut out: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    if rust {
+        for closer in [")", "]", ">", "}"] {
+            out = out.replace(&format!(",{closer}"), closer);
+        }
+    }
+    out
+}
+
+/// `content` without the whole lines that hold `snippet` (compared [`normalized`]): the
+/// match nearest above the marker, else the first. `None` when no lines match.
+fn remove_snippet(
+    content: &str,
+    marker: &str,
+    snippet: &str,
+    hidden: &[bool],
+    rust: bool,
+) -> Option<String> {
+    let wanted = normalized(snippet, rust);
+    if wanted.is_empty() {
+        return Some(content.to_owned());
+    }
+    let lines: Vec<&str> = content.lines().collect();
+    let mut matches = Vec::new();
+    for start in 0..lines.len() {
+        if lines[start].trim().is_empty() {
+            continue;
+        }
+        let mut stripped = String::new();
+        for (end, line) in lines.iter().enumerate().skip(start) {
+            stripped.extend(line.chars().filter(|c| !c.is_whitespace()));
+            let seen = normalized(&stripped, rust);
+            if seen == wanted {
+                matches.push(start..end + 1);
+                break;
+            }
+            // A trailing comma may yet precede a closing bracket on the next line.
+            if !wanted.starts_with(seen.strip_suffix(',').unwrap_or(&seen)) {
+                break;
+            }
+        }
+    }
+    let marker_at = marker_line(&lines, marker, hidden).ok();
+    let mut chosen = marker_at
+        .and_then(|at| matches.iter().rev().find(|m| m.end <= at))
+        .or(matches.first())?
+        .clone();
+    // Blank lines the snippet starts or ends with were inserted with it.
+    let blank = |l: &str| l.trim().is_empty();
+    let snippet_lines: Vec<&str> = snippet.lines().collect();
+    let leading = snippet_lines.iter().take_while(|l| blank(l)).count();
+    let trailing = snippet_lines.iter().rev().take_while(|l| blank(l)).count();
+    for _ in 0..leading {
+        if chosen.start > 0 && blank(lines[chosen.start - 1]) {
+            chosen.start -= 1;
+        }
+    }
+    for _ in 0..trailing {
+        if chosen.end < lines.len() && blank(lines[chosen.end]) {
+            chosen.end += 1;
+        }
+    }
+    let mut out: Vec<&str> = lines[..chosen.start].to_vec();
+    out.extend_from_slice(&lines[chosen.end..]);
+    let mut text = out.join("\n");
+    if content.ends_with('\n') && !text.is_empty() {
+        text.push('\n');
+    }
+    Some(text)
+}
+
 /// The text of `content` with `snippet` inserted before its marker line.
 fn insert_at_marker(
     content: &str,
@@ -956,6 +1076,34 @@ mod tests {
         assert_eq!(
             text,
             "//! docs\n\npub mod v1;\npub mod v1alpha1;\npub mod v1beta1;\npub mod v2;\npub mod v10;\n// +rkb:scaffold:versions\n"
+        );
+    }
+
+    #[test]
+    fn removal_undoes_an_insertion_even_after_rustfmt_rewrapped_it() {
+        let before = "let v = vec![\n    a(),\n    // +rkb:scaffold:items\n];\n";
+        let snippet = "webhook::<api::v1::Memcached, webhook::v1::memcached::MemcachedWebhook>(),";
+        let inserted = insert_at_marker(before, "items", snippet, &[]).unwrap();
+        assert_eq!(
+            remove_snippet(&inserted, "items", snippet, &[], true).as_deref(),
+            Some(before)
+        );
+        // As rustfmt wraps it: one argument a line, with a trailing comma.
+        let wrapped = "let v = vec![\n    a(),\n    webhook::<\n        api::v1::Memcached,\n        \
+                       webhook::v1::memcached::MemcachedWebhook,\n    >(),\n    // +rkb:scaffold:items\n];\n";
+        assert_eq!(
+            remove_snippet(wrapped, "items", snippet, &[], true).as_deref(),
+            Some(before)
+        );
+        // Only whole lines go, and a changed line is not the snippet.
+        assert_eq!(remove_snippet(before, "items", "a", &[], true), None);
+        let changed = wrapped.replace("Memcached,", "Memcached, Extra,");
+        assert_eq!(remove_snippet(&changed, "items", snippet, &[], true), None);
+        // YAML keeps its commas; of two copies, the one above the marker goes.
+        let yaml = "- a.yaml\n# +rkb:scaffold:samples\n- a.yaml\n";
+        assert_eq!(
+            remove_snippet(yaml, "samples", "- a.yaml", &[], false).as_deref(),
+            Some("# +rkb:scaffold:samples\n- a.yaml\n")
         );
     }
 

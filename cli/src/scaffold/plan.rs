@@ -5,6 +5,8 @@
 //! `--force` rules and the same rustfmt pass, and a test can check every table against
 //! `templates/` (each template used, each marker present where an entry inserts at it).
 
+use std::collections::BTreeSet;
+
 use anyhow::Context as _;
 use serde::Serialize;
 
@@ -313,6 +315,182 @@ pub fn apply<S>(
     }
     applied.warning = warning;
     Ok(applied)
+}
+
+/// An entry of a table as it applied to one model: the file, the text it wrote or
+/// inserted there, and how.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    pub path: String,
+    pub text: String,
+    pub action: Action,
+    pub rustfmt: bool,
+}
+
+/// Renders every entry of `plan` that applies under `switches` over `model`, except
+/// PROJECT: what [`apply`] would write, before rustfmt.
+pub fn render<S>(
+    plan: &[Entry<S>],
+    switches: &S,
+    templates: &Templates,
+    model: &impl Model,
+) -> anyhow::Result<Vec<Rendered>> {
+    let context = &super::context_of(model)?;
+    let mut rendered = Vec::new();
+    for entry in plan.iter().filter(|e| (e.when)(switches)) {
+        let mut context = context.clone();
+        for (key, value) in entry.vars {
+            context.insert(*key, value);
+        }
+        let text = match entry.text {
+            Text::Template(name) => templates.render(name, &context)?,
+            Text::Inline(line) => templates.render_str(line, &context)?,
+            Text::Project => continue,
+        };
+        rendered.push(Rendered {
+            path: templates.render_str(entry.path, &context)?,
+            text,
+            action: entry.action,
+            rustfmt: entry.rustfmt,
+        });
+    }
+    Ok(rendered)
+}
+
+/// What other APIs (and `init`) still need: files they write, and insertions, by file and
+/// text as [`unapply`] compares them.
+#[derive(Debug, Default)]
+pub struct Kept {
+    files: BTreeSet<String>,
+    insertions: BTreeSet<(String, String)>,
+}
+
+impl Kept {
+    pub fn file(&mut self, path: &str) {
+        self.files.insert(path.to_owned());
+    }
+
+    pub fn extend(&mut self, rendered: &[Rendered]) {
+        for r in rendered {
+            match r.action {
+                Action::Write(_) => self.file(&r.path),
+                _ => {
+                    self.insertions
+                        .insert((r.path.clone(), insertion_key(&r.text)));
+                }
+            }
+        }
+    }
+
+    fn has_insertion(&self, r: &Rendered) -> bool {
+        self.insertions
+            .contains(&(r.path.clone(), insertion_key(&r.text)))
+    }
+}
+
+/// Two insertions are the same when they differ only in whitespace.
+fn insertion_key(text: &str) -> String {
+    text.split_whitespace().collect()
+}
+
+/// What [`unapply`] could not undo by itself: the command refuses unless `--force`.
+#[derive(Debug, Default)]
+pub struct Unapplied {
+    /// Files rkb would remove that differ from what it scaffolds for the API now.
+    pub changed: Vec<String>,
+    /// Insertions not found in their file: `(file, text)`.
+    pub missing: Vec<(String, String)>,
+    /// Shared files that stay because they hold more than rkb wrote there.
+    pub kept: Vec<String>,
+    /// Set when rustfmt is missing.
+    pub warning: Option<String>,
+}
+
+/// Plans the undoing of `gone`, the entries a command applied for one API, into
+/// `changes`: its insertions are removed, then the files it wrote, unless `kept` still
+/// needs them. A file rkb owns is removed only while it holds exactly what rkb scaffolds
+/// (or with `force`); a shared one only when nothing but rkb's text is left in it. Files
+/// the entries had formatted are formatted again, as the command did.
+pub fn unapply(
+    gone: &[Rendered],
+    kept: &Kept,
+    force: bool,
+    changes: &mut Changes,
+) -> anyhow::Result<Unapplied> {
+    let mut unapplied = Unapplied::default();
+    for r in gone {
+        let marker = match r.action {
+            Action::Insert(m) | Action::InsertSorted(m) | Action::Upsert(m) => m,
+            Action::Write(_) => continue,
+        };
+        if kept.has_insertion(r) {
+            continue;
+        }
+        if !changes.remove_inserted(&r.path, marker, &r.text)? {
+            unapplied.missing.push((r.path.clone(), r.text.clone()));
+        }
+    }
+    // The files whose insertions were removed, formatted as the command formatted them.
+    let edited: BTreeSet<String> = changes
+        .pending()
+        .map(|(path, _)| path.to_string_lossy().into_owned())
+        .collect();
+    let mut to_format: Vec<String> = Vec::new();
+    for r in gone
+        .iter()
+        .filter(|r| r.rustfmt && edited.contains(&r.path))
+    {
+        if !to_format.contains(&r.path) && changes.exists(&r.path)? {
+            to_format.push(r.path.clone());
+        }
+    }
+    // The files it wrote that nothing else needs, as it wrote them.
+    let mut written: Vec<&Rendered> = Vec::new();
+    for r in gone {
+        let is_file = matches!(r.action, Action::Write(_));
+        if is_file && !kept.files.contains(&r.path) && written.iter().all(|w| w.path != r.path) {
+            written.push(r);
+        }
+    }
+    let mut paths = to_format.clone();
+    let mut sources = Vec::new();
+    for path in &to_format {
+        sources.push(changes.read(path)?.context("a file checked above")?);
+    }
+    for r in written.iter().filter(|r| r.rustfmt) {
+        paths.push(r.path.clone());
+        sources.push(r.text.clone());
+    }
+    let (formatted, warning) = super::rustfmt(&paths, sources)?;
+    unapplied.warning = warning;
+    let mut formatted = formatted.into_iter();
+    for path in &to_format {
+        let source = formatted.next().context("one formatted text per file")?;
+        changes.create(path, source, true)?;
+    }
+    for r in written {
+        let expected = if r.rustfmt {
+            formatted.next().context("one formatted text per file")?
+        } else {
+            r.text.clone()
+        };
+        let Some(current) = changes.read(&r.path)? else {
+            continue; // moved away by the user
+        };
+        let unchanged = current == expected;
+        match r.action {
+            Action::Write(IfExists::Keep) if !unchanged => unapplied.kept.push(r.path.clone()),
+            Action::Write(IfExists::Keep) => changes.remove(&r.path)?,
+            _ if unchanged => changes.remove(&r.path)?,
+            _ => {
+                unapplied.changed.push(r.path.clone());
+                if force {
+                    changes.remove(&r.path)?;
+                }
+            }
+        }
+    }
+    Ok(unapplied)
 }
 
 #[cfg(test)]

@@ -1,0 +1,410 @@
+//! `rkb delete api` and `rkb delete webhook`: undo what `create api` and `create webhook`
+//! wrote for one API, which kubebuilder cannot do (kubebuilder#907).
+//!
+//! PROJECT records every command, and the create commands' tables (their `PLAN`s) every
+//! file and insertion, so the scaffold of an API can be rendered again: the API's entries
+//! are undone (its insertions removed, then its files), except what the APIs that stay,
+//! and `init`, still need. A file rkb would remove must hold exactly what this rkb
+//! scaffolds for the API now, else it counts as the user's (`--force` removes it anyway).
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::bail;
+
+use crate::cli::{DeleteApiArgs, DeleteWebhookArgs};
+use crate::project::{self, Project, Webhooks};
+use crate::scaffold::plan::{self, Kept, Unapplied};
+use crate::scaffold::{Changes, Templates};
+
+pub fn delete_api(args: &DeleteApiArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let mut changes = Changes::open(&args.dir)?;
+    let project = super::load_project(&args.dir, out)?;
+    let command = format!(
+        "rkb delete api --group {} --version {} --kind {}",
+        args.group, args.version, args.kind
+    );
+    let Some(entry) = project
+        .find(&args.group, &args.version, &args.kind)
+        .filter(|r| r.api.is_some() || r.controller)
+    else {
+        bail!(
+            "no API {}/{} {} in PROJECT, so there is nothing to delete.\n  accepted: {}\n  \
+             example:  rkb delete api --group cache --version v1alpha1 --kind Memcached",
+            args.group,
+            args.version,
+            args.kind,
+            listed(&project, |r| r.api.is_some() || r.controller)
+        );
+    };
+    check_api_unused(&project, entry, &changes)?;
+
+    let templates = Templates::load()?;
+    let (context, switches) = super::create_api::recorded(&project, entry, &changes)?;
+    let gone = plan::render(super::create_api::PLAN, &switches, &templates, &context)?;
+    let mut after = project.clone();
+    after.resources.retain(|r| !same(r, entry));
+    if let Some(plugin) = &mut after.plugins.deploy_image {
+        plugin.resources.retain(|i| {
+            (&i.group, &i.version, &i.kind) != (&entry.group, &entry.version, &entry.kind)
+        });
+        if plugin.resources.is_empty() {
+            after.plugins.deploy_image = None;
+        }
+    }
+    let kept = kept(&after, &changes, &templates)?;
+    let unapplied = plan::unapply(&gone, &kept, args.force, &mut changes)?;
+    finish(unapplied, args.force, &command, after, changes, out)?;
+    writeln!(
+        out,
+        "\nDeleted {}/{} {}. Next: `make manifests`, which brings config/ (CRD bases, RBAC \
+         role, webhook manifests) in line with what is left.",
+        entry.group, entry.version, entry.kind
+    )?;
+    Ok(())
+}
+
+pub fn delete_webhook(args: &DeleteWebhookArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let mut changes = Changes::open(&args.dir)?;
+    let project = super::load_project(&args.dir, out)?;
+    let Some(entry) = project
+        .find(&args.group, &args.version, &args.kind)
+        .filter(|r| r.webhooks.is_some())
+    else {
+        bail!(
+            "no webhooks for {}/{} {} in PROJECT, so there is nothing to delete.\n  \
+             accepted (kinds with webhooks): {}\n  \
+             example:  rkb delete webhook --group cache --version v1alpha1 --kind Memcached --defaulting",
+            args.group,
+            args.version,
+            args.kind,
+            listed(&project, |r| r.webhooks.is_some())
+        );
+    };
+    let has = entry.webhooks.clone().unwrap_or_default();
+    let asked = Webhooks {
+        conversion: args.conversion,
+        defaulting: args.defaulting,
+        spoke: if args.conversion {
+            has.spoke.clone()
+        } else {
+            Vec::new()
+        },
+        validation: args.programmatic_validation,
+        webhook_version: has.webhook_version.clone(),
+    };
+    let flags = |w: &Webhooks| -> Vec<&str> {
+        [
+            (w.defaulting, "--defaulting"),
+            (w.validation, "--programmatic-validation"),
+            (w.conversion, "--conversion"),
+        ]
+        .into_iter()
+        .filter_map(|(on, flag)| on.then_some(flag))
+        .collect()
+    };
+    let command = format!(
+        "rkb delete webhook --group {} --version {} --kind {}",
+        args.group, args.version, args.kind
+    );
+    let absent: Vec<&str> = [
+        (asked.defaulting && !has.defaulting, "--defaulting"),
+        (
+            asked.validation && !has.validation,
+            "--programmatic-validation",
+        ),
+        (asked.conversion && !has.conversion, "--conversion"),
+    ]
+    .into_iter()
+    .filter_map(|(absent, flag)| absent.then_some(flag))
+    .collect();
+    if flags(&asked).is_empty() || !absent.is_empty() {
+        let what = if absent.is_empty() {
+            "no webhook chosen: say which of the kind's webhooks to delete".to_owned()
+        } else {
+            format!(
+                "{}/{} {} has no webhook of {} (see PROJECT)",
+                args.group,
+                args.version,
+                args.kind,
+                absent.join(", ")
+            )
+        };
+        bail!(
+            "{what}.\n  accepted: {}\n  example:  {command} {}",
+            flags(&has).join(", "),
+            flags(&has).join(" ")
+        );
+    }
+
+    let templates = Templates::load()?;
+    let (context, switches) = super::create_webhook::recorded(&project, entry, &asked, &changes)?;
+    let gone = plan::render(super::create_webhook::PLAN, &switches, &templates, &context)?;
+    let left = Webhooks {
+        conversion: has.conversion && !asked.conversion,
+        defaulting: has.defaulting && !asked.defaulting,
+        spoke: if asked.conversion {
+            Vec::new()
+        } else {
+            has.spoke.clone()
+        },
+        validation: has.validation && !asked.validation,
+        webhook_version: has.webhook_version.clone(),
+    };
+    let mut after = project.clone();
+    if let Some(stays) = after.resources.iter_mut().find(|r| same(r, entry)) {
+        stays.webhooks = (!flags(&left).is_empty()).then_some(left);
+    }
+    let kept = kept(&after, &changes, &templates)?;
+    let unapplied = plan::unapply(&gone, &kept, args.force, &mut changes)?;
+    finish(unapplied, args.force, &command, after, changes, out)?;
+    let deleted: Vec<&str> = flags(&asked)
+        .iter()
+        .map(|f| f.trim_start_matches("--"))
+        .collect();
+    writeln!(
+        out,
+        "\nDeleted the {} webhook{} of {}/{} {}. Next: `make manifests`.",
+        deleted.join(" and "),
+        if deleted.len() > 1 { "s" } else { "" },
+        entry.group,
+        entry.version,
+        entry.kind
+    )?;
+    Ok(())
+}
+
+fn same(a: &project::Resource, b: &project::Resource) -> bool {
+    (&a.group, &a.version, &a.kind) == (&b.group, &b.version, &b.kind)
+}
+
+/// PROJECT's entries that `filter` accepts, as flags.
+fn listed(project: &Project, filter: impl Fn(&project::Resource) -> bool) -> String {
+    let known: Vec<String> = project
+        .resources
+        .iter()
+        .filter(|r| filter(r))
+        .map(|r| {
+            format!(
+                "--group {} --version {} --kind {}",
+                r.group, r.version, r.kind
+            )
+        })
+        .collect();
+    if known.is_empty() {
+        "none: PROJECT lists no such API".to_owned()
+    } else {
+        known.join("; ")
+    }
+}
+
+/// Refuses to delete an API that other parts of the project still need: its own
+/// webhooks, another version's conversion webhook, or the kind's storage version.
+fn check_api_unused(
+    project: &Project,
+    entry: &project::Resource,
+    changes: &Changes,
+) -> anyhow::Result<()> {
+    let (group, version, kind) = (&entry.group, &entry.version, &entry.kind);
+    if let Some(hooks) = &entry.webhooks {
+        let flags: Vec<&str> = [
+            (hooks.defaulting, "--defaulting"),
+            (hooks.validation, "--programmatic-validation"),
+            (hooks.conversion, "--conversion"),
+        ]
+        .into_iter()
+        .filter_map(|(on, flag)| on.then_some(flag))
+        .collect();
+        bail!(
+            "{group}/{version} {kind} has webhooks (see PROJECT), whose code names its type; \
+             delete them first.\n  \
+             example:  rkb delete webhook --group {group} --version {version} --kind {kind} {}",
+            flags.join(" ")
+        );
+    }
+    let hub = project.resources.iter().find(|r| {
+        r.group == *group
+            && r.kind == *kind
+            && r.webhooks
+                .as_ref()
+                .is_some_and(|w| w.conversion && w.spoke.contains(version))
+    });
+    if let Some(hub) = hub {
+        let others: Vec<&str> = hub
+            .webhooks
+            .iter()
+            .flat_map(|w| &w.spoke)
+            .filter(|s| *s != version)
+            .map(String::as_str)
+            .collect();
+        let regenerate = if others.is_empty() {
+            format!(
+                "delete the conversion webhook:  rkb delete webhook --group {group} --version {} --kind {kind} --conversion",
+                hub.version
+            )
+        } else {
+            format!(
+                "regenerate it without this spoke:  rkb create webhook --group {group} --version {} --kind {kind} \
+                 --conversion --spoke {} --force",
+                hub.version,
+                others.join(",")
+            )
+        };
+        bail!(
+            "{group}/{version} {kind} is a spoke of the conversion webhook of {group}/{} {kind}, \
+             whose code converts it; first {regenerate}",
+            hub.version
+        );
+    }
+    // The first version of a kind is its storage version; later ones say `storage = false`
+    // in their types, and a CRD needs exactly one.
+    let versions: Vec<&project::Resource> = project
+        .resources
+        .iter()
+        .filter(|r| r.group == *group && r.kind == *kind && r.api.is_some() && !r.core)
+        .collect();
+    if entry.api.is_some() && versions.len() > 1 && same(versions[0], entry) {
+        let mut still_not_storage = Vec::new();
+        for other in &versions[1..] {
+            let api = crate::model::Resource::recorded(other);
+            let types = crate::model::Layout::in_project(project, &api, changes)?.types_file;
+            if changes
+                .read(&types)?
+                .is_none_or(|text| text.contains("storage = false"))
+            {
+                still_not_storage.push((other.version.as_str(), types));
+            }
+        }
+        if still_not_storage.len() == versions.len() - 1 {
+            let (next, types) = &still_not_storage[0];
+            bail!(
+                "{group}/{version} is the storage version of {kind} (the one the API server \
+                 stores objects in), and its other versions ({}) are not; a CRD needs exactly one \
+                 storage version.\n  \
+                 Make another version the storage version first, e.g. {next}: remove `storage = false` \
+                 from `#[rkb_runtime::api(...)]` in {types} (and migrate stored objects), then run \
+                 `{}` again",
+                still_not_storage
+                    .iter()
+                    .map(|(v, _)| *v)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                format_args!("rkb delete api --group {group} --version {version} --kind {kind}")
+            );
+        }
+    }
+    Ok(())
+}
+
+/// What the APIs and webhooks in `after` (the project once the command is done) and
+/// `init` still need.
+fn kept(after: &Project, changes: &Changes, templates: &Templates) -> anyhow::Result<Kept> {
+    let mut kept = Kept::default();
+    for entry in super::init::PLAN {
+        kept.file(entry.path);
+    }
+    for entry in &after.resources {
+        let (context, switches) = super::create_api::recorded(after, entry, changes)?;
+        kept.extend(&plan::render(
+            super::create_api::PLAN,
+            &switches,
+            templates,
+            &context,
+        )?);
+        if let Some(hooks) = &entry.webhooks {
+            let (context, switches) =
+                super::create_webhook::recorded(after, entry, hooks, changes)?;
+            kept.extend(&plan::render(
+                super::create_webhook::PLAN,
+                &switches,
+                templates,
+                &context,
+            )?);
+        }
+    }
+    Ok(kept)
+}
+
+/// Refuses, naming the files, when something is the user's and there is no `--force`;
+/// else writes PROJECT, commits, and removes the directories left empty.
+fn finish(
+    unapplied: Unapplied,
+    force: bool,
+    command: &str,
+    after: Project,
+    mut changes: Changes,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let Unapplied {
+        changed,
+        missing,
+        kept,
+        warning,
+    } = unapplied;
+    let clean = changed.is_empty() && missing.is_empty();
+    if !force && !clean {
+        let mut problems: Vec<String> = changed
+            .iter()
+            .map(|path| format!("{path}: changed since rkb scaffolded it"))
+            .collect();
+        problems.extend(missing.iter().map(|(path, text)| {
+            format!(
+                "{path}: the lines rkb inserted are not there as it wrote them:\n      {}",
+                text.trim_end().replace('\n', "\n      ")
+            )
+        }));
+        bail!(
+            "nothing was deleted: these are not as rkb scaffolded them, so they may hold your work:\n  {}\n  \
+             rkb compares each with what it scaffolds for this API now (a file scaffolded by an \
+             older rkb, or with another hack/boilerplate.rs.txt, counts as changed).\n  \
+             To keep a changed file, move it out of the project (or commit it, to get it back from \
+             version control); then run `{command}` again, or `{command} --force` to delete the \
+             files as they are and leave lines not found to you",
+            problems.join("\n  ")
+        );
+    }
+    changes.create(project::FILE_NAME, after.to_yaml(), true)?;
+    let root = changes.root().to_path_buf();
+    let removed: Vec<String> = changes
+        .pending()
+        .filter(|(_, written)| *written == crate::scaffold::Written::Removed)
+        .map(|(path, _)| path.to_string_lossy().into_owned())
+        .collect();
+    super::commit(changes, out)?;
+    for path in &removed {
+        remove_empty_parents(&root, Path::new(path));
+    }
+    for path in &kept {
+        writeln!(
+            out,
+            "    keep {}: it holds more than rkb wrote there",
+            super::display(&root, Path::new(path))
+        )?;
+    }
+    for path in &changed {
+        writeln!(out, "warning: removed {path}, which had changed (--force)")?;
+    }
+    for (path, text) in &missing {
+        writeln!(
+            out,
+            "warning: {path}: rkb did not find the lines it inserted there; remove them by hand if they are there in another form:\n      {}",
+            text.trim_end().replace('\n', "\n      ")
+        )?;
+    }
+    if let Some(warning) = warning {
+        writeln!(out, "warning: {warning}")?;
+    }
+    Ok(())
+}
+
+/// Removes the directories above `rel` that its removal left empty, as `create` made them.
+fn remove_empty_parents(root: &Path, rel: &Path) {
+    let mut dir = rel.parent();
+    while let Some(d) = dir.filter(|d| !d.as_os_str().is_empty()) {
+        // Fails, and stops, at the first directory that still holds something.
+        if std::fs::remove_dir(root.join(d)).is_err() {
+            break;
+        }
+        dir = d.parent();
+    }
+}
