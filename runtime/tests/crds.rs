@@ -11,6 +11,8 @@
 
 #![allow(dead_code)]
 
+mod cronjob;
+
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -355,6 +357,10 @@ fn cases() -> Vec<Case> {
         Case {
             name: "fleet",
             crds: vec![crd::<fleet::v1::Fleet>(), crd::<fleet::v1beta1::Fleet>()],
+        },
+        Case {
+            name: "cronjob",
+            crds: vec![crd::<cronjob::CronJob>()],
         },
     ]
 }
