@@ -70,7 +70,7 @@ pub fn derive_rbac(input: TokenStream) -> TokenStream {
 /// Field keys: `minimum`, `maximum`, `exclusive_minimum`, `exclusive_maximum`,
 /// `multiple_of`, `min_length`, `max_length`, `pattern`, `format`, `enum_values`,
 /// `min_items`, `max_items`, `min_properties`, `max_properties`, `default`, `example`,
-/// `nullable`,
+/// `nullable` (an `Option` is optional, not nullable, unless this is given),
 /// `list_type = atomic|set|map`, `list_map_keys`, `map_type = atomic|granular`,
 /// `struct_type = atomic|granular`, `preserve_unknown_fields`, `embedded_resource`,
 /// `int_or_string`, `schemaless`, `immutable`, `title`, `external_docs(...)`,

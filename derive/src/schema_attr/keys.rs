@@ -99,7 +99,7 @@ pub(super) const KEYS: &[Key] = &[
     key("max_properties", "maxProperties", Kind::Count, FT),
     key("default", "default", Kind::Json, F),
     key("example", "example", Kind::Json, F),
-    key("nullable", "nullable", Kind::Flag, F),
+    key("nullable", schema::NULLABLE_ASKED, Kind::Flag, F),
     key("list_type", schema::LIST_TYPE, Kind::ListType, F),
     key("list_map_keys", schema::LIST_MAP_KEYS, Kind::Strings, F),
     key("map_type", schema::MAP_TYPE, Kind::MapType, FTI),

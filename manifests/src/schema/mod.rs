@@ -61,10 +61,12 @@ pub(crate) fn display_path(path: &str) -> String {
 }
 
 mod check;
+mod locate;
 mod repair;
 mod size;
 
 pub use check::check;
+pub use locate::{Found, locate, mark};
 pub use repair::fix;
 pub use size::{cap_depth, depth, limit_descriptions};
 

@@ -1,0 +1,205 @@
+//! rkb's CRDs on the real API server (envtest): what it stores for an explicit `null`
+//! (create, update, server-side apply), with and without `#[rkb(nullable)]`.
+
+use kube::CustomResource;
+use kube::api::{
+    Api, ApiResource, DynamicObject, Patch, PatchParams, PostParams, ResourceExt as _,
+};
+use rkb_runtime::crd;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// A CronJob-like spec: optional fields, some asking to keep an explicit null.
+#[rkb_runtime::api]
+#[derive(CustomResource, Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[kube(
+    group = "nulls.rkb.dev",
+    version = "v1",
+    kind = "Schedule",
+    namespaced,
+    derive = "Default"
+)]
+#[serde(rename_all = "camelCase")]
+pub struct ScheduleSpec {
+    /// Like CronJob's `concurrencyPolicy`: an optional enum without default.
+    pub concurrency_policy: Option<Policy>,
+    /// An optional enum with a default.
+    #[rkb(default = Policy::Allow)]
+    pub defaulted_policy: Option<Policy>,
+    pub suffix: Option<String>,
+    /// Null is a value of its own here.
+    #[rkb(nullable)]
+    pub nullable_suffix: Option<String>,
+}
+
+/// How runs may overlap.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub enum Policy {
+    Allow,
+    Forbid,
+    Replace,
+}
+
+/// Every field set to null, as a typed client sends an unset `Option`.
+fn all_null() -> Value {
+    json!({
+        "concurrencyPolicy": null,
+        "defaultedPolicy": null,
+        "suffix": null,
+        "nullableSuffix": null,
+    })
+}
+
+/// What the API server stores for [`all_null`]: nulls of fields that are not nullable
+/// are pruned (and defaulted), those of nullable fields kept.
+fn stored() -> Value {
+    json!({
+        "defaultedPolicy": "Allow",
+        "nullableSuffix": null,
+    })
+}
+
+async fn schedules() -> Api<DynamicObject> {
+    let env = rkb_envtest::shared().await;
+    let crd = crd::<Schedule>().unwrap().into_definition();
+    env.apply().crds([crd]).await.unwrap();
+    let ns = env.create_namespace().await.unwrap();
+    Api::namespaced_with(env.client(), &ns, &ApiResource::erase::<Schedule>(&()))
+}
+
+fn object(name: &str, spec: Value) -> DynamicObject {
+    let mut object = DynamicObject::new(name, &ApiResource::erase::<Schedule>(&()));
+    object.data = json!({ "spec": spec });
+    object
+}
+
+#[test]
+fn only_fields_that_ask_are_nullable() {
+    let crd = crd::<Schedule>().unwrap();
+    let json = serde_json::to_value(&*crd).unwrap();
+    let spec = &json["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
+    let props = &spec["properties"];
+    assert_eq!(
+        props["concurrencyPolicy"],
+        json!({"type": "string", "enum": ["Allow", "Forbid", "Replace"], "description": "Like CronJob's `concurrencyPolicy`: an optional enum without default."})
+    );
+    assert_eq!(props["suffix"], json!({"type": "string"}));
+    assert_eq!(props["nullableSuffix"]["nullable"], json!(true));
+    assert!(
+        !json.to_string().contains("x-rkb-"),
+        "the marker never reaches the CRD"
+    );
+}
+
+#[tokio::test]
+async fn an_explicit_null_is_pruned_unless_the_field_is_nullable_on_create() {
+    let api = schedules().await;
+    let created = api
+        .create(&PostParams::default(), &object("nulls", all_null()))
+        .await
+        .unwrap();
+    assert_eq!(created.data["spec"], stored());
+    assert_eq!(api.get("nulls").await.unwrap().data["spec"], stored());
+
+    // A typed client sends every unset Option as null: accepted, and read back unset.
+    let typed = Api::<Schedule>::namespaced(api.clone().into_client(), &namespace(&created));
+    let created = typed
+        .create(
+            &PostParams::default(),
+            &Schedule::new("typed", ScheduleSpec::default()),
+        )
+        .await
+        .unwrap();
+    assert!(created.spec.concurrency_policy.is_none());
+    assert!(matches!(created.spec.defaulted_policy, Some(Policy::Allow)));
+}
+
+#[tokio::test]
+async fn an_explicit_null_is_pruned_unless_the_field_is_nullable_on_update() {
+    let api = schedules().await;
+    let created = api
+        .create(
+            &PostParams::default(),
+            &object(
+                "update",
+                json!({"concurrencyPolicy": "Forbid", "suffix": "a", "nullableSuffix": "b"}),
+            ),
+        )
+        .await
+        .unwrap();
+    let mut changed = object("update", all_null());
+    changed.metadata.resource_version = created.resource_version();
+    let replaced = api
+        .replace("update", &PostParams::default(), &changed)
+        .await
+        .unwrap();
+    assert_eq!(replaced.data["spec"], stored());
+
+    // A merge patch's null removes the field, as ever.
+    let patched = api
+        .patch(
+            "update",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"concurrencyPolicy": "Replace", "nullableSuffix": "c"}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(patched.data["spec"]["concurrencyPolicy"], "Replace");
+    let patched = api
+        .patch(
+            "update",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"concurrencyPolicy": null, "nullableSuffix": null}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(patched.data["spec"].get("concurrencyPolicy"), None);
+}
+
+/// Server-side apply does not prune: an explicit null of a field that is neither
+/// nullable nor defaulted is a type error (as for controller-gen's CRDs), so an applied
+/// configuration leaves unset fields out (`#[serde(skip_serializing_if =
+/// "Option::is_none")]`, as rkb's scaffold writes). A nullable field's null is stored.
+#[tokio::test]
+async fn server_side_apply_stores_the_null_of_a_nullable_field_and_refuses_others() {
+    let api = schedules().await;
+    let params = PatchParams::apply("rkb-test");
+    let message = match api
+        .patch(
+            "apply",
+            &params,
+            &Patch::Apply(&object("apply", all_null())),
+        )
+        .await
+    {
+        Err(kube::Error::Api(status)) => status.message,
+        other => panic!("expected a refusal, got {other:?}"),
+    };
+    for field in ["suffix", "concurrencyPolicy"] {
+        assert!(
+            message.contains(&format!("spec.{field} in body must be of type string")),
+            "{message}"
+        );
+    }
+    // A null with a default is defaulted, as on create.
+    assert!(!message.contains("defaultedPolicy"), "{message}");
+    assert!(!message.contains("nullableSuffix"), "{message}");
+
+    let applied = object("apply", json!({"nullableSuffix": null}));
+    let result = api
+        .patch("apply", &params, &Patch::Apply(&applied))
+        .await
+        .unwrap();
+    assert_eq!(result.data["spec"], stored());
+    // Applied again, unchanged: nothing moves.
+    let again = api
+        .patch("apply", &params, &Patch::Apply(&applied))
+        .await
+        .unwrap();
+    assert_eq!(again.resource_version(), result.resource_version());
+}
+
+fn namespace(object: &DynamicObject) -> String {
+    object.namespace().expect("a namespaced object")
+}
