@@ -197,8 +197,8 @@ where
 }
 
 /// Fixes and checks the schema of every version of a CRD, in its JSON: the form
-/// [`crate::Manifests`] goes on working in. `found` says which fields asked to be
-/// nullable.
+/// [`crate::Manifests`] goes on working in. `found` says where k8s-openapi types sit
+/// (see [`schema::k8s`]) and which fields asked to be nullable.
 fn tidy(crd: CustomResourceDefinition, found: &schema::Found) -> Result<Value, Vec<Problem>> {
     let mut value = serde_json::to_value(&crd).map_err(|e| vec![serialization(e)])?;
     let many = crd.spec.versions.len() > 1;
@@ -210,6 +210,7 @@ fn tidy(crd: CustomResourceDefinition, found: &schema::Found) -> Result<Value, V
                 continue;
             };
             strip_generated_annotations(root);
+            schema::k8s::apply(root, &found.k8s);
             schema::mark(root, found);
             schema::fix(root);
             for mut problem in schema::check(root) {

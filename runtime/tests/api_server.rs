@@ -1,5 +1,10 @@
 //! rkb's CRDs on the real API server (envtest): what it stores for an explicit `null`
-//! (create, update, server-side apply), with and without `#[rkb(nullable)]`.
+//! (create, update, server-side apply), with and without `#[rkb(nullable)]`; and the
+//! Kubernetes semantics of embedded k8s-openapi types (a CronJob's PodSpec refuses a
+//! malformed quantity and duplicate container names, and defaults a port's protocol,
+//! as a Deployment's does).
+
+mod cronjob;
 
 use kube::CustomResource;
 use kube::api::{
@@ -202,4 +207,176 @@ async fn server_side_apply_stores_the_null_of_a_nullable_field_and_refuses_other
 
 fn namespace(object: &DynamicObject) -> String {
     object.namespace().expect("a namespaced object")
+}
+
+// ---------------------------------------------------------------------------
+// Embedded Kubernetes types: the CronJob of kubebuilder's tutorial
+// ---------------------------------------------------------------------------
+
+async fn cronjobs() -> Api<DynamicObject> {
+    let env = rkb_envtest::shared().await;
+    let crd = crd::<cronjob::CronJob>().unwrap().into_definition();
+    env.apply().crds([crd]).await.unwrap();
+    let ns = env.create_namespace().await.unwrap();
+    Api::namespaced_with(
+        env.client(),
+        &ns,
+        &ApiResource::erase::<cronjob::CronJob>(&()),
+    )
+}
+
+/// A CronJob whose pods run `containers`.
+fn cronjob(name: &str, containers: Value) -> DynamicObject {
+    let mut object = DynamicObject::new(name, &ApiResource::erase::<cronjob::CronJob>(&()));
+    object.data = json!({"spec": {
+        "schedule": "*/1 * * * *",
+        "jobTemplate": {"spec": {"template": {"spec": {
+            "restartPolicy": "OnFailure",
+            "containers": containers,
+        }}}},
+    }});
+    object
+}
+
+fn refusal(error: kube::Error) -> String {
+    match error {
+        kube::Error::Api(status) => status.message,
+        other => panic!("expected the API server to refuse, got {other:?}"),
+    }
+}
+
+fn pod_spec(object: &DynamicObject) -> &Value {
+    &object.data["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+}
+
+#[tokio::test]
+async fn a_malformed_quantity_in_an_embedded_pod_spec_is_refused() {
+    let api = cronjobs().await;
+    let containers = |cpu: &str| {
+        json!([{"name": "hello", "image": "busybox:1.36",
+                "resources": {"limits": {"cpu": cpu, "memory": "64Mi"}, "requests": {"cpu": 1}}}])
+    };
+    let message = refusal(
+        api.create(&PostParams::default(), &cronjob("lots", containers("lots")))
+            .await
+            .unwrap_err(),
+    );
+    assert!(
+        message.contains("resources.limits.cpu") && message.contains("should match"),
+        "{message}"
+    );
+    // Well-formed quantities, strings or numbers, are kept as written.
+    let created = api
+        .create(&PostParams::default(), &cronjob("fine", containers("500m")))
+        .await
+        .unwrap();
+    let resources = &pod_spec(&created)["containers"][0]["resources"];
+    assert_eq!(resources["limits"]["cpu"], "500m");
+    assert_eq!(resources["requests"]["cpu"], 1);
+}
+
+#[tokio::test]
+async fn duplicate_container_names_in_an_embedded_pod_spec_are_refused() {
+    let api = cronjobs().await;
+    let containers = json!([
+        {"name": "hello", "image": "busybox:1.36"},
+        {"name": "hello", "image": "busybox:1.37"},
+    ]);
+    let message = refusal(
+        api.create(&PostParams::default(), &cronjob("twins", containers))
+            .await
+            .unwrap_err(),
+    );
+    assert!(
+        message.contains("containers[1]") && message.contains("Duplicate value"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn a_port_without_protocol_gets_tcp_and_ports_merge_by_key() {
+    let api = cronjobs().await;
+    let containers = json!([{"name": "web", "image": "nginx:1.27",
+                             "ports": [{"containerPort": 80}, {"containerPort": 53, "protocol": "UDP"}]}]);
+    let created = api
+        .create(&PostParams::default(), &cronjob("web", containers))
+        .await
+        .unwrap();
+    assert_eq!(
+        pod_spec(&created)["containers"][0]["ports"],
+        json!([{"containerPort": 80, "protocol": "TCP"}, {"containerPort": 53, "protocol": "UDP"}])
+    );
+    // Two field managers own one port each: server-side apply merges the list by
+    // (containerPort, protocol), as it does for a Deployment, instead of replacing it.
+    let params = |manager: &str| PatchParams::apply(manager);
+    let apply = |port: i32| {
+        json!({"apiVersion": "batch.tutorial.kubebuilder.io/v1", "kind": "CronJob",
+        "metadata": {"name": "merged"},
+        "spec": {"schedule": "@daily", "jobTemplate": {"spec": {"template": {"spec": {
+            "containers": [{"name": "web", "image": "nginx:1.27", "ports": [{"containerPort": port}]}]
+        }}}}}})
+    };
+    api.patch("merged", &params("a"), &Patch::Apply(apply(80)))
+        .await
+        .unwrap();
+    let merged = api
+        .patch("merged", &params("b"), &Patch::Apply(apply(8080)))
+        .await
+        .unwrap();
+    let ports: Vec<&Value> = pod_spec(&merged)["containers"][0]["ports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| &p["containerPort"])
+        .collect();
+    assert_eq!(ports, [&json!(80), &json!(8080)]);
+}
+
+#[tokio::test]
+async fn conditions_are_validated_as_metav1_conditions() {
+    let api = cronjobs().await;
+    let created = api
+        .create(
+            &PostParams::default(),
+            &cronjob("status", json!([{"name": "a", "image": "busybox:1.36"}])),
+        )
+        .await
+        .unwrap();
+    let condition = |status: &str, reason: &str| {
+        json!({"status": {"conditions": [{"type": "Ready", "status": status, "reason": reason,
+               "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}})
+    };
+    let message = refusal(
+        api.patch_status(
+            "status",
+            &PatchParams::default(),
+            &Patch::Merge(condition("Maybe", "not a reason!")),
+        )
+        .await
+        .unwrap_err(),
+    );
+    assert!(
+        message.contains("status.conditions[0].status: Unsupported value: \"Maybe\"")
+            && message.contains("status.conditions[0].reason: Invalid value"),
+        "{message}"
+    );
+    let patched = api
+        .patch_status(
+            "status",
+            &PatchParams::default(),
+            &Patch::Merge(condition("True", "Scheduled")),
+        )
+        .await
+        .unwrap();
+    assert_eq!(patched.data["status"]["conditions"][0]["status"], "True");
+    assert_ne!(patched.resource_version(), created.resource_version());
+}
+
+#[test]
+fn the_semantics_table_is_of_the_kubernetes_release_envtest_runs() {
+    assert_eq!(
+        rkb_runtime::schema::k8s::kubernetes_version(),
+        rkb_envtest::KUBERNETES_VERSION,
+        "run manifests/hack/k8s-semantics.py after changing KUBERNETES_VERSION"
+    );
 }

@@ -708,6 +708,35 @@ fn shapes() -> Vec<(&'static str, &'static str, Value, &'static str)> {
             json!({"minItems": 1, "items": {"pattern": "^[a-z0-9-]+$"}}),
             "min_items and items(pattern)",
         ),
+        (
+            "cronjob",
+            "/properties/spec/properties/jobTemplate/properties/spec/properties/template/properties/spec/properties/containers",
+            json!({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                   "items": {"properties": {"ports": {"x-kubernetes-list-type": "map",
+                       "x-kubernetes-list-map-keys": ["containerPort", "protocol"],
+                       "items": {"properties": {"protocol": {"default": "TCP"}}}}}}}),
+            "an embedded PodSpec's list-maps and defaults",
+        ),
+        (
+            "cronjob",
+            "/properties/spec/properties/jobTemplate/properties/spec/properties/template/properties/spec/properties/nodeSelector",
+            json!({"x-kubernetes-map-type": "atomic"}),
+            "an embedded PodSpec's atomic map",
+        ),
+        (
+            "cronjob",
+            "/properties/status/properties/active/items",
+            json!({"x-kubernetes-map-type": "atomic"}),
+            "ObjectReference is an atomic struct",
+        ),
+        (
+            "cronjob",
+            "/properties/status/properties/conditions/items/properties",
+            json!({"status": {"enum": ["True", "False", "Unknown"]}, "type": {"maxLength": 316},
+                   "reason": {"minLength": 1, "maxLength": 1024}, "message": {"maxLength": 32768},
+                   "lastTransitionTime": {"format": "date-time"}}),
+            "metav1.Condition's validations",
+        ),
     ]
 }
 

@@ -61,6 +61,7 @@ pub(crate) fn display_path(path: &str) -> String {
 }
 
 mod check;
+pub mod k8s;
 mod locate;
 mod repair;
 mod size;
