@@ -41,8 +41,9 @@ pub struct Denied {
     message: String,
     code: u16,
     warnings: Warnings,
-    /// What [`field::ErrorList`](super::field::ErrorList) says per field.
-    details: Option<StatusDetails>,
+    /// What [`field::ErrorList`](super::field::ErrorList) says per field; boxed, as it
+    /// is large and most refusals have none.
+    details: Option<Box<StatusDetails>>,
 }
 
 impl Denied {
@@ -74,7 +75,7 @@ impl Denied {
     /// [`field::ErrorList`](super::field::ErrorList)).
     #[must_use]
     pub fn with_details(mut self, details: StatusDetails) -> Self {
-        self.details = Some(details);
+        self.details = Some(Box::new(details));
         self
     }
 
@@ -85,7 +86,7 @@ impl Denied {
     /// The Status the API server passes on to the client.
     pub fn status(&self) -> Status {
         let mut status = Status::failure(&self.message, reason(self.code)).with_code(self.code);
-        status.details = self.details.clone();
+        status.details = self.details.as_deref().cloned();
         status
     }
 }
