@@ -2,7 +2,7 @@
 //! (create, update, server-side apply), with and without `#[rkb(nullable)]`; and the
 //! Kubernetes semantics of embedded k8s-openapi types (a CronJob's PodSpec refuses a
 //! malformed quantity and duplicate container names, and defaults a port's protocol,
-//! as a Deployment's does).
+//! as a Deployment's does); and the CEL rules of `exactly_one_of` and `immutable`.
 
 mod cronjob;
 
@@ -378,5 +378,76 @@ fn the_semantics_table_is_of_the_kubernetes_release_envtest_runs() {
         rkb_runtime::schema::k8s::kubernetes_version(),
         rkb_envtest::KUBERNETES_VERSION,
         "run manifests/hack/k8s-semantics.py after changing KUBERNETES_VERSION"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// controller-gen's union and immutability markers, as CEL the API server runs
+// ---------------------------------------------------------------------------
+
+/// A trigger: a cron line or an interval, never both; its zone is fixed once set.
+#[rkb_runtime::api]
+#[derive(CustomResource, Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[kube(
+    group = "markers.rkb.dev",
+    version = "v1",
+    kind = "Trigger",
+    namespaced
+)]
+#[rkb(exactly_one_of = ["cron", "everyMinutes"])]
+#[serde(rename_all = "camelCase")]
+pub struct TriggerSpec {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cron: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub every_minutes: Option<u32>,
+    #[rkb(immutable)]
+    pub zone: String,
+}
+
+#[tokio::test]
+async fn union_and_immutability_markers_are_enforced_by_the_api_server() {
+    let env = rkb_envtest::shared().await;
+    env.apply()
+        .crds([crd::<Trigger>().unwrap().into_definition()])
+        .await
+        .unwrap();
+    let ns = env.create_namespace().await.unwrap();
+    let api = Api::<Trigger>::namespaced(env.client(), &ns);
+    let spec = |cron: Option<&str>, every: Option<u32>, zone: &str| TriggerSpec {
+        cron: cron.map(str::to_owned),
+        every_minutes: every,
+        zone: zone.to_owned(),
+    };
+    for (name, both_or_neither) in [
+        ("both", spec(Some("@daily"), Some(5), "eu")),
+        ("neither", spec(None, None, "eu")),
+    ] {
+        let message = refusal(
+            api.create(&PostParams::default(), &Trigger::new(name, both_or_neither))
+                .await
+                .unwrap_err(),
+        );
+        assert!(
+            message.contains("exactly one of cron, everyMinutes must be set"),
+            "{message}"
+        );
+    }
+    let mut trigger = api
+        .create(
+            &PostParams::default(),
+            &Trigger::new("one", spec(Some("@daily"), None, "eu")),
+        )
+        .await
+        .unwrap();
+    trigger.spec.zone = "us".into();
+    let message = refusal(
+        api.replace("one", &PostParams::default(), &trigger)
+            .await
+            .unwrap_err(),
+    );
+    assert!(
+        message.contains("spec.zone") && message.contains("value is immutable"),
+        "{message}"
     );
 }
