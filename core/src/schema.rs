@@ -10,6 +10,11 @@ pub const LIST_MAP_KEYS: &str = "x-kubernetes-list-map-keys";
 pub const MAP_TYPE: &str = "x-kubernetes-map-type";
 pub const VALIDATIONS: &str = "x-kubernetes-validations";
 
+/// What `#[rkb(nullable)]` writes while the schema is built, so that the repair can tell
+/// a field that asked for `nullable: true` from the `Option<T>` fields schemars marks
+/// nullable; it becomes `nullable: true` and never reaches a CRD.
+pub const NULLABLE_ASKED: &str = "x-rkb-nullable";
+
 /// How `#[rkb(...)]` replaces a field's schema rather than annotating it. The derive
 /// macro chooses it from the field's keys (`int_or_string`, `schemaless`,
 /// `embedded_resource`) and names it in the code it emits; `rkb-manifests` applies it

@@ -47,7 +47,14 @@ pub(crate) fn expand(
     match &mut item {
         Item::Struct(s) => {
             let ident = s.ident.to_string();
-            container(&mut cx, which, &mut s.attrs, &ident, s.ident.span());
+            container(
+                &mut cx,
+                which,
+                &mut s.attrs,
+                Some(&s.fields),
+                &ident,
+                s.ident.span(),
+            );
             fields(&mut cx, &mut s.fields, &ident);
             if which == Macro::Api {
                 order_check = derive_order_check(&mut s.attrs);
@@ -62,7 +69,14 @@ pub(crate) fn expand(
                      use #[rkb_runtime::schema] on enums",
                 );
             }
-            container(&mut cx, Macro::Schema, &mut e.attrs, &ident, e.ident.span());
+            container(
+                &mut cx,
+                Macro::Schema,
+                &mut e.attrs,
+                None,
+                &ident,
+                e.ident.span(),
+            );
             for variant in &mut e.variants {
                 if variant.attrs.iter().any(is_rkb) {
                     let attr = variant.attrs.iter().find(|a| is_rkb(a));
@@ -148,7 +162,15 @@ fn is_rkb(attr: &Attribute) -> bool {
     attr.path().is_ident("rkb")
 }
 
-fn container(cx: &mut Ctxt, which: Macro, attrs: &mut Vec<Attribute>, ident: &str, span: Span) {
+/// `fields`: the struct's, for keys that name them; `None` for an enum.
+fn container(
+    cx: &mut Ctxt,
+    which: Macro,
+    attrs: &mut Vec<Attribute>,
+    fields: Option<&Fields>,
+    ident: &str,
+    span: Span,
+) {
     let entries = schema_attr::entries(cx, attrs);
     attrs.retain(|a| !is_rkb(a));
     let place = if which == Macro::Api {
@@ -156,8 +178,9 @@ fn container(cx: &mut Ctxt, which: Macro, attrs: &mut Vec<Attribute>, ident: &st
     } else {
         Place::Type
     };
-    let spec = schema_attr::spec(cx, &entries, place);
-    let mut spec = spec;
+    let mut spec = schema_attr::spec(cx, &entries, place);
+    let rules = schema_attr::field_groups(cx, &spec.groups, attrs, fields);
+    spec.validations.extend(rules);
     if which == Macro::Api {
         check_custom_resource(cx, attrs, &mut spec, span);
         if !spec.kube.is_empty() {

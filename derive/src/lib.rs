@@ -62,15 +62,20 @@ pub fn derive_rbac(input: TokenStream) -> TokenStream {
 /// label_selector)`, `storage`, `served`, `deprecated`, plus the type keys below.
 ///
 /// Type keys (also under [`macro@schema`]): `validation(rule, message, message_expression,
-/// reason, field_path, optional_old_self)` (repeatable CEL rules), `min_properties`,
-/// `max_properties`, `map_type`, `preserve_unknown_fields`.
+/// reason, field_path, optional_old_self)` (repeatable CEL rules), `exactly_one_of`,
+/// `at_most_one_of`, `at_least_one_of` (JSON names of `Option` fields; repeatable),
+/// `min_properties`, `max_properties`, `map_type`, `struct_type`, `enum_values`,
+/// `preserve_unknown_fields`, `title`, `external_docs(url, description)`.
 ///
 /// Field keys: `minimum`, `maximum`, `exclusive_minimum`, `exclusive_maximum`,
 /// `multiple_of`, `min_length`, `max_length`, `pattern`, `format`, `enum_values`,
 /// `min_items`, `max_items`, `min_properties`, `max_properties`, `default`, `example`,
-/// `nullable`, `list_type = atomic|set|map`, `list_map_keys`, `map_type = atomic|granular`,
-/// `preserve_unknown_fields`, `embedded_resource`, `int_or_string`, `schemaless`,
-/// `validation(...)`, and `items(...)` with value validations for list elements.
+/// `nullable` (an `Option` is optional, not nullable, unless this is given),
+/// `list_type = atomic|set|map`, `list_map_keys`, `map_type = atomic|granular`,
+/// `struct_type = atomic|granular`, `preserve_unknown_fields`, `embedded_resource`,
+/// `int_or_string`, `schemaless`, `immutable`, `title`, `external_docs(...)`,
+/// `validation(...)`, and `items(...)` with value validations, `map_type`/`struct_type`
+/// and rules for list elements.
 #[proc_macro_attribute]
 pub fn api(args: TokenStream, input: TokenStream) -> TokenStream {
     api::expand(api::Macro::Api, args.into(), input.into())

@@ -83,3 +83,65 @@ fn enum_variant_fields_and_newtypes() {
         json!([{"rule": "size(self) > 0"}])
     );
 }
+
+/// controller-gen's ExactlyOneOf/AtMostOneOf/AtLeastOneOf, k8s:immutable, title,
+/// externalDocs, structType on list items and an enum on a reusable string type.
+#[rkb_runtime::api]
+#[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[kube(group = "example.com", version = "v1", kind = "Timer", namespaced)]
+#[rkb(exactly_one_of = ["cron", "everyMinutes"], at_most_one_of = ["cron", "namespace"])]
+#[rkb(at_least_one_of = ["cron", "max-delay"])]
+#[serde(rename_all = "camelCase")]
+pub struct TimerSpec {
+    pub cron: Option<String>,
+    pub every_minutes: Option<u32>,
+    pub namespace: Option<String>,
+    #[serde(rename = "max-delay")]
+    pub max_delay: Option<u32>,
+    #[rkb(immutable, title = "Zone")]
+    pub zone: String,
+    #[rkb(external_docs(url = "https://example.com/targets", description = "Targets"))]
+    #[rkb(items(struct_type = atomic))]
+    pub targets: Vec<Target>,
+    pub mode: Mode,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+pub struct Target {
+    pub name: String,
+}
+
+/// A string type reused by many fields: its allowed values go with it.
+#[rkb_runtime::schema]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[rkb(enum_values = ["fast", "slow"], title = "Mode")]
+pub struct Mode(pub String);
+
+#[test]
+fn controller_gen_markers_reach_the_schema() {
+    let spec = &schema::<Timer>()["properties"]["spec"];
+    assert_eq!(
+        spec["x-kubernetes-validations"],
+        json!([
+            {"rule": "[has(self.cron), has(self.everyMinutes)].filter(x, x).size() == 1",
+             "message": "exactly one of cron, everyMinutes must be set"},
+            {"rule": "[has(self.cron), has(self.__namespace__)].filter(x, x).size() <= 1",
+             "message": "at most one of cron, namespace may be set"},
+            {"rule": "[has(self.cron), has(self.max__dash__delay)].filter(x, x).size() >= 1",
+             "message": "at least one of cron, max-delay must be set"},
+        ])
+    );
+    let props = &spec["properties"];
+    assert_eq!(
+        props["zone"],
+        json!({"type": "string", "title": "Zone",
+               "x-kubernetes-validations": [{"rule": "self == oldSelf", "message": "value is immutable"}]})
+    );
+    assert_eq!(
+        props["targets"]["externalDocs"],
+        json!({"url": "https://example.com/targets", "description": "Targets"})
+    );
+    assert_eq!(props["targets"]["items"]["x-kubernetes-map-type"], "atomic");
+    assert_eq!(props["mode"]["enum"], json!(["fast", "slow"]));
+    assert_eq!(props["mode"]["title"], "Mode");
+}

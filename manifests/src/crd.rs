@@ -174,7 +174,10 @@ where
             });
         }
     };
-    match tidy(crd) {
+    let found = schema::locate(&unresolved_schema::<K>());
+    // That second generation recorded the attribute mistakes again.
+    crate::schema_macro::take_errors();
+    match tidy(crd, &found) {
         Ok(value) if problems.is_empty() => Ok(Crd {
             rust_type: Some(rust_type),
             form: Form::Json(value, OnceLock::new()),
@@ -194,8 +197,9 @@ where
 }
 
 /// Fixes and checks the schema of every version of a CRD, in its JSON: the form
-/// [`crate::Manifests`] goes on working in.
-fn tidy(crd: CustomResourceDefinition) -> Result<Value, Vec<Problem>> {
+/// [`crate::Manifests`] goes on working in. `found` says where k8s-openapi types sit
+/// (see [`schema::k8s`]) and which fields asked to be nullable.
+fn tidy(crd: CustomResourceDefinition, found: &schema::Found) -> Result<Value, Vec<Problem>> {
     let mut value = serde_json::to_value(&crd).map_err(|e| vec![serialization(e)])?;
     let many = crd.spec.versions.len() > 1;
     let mut problems: Vec<Problem> = unapproved_protected_group(&crd).into_iter().collect();
@@ -206,6 +210,8 @@ fn tidy(crd: CustomResourceDefinition) -> Result<Value, Vec<Problem>> {
                 continue;
             };
             strip_generated_annotations(root);
+            schema::k8s::apply(root, &found.k8s);
+            schema::mark(root, found);
             schema::fix(root);
             for mut problem in schema::check(root) {
                 if many {
@@ -313,15 +319,21 @@ fn panic_message(payload: Box<dyn Any + Send>) -> String {
         .unwrap_or_else(|| "unknown panic".to_owned())
 }
 
-/// Finds what made kube's schema rewriter panic, by walking the schema
-/// schemars produces before the rewrite, with subschemas kept as named
-/// definitions so that errors can name the Rust type.
-fn diagnose<K: JsonSchema>(panic: &str) -> Vec<Problem> {
-    let generator = schemars::generate::SchemaSettings::openapi3()
+/// The schema schemars produces before kube's rewrite, with subschemas kept as
+/// named definitions: where a Rust or k8s-openapi type sits has its name.
+fn unresolved_schema<K: JsonSchema>() -> Value {
+    schemars::generate::SchemaSettings::openapi3()
         .with(|s| s.meta_schema = None)
         .with_transform(schemars::transform::AddNullable::default())
-        .into_generator();
-    let root = generator.into_root_schema_for::<K>().to_value();
+        .into_generator()
+        .into_root_schema_for::<K>()
+        .to_value()
+}
+
+/// Finds what made kube's schema rewriter panic, by walking the schema
+/// schemars produces before the rewrite, so that errors can name the Rust type.
+fn diagnose<K: JsonSchema>(panic: &str) -> Vec<Problem> {
+    let root = unresolved_schema::<K>();
     let mut out = Vec::new();
     let mut stack = Vec::new();
     diagnose_node(&root, &root, "", &mut stack, &mut out);

@@ -106,9 +106,6 @@ fn reshape(obj: &mut Map<String, Value>, shape: Shape) {
             if ts.iter().any(|t| t == "object") {
                 new.insert("type".into(), "object".into());
             }
-            if ts.iter().any(|t| t == "null") {
-                new.insert("nullable".into(), Value::Bool(true));
-            }
             new.insert(PRESERVE.into(), Value::Bool(true));
             *obj = new;
         }
@@ -178,10 +175,7 @@ mod tests {
         );
         let mut s = schema(json!({"type": ["object", "null"], "properties": {"a": {}}}));
         apply(&mut s, "T.f", json!({}), Value::Null, Shape::Schemaless);
-        assert_eq!(
-            s.to_value(),
-            json!({"type": "object", "nullable": true, PRESERVE: true})
-        );
+        assert_eq!(s.to_value(), json!({"type": "object", PRESERVE: true}));
         let mut s = Schema::from(true);
         apply(
             &mut s,

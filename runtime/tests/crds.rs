@@ -11,6 +11,8 @@
 
 #![allow(dead_code)]
 
+mod cronjob;
+
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -356,6 +358,10 @@ fn cases() -> Vec<Case> {
             name: "fleet",
             crds: vec![crd::<fleet::v1::Fleet>(), crd::<fleet::v1beta1::Fleet>()],
         },
+        Case {
+            name: "cronjob",
+            crds: vec![crd::<cronjob::CronJob>()],
+        },
     ]
 }
 
@@ -471,7 +477,7 @@ fn shapes() -> Vec<(&'static str, &'static str, Value, &'static str)> {
         (
             "memcached",
             "/properties/spec/properties/policy",
-            json!({"type": "string", "nullable": true, "default": "Balanced", "enum": ["Balanced", "Large", "Small"]}),
+            json!({"type": "string", "default": "Balanced", "enum": ["Balanced", "Large", "Small"]}),
             "Option<Enum> with a default variant",
         ),
         (
@@ -489,7 +495,7 @@ fn shapes() -> Vec<(&'static str, &'static str, Value, &'static str)> {
         (
             "memcached",
             "/properties/spec/properties/metricsPort",
-            json!({"x-kubernetes-int-or-string": true, "nullable": true}),
+            json!({"x-kubernetes-int-or-string": true}),
             "int_or_string on a String field",
         ),
         (
@@ -525,7 +531,7 @@ fn shapes() -> Vec<(&'static str, &'static str, Value, &'static str)> {
         (
             "untagged",
             "/properties/spec/properties/fallback",
-            json!({"nullable": true, "type": "object"}),
+            json!({"type": "object"}),
             "Option<untagged enum>",
         ),
         (
@@ -543,7 +549,7 @@ fn shapes() -> Vec<(&'static str, &'static str, Value, &'static str)> {
         (
             "tagged",
             "/properties/spec/properties/optional_action",
-            json!({"nullable": true, "type": "object"}),
+            json!({"type": "object"}),
             "Option<externally tagged enum>",
         ),
         (
@@ -555,13 +561,13 @@ fn shapes() -> Vec<(&'static str, &'static str, Value, &'static str)> {
         (
             "tagged",
             "/properties/spec/properties/optional_level",
-            json!({"type": "string", "nullable": true, "enum": ["Debug", "Info"]}),
-            "Option<documented unit enum>",
+            json!({"type": "string", "enum": ["Debug", "Info"]}),
+            "Option<documented unit enum>: optional, not nullable",
         ),
         (
             "tagged",
             "/properties/spec/properties/optional_plain",
-            json!({"type": "string", "nullable": true, "enum": ["red", "green"]}),
+            json!({"type": "string", "enum": ["red", "green"]}),
             "Option<plain enum>: no null in enum",
         ),
         (
@@ -579,13 +585,13 @@ fn shapes() -> Vec<(&'static str, &'static str, Value, &'static str)> {
         (
             "builtin",
             "/properties/spec/properties/optionalPort",
-            json!({"x-kubernetes-int-or-string": true, "nullable": true}),
+            json!({"x-kubernetes-int-or-string": true}),
             "Option<IntOrString>",
         ),
         (
             "builtin",
             "/properties/spec/properties/optionalMemory",
-            json!({"x-kubernetes-int-or-string": true, "nullable": true}),
+            json!({"x-kubernetes-int-or-string": true}),
             "Option<Quantity>",
         ),
         (
@@ -603,13 +609,13 @@ fn shapes() -> Vec<(&'static str, &'static str, Value, &'static str)> {
         (
             "builtin",
             "/properties/spec/properties/notAfter",
-            json!({"type": "string", "format": "date-time", "nullable": true}),
+            json!({"type": "string", "format": "date-time"}),
             "Option<Time>",
         ),
         (
             "builtin",
             "/properties/spec/properties/renewed",
-            json!({"type": "string", "format": "date-time", "nullable": true}),
+            json!({"type": "string", "format": "date-time"}),
             "Option<MicroTime>",
         ),
         (
@@ -657,7 +663,7 @@ fn shapes() -> Vec<(&'static str, &'static str, Value, &'static str)> {
         (
             "free",
             "/properties/spec/properties/pod",
-            json!({"type": "object", "nullable": true, "x-kubernetes-preserve-unknown-fields": true}),
+            json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
             "schemaless PodSpec",
         ),
         (
@@ -693,7 +699,7 @@ fn shapes() -> Vec<(&'static str, &'static str, Value, &'static str)> {
         (
             "serde",
             "/properties/spec/properties/nested",
-            json!({"type": "object", "properties": {"a": {"nullable": true}}}),
+            json!({"type": "object", "properties": {"a": {}}}),
             "nested struct with deny_unknown_fields",
         ),
         (
@@ -701,6 +707,35 @@ fn shapes() -> Vec<(&'static str, &'static str, Value, &'static str)> {
             "/properties/spec/properties/clusters",
             json!({"minItems": 1, "items": {"pattern": "^[a-z0-9-]+$"}}),
             "min_items and items(pattern)",
+        ),
+        (
+            "cronjob",
+            "/properties/spec/properties/jobTemplate/properties/spec/properties/template/properties/spec/properties/containers",
+            json!({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                   "items": {"properties": {"ports": {"x-kubernetes-list-type": "map",
+                       "x-kubernetes-list-map-keys": ["containerPort", "protocol"],
+                       "items": {"properties": {"protocol": {"default": "TCP"}}}}}}}),
+            "an embedded PodSpec's list-maps and defaults",
+        ),
+        (
+            "cronjob",
+            "/properties/spec/properties/jobTemplate/properties/spec/properties/template/properties/spec/properties/nodeSelector",
+            json!({"x-kubernetes-map-type": "atomic"}),
+            "an embedded PodSpec's atomic map",
+        ),
+        (
+            "cronjob",
+            "/properties/status/properties/active/items",
+            json!({"x-kubernetes-map-type": "atomic"}),
+            "ObjectReference is an atomic struct",
+        ),
+        (
+            "cronjob",
+            "/properties/status/properties/conditions/items/properties",
+            json!({"status": {"enum": ["True", "False", "Unknown"]}, "type": {"maxLength": 316},
+                   "reason": {"minLength": 1, "maxLength": 1024}, "message": {"maxLength": 32768},
+                   "lastTransitionTime": {"format": "date-time"}}),
+            "metav1.Condition's validations",
         ),
     ]
 }
@@ -735,6 +770,13 @@ fn every_listed_shape_is_in_its_crd() {
         }
     }
     assert!(missing.is_empty(), "{}", missing.join("\n"));
+    // Only fields that ask are nullable: an Option is optional.
+    assert!(
+        !rendered
+            .values()
+            .any(|crd| crd.to_string().contains("\"nullable\"")),
+        "nullable without #[rkb(nullable)]"
+    );
     // The root carries neither kube's placeholder description nor a title.
     let root = &rendered["memcached"]["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
     assert!(root.get("description").is_none() && root.get("title").is_none());
@@ -874,6 +916,20 @@ pub struct Entry {
     pub name: Option<String>,
 }
 
+/// `#[rkb(nullable)]` on an `Option<Enum>`: the API server would refuse every null.
+#[rkb_runtime::api]
+#[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[kube(
+    group = "errors.rkb.dev",
+    version = "v1",
+    kind = "NullableEnum",
+    namespaced
+)]
+pub struct NullableEnumSpec {
+    #[rkb(nullable)]
+    pub level: Option<Level>,
+}
+
 fn error<K: kube::CustomResourceExt + JsonSchema>() -> String {
     crd::<K>().expect_err("an invalid CRD").to_string()
 }
@@ -955,6 +1011,17 @@ fn attribute_misuse_found_at_generation_is_an_error() {
             ".spec.count: x-kubernetes-list-type is only allowed on arrays",
             ".spec.tags: maxLength applies to string, not to an array",
             "hint: use max_items for lists",
+        ],
+    );
+}
+
+#[test]
+fn a_nullable_enum_is_an_error() {
+    assert_mentions(
+        &error::<NullableEnum>(),
+        &[
+            ".spec.level: a nullable enum refuses null",
+            "hint: leave out #[rkb(nullable)]",
         ],
     );
 }

@@ -91,6 +91,45 @@ async fn an_invalid_object_is_refused_with_the_validators_message() {
 }
 
 #[tokio::test]
+async fn field_errors_reach_the_client_as_the_api_servers_own_validation() {
+    let (env, ns) = namespace(true).await;
+    let api = Api::<v2::Cache>::namespaced(env.client(), &ns);
+    let mut cache = v2::Cache::new("bad", spec(Some(-1), "memcached 1.6"));
+    cache.spec.tls = Some(false);
+    let status = match api.create(&PostParams::default(), &cache).await {
+        Err(kube::Error::Api(status)) => status,
+        other => panic!("expected a refusal, got {other:?}"),
+    };
+    assert_eq!((status.code, status.reason.as_str()), (422, "Invalid"));
+    assert!(
+        status.message.contains(&format!(
+            "Cache.{GROUP} \"bad\" is invalid: [spec.replicas: Invalid value: -1: must not be \
+             negative, spec.image: Invalid value: \"memcached 1.6\": must not contain spaces]"
+        )),
+        "{}",
+        status.message
+    );
+    let details = status.details.expect("the causes are passed on");
+    assert_eq!(
+        (details.kind.as_str(), details.name.as_str()),
+        ("Cache", "bad")
+    );
+    let causes: Vec<(&str, &str)> = details
+        .causes
+        .iter()
+        .map(|c| (c.reason.as_str(), c.field.as_str()))
+        .collect();
+    assert_eq!(
+        causes,
+        [
+            ("FieldValueInvalid", "spec.replicas"),
+            ("FieldValueInvalid", "spec.image")
+        ]
+    );
+    assert!(api.get_opt("bad").await.unwrap().is_none());
+}
+
+#[tokio::test]
 async fn an_update_of_an_immutable_field_is_refused() {
     let (env, ns) = namespace(true).await;
     let api = Api::<v2::Cache>::namespaced(env.client(), &ns);

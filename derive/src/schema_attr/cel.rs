@@ -119,3 +119,49 @@ pub(super) fn validation(cx: &mut Ctxt, entry: &Entry) -> Option<TokenStream> {
     }
     ok.then(|| quote!({ #(#fields),* }))
 }
+
+/// `external_docs(url = "...", description = "...")`: controller-gen's
+/// `+kubebuilder:externalDocs`, an OpenAPI `externalDocs` object.
+pub(super) fn external_docs(cx: &mut Ctxt, entry: &Entry) -> Option<TokenStream> {
+    const EXAMPLE: &str =
+        "`external_docs(url = \"https://example.com/docs\", description = \"the guide\")`";
+    let Value::Nested(_, nested) = &entry.value else {
+        cx.error_at(
+            entry.span(),
+            format!("`external_docs` takes a url and a description in parentheses, e.g. {EXAMPLE}"),
+        );
+        return None;
+    };
+    let mut keys = Keys::new("`external_docs(...)`", &["url", "description"], &[]);
+    let mut fields = Vec::new();
+    let mut have_url = false;
+    let mut ok = true;
+    for item in nested {
+        let Some(name) = keys.accept(cx, &item.name(), item.key.span()) else {
+            continue;
+        };
+        let Some(lit) = string(cx, item, EXAMPLE) else {
+            ok = false;
+            continue;
+        };
+        let value = lit.value();
+        if name == "url" && !(value.starts_with("https://") || value.starts_with("http://")) {
+            cx.error_spanned(
+                &lit,
+                "`url` is an absolute http(s) URL, e.g. \"https://example.com/docs\"",
+            );
+            ok = false;
+            continue;
+        }
+        have_url |= name == "url";
+        fields.push(quote!(#name: #lit));
+    }
+    if ok && keys.ok && !have_url {
+        cx.error_at(
+            entry.span(),
+            format!("`external_docs` needs a `url`, e.g. {EXAMPLE}"),
+        );
+        return None;
+    }
+    (ok && keys.ok).then(|| quote!({ #(#fields),* }))
+}

@@ -33,6 +33,12 @@ pub(super) enum Kind {
     Validation,
     /// `items(...)`.
     Items,
+    /// A non-empty string: `title = "..."`.
+    Text,
+    /// `external_docs(url = "...", description = "...")`.
+    ExternalDocs,
+    /// A list of field names: `exactly_one_of = ["a", "b"]`.
+    FieldGroup,
     /// A kube CRD key; translated by [`crd_entry`].
     Crd,
 }
@@ -70,6 +76,8 @@ pub(super) const FI: [bool; 3] = [true, false, true];
 
 pub(super) const FT: [bool; 3] = [true, true, false];
 
+pub(super) const T: [bool; 3] = [false, true, false];
+
 pub(super) const FTI: [bool; 3] = [true, true, true];
 
 pub(super) const CRD: [bool; 3] = [false, false, false];
@@ -84,17 +92,19 @@ pub(super) const KEYS: &[Key] = &[
     key("max_length", "maxLength", Kind::Count, FI),
     key("pattern", "pattern", Kind::Pattern, FI),
     key("format", "format", Kind::Format, FI),
-    key("enum_values", "enum", Kind::Literals, FI),
+    key("enum_values", "enum", Kind::Literals, FTI),
     key("min_items", "minItems", Kind::Count, F),
     key("max_items", "maxItems", Kind::Count, F),
     key("min_properties", "minProperties", Kind::Count, FT),
     key("max_properties", "maxProperties", Kind::Count, FT),
     key("default", "default", Kind::Json, F),
     key("example", "example", Kind::Json, F),
-    key("nullable", "nullable", Kind::Flag, F),
+    key("nullable", schema::NULLABLE_ASKED, Kind::Flag, F),
     key("list_type", schema::LIST_TYPE, Kind::ListType, F),
     key("list_map_keys", schema::LIST_MAP_KEYS, Kind::Strings, F),
-    key("map_type", schema::MAP_TYPE, Kind::MapType, FT),
+    key("map_type", schema::MAP_TYPE, Kind::MapType, FTI),
+    // controller-gen's `+structType`: the same keyword, on structs.
+    key("struct_type", schema::MAP_TYPE, Kind::MapType, FTI),
     key(
         "preserve_unknown_fields",
         schema::PRESERVE_UNKNOWN_FIELDS,
@@ -105,6 +115,12 @@ pub(super) const KEYS: &[Key] = &[
     key("int_or_string", "", Kind::Flag, F),
     key("schemaless", "", Kind::Flag, F),
     key("validation", schema::VALIDATIONS, Kind::Validation, FTI),
+    key("immutable", "", Kind::Flag, F),
+    key("exactly_one_of", "", Kind::FieldGroup, T),
+    key("at_most_one_of", "", Kind::FieldGroup, T),
+    key("at_least_one_of", "", Kind::FieldGroup, T),
+    key("title", "title", Kind::Text, FT),
+    key("external_docs", "externalDocs", Kind::ExternalDocs, FT),
     key("items", "", Kind::Items, F),
     key("printcolumn", "", Kind::Crd, CRD),
     key("short_names", "", Kind::Crd, CRD),
@@ -117,7 +133,13 @@ pub(super) const KEYS: &[Key] = &[
 ];
 
 /// Keys that may appear more than once.
-pub(super) const REPEATABLE: &[&str] = &["validation", "printcolumn"];
+pub(super) const REPEATABLE: &[&str] = &[
+    "validation",
+    "printcolumn",
+    "exactly_one_of",
+    "at_most_one_of",
+    "at_least_one_of",
+];
 
 /// Spellings people bring from controller-gen markers or kube.
 pub(super) const ALIASES: &[(&str, &str)] = &[
@@ -135,6 +157,15 @@ pub(super) const ALIASES: &[(&str, &str)] = &[
     ("list_map_key", "list_map_keys"),
     ("Schemaless", "schemaless"),
     ("storageversion", "storage"),
+    ("ExactlyOneOf", "exactly_one_of"),
+    ("AtMostOneOf", "at_most_one_of"),
+    ("AtLeastOneOf", "at_least_one_of"),
+    ("one_of", "exactly_one_of"),
+    ("externalDocs", "external_docs"),
+    ("structType", "struct_type"),
+    ("mapType", "map_type"),
+    ("listType", "list_type"),
+    ("k8s_immutable", "immutable"),
 ];
 
 /// Formats Kubernetes validates (k8s.io/kube-openapi strfmt).
@@ -197,6 +228,12 @@ pub(super) fn misplaced(def: &Key, place: Place) -> String {
              #[rkb_runtime::api] and #[kube(...)]"
         );
     }
+    if def.kind == Kind::FieldGroup {
+        return format!(
+            "`{name}` names fields of a struct: put it on the struct, next to \
+             #[rkb_runtime::schema] or #[rkb_runtime::api]"
+        );
+    }
     if def.field && !def.ty && matches!(place, Place::Type | Place::Spec) {
         return format!("`{name}` applies to a field's value: put #[rkb({name} ...)] on the field");
     }
@@ -216,6 +253,12 @@ pub(super) fn unknown_key(name: &str, place: Place) -> String {
         return format!(
             "there is no `{name}` key: a field is optional when its type is Option<T> or it \
              has #[serde(default)], and required otherwise"
+        );
+    }
+    if matches!(name, "skipversion" | "skip_version" | "skip") {
+        return format!(
+            "there is no `{name}` key: a version is in the CRD when its kind is in \
+             `manifests()` (src/lib.rs); leave the version's `crd::<...>()` out there"
         );
     }
     if name == "unique_items" {

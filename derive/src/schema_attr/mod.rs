@@ -14,7 +14,7 @@ use crate::ctxt::Ctxt;
 use crate::keys::Keys;
 use crate::meta::{self, Entry, Number, Value};
 
-use cel::validation;
+use cel::{external_docs, validation};
 use checks::{check_bounds, check_regex, check_shapes, check_topology};
 use crd::crd_entry;
 use keys::{FORMATS, KEYS, Key, Kind, REPEATABLE, allowed, misplaced, place_name, unknown_key};
@@ -23,8 +23,11 @@ use values::{flag, ident_value, literals, number, one_of, string, strings};
 mod cel;
 mod checks;
 mod crd;
+mod groups;
 mod keys;
 mod values;
+
+pub(crate) use groups::{FieldGroup, field_groups};
 
 /// Where an `#[rkb(...)]` attribute is written.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -53,6 +56,9 @@ pub(crate) struct Spec {
     pub kube: Vec<KubeEntry>,
     /// Set when `scale(...)` was given, for the status-subresource check.
     pub scale_span: Option<Span>,
+    /// `exactly_one_of` and its kin, checked against the struct's fields by
+    /// [`field_groups`] before they become rules.
+    pub groups: Vec<FieldGroup>,
 }
 
 /// One entry of the generated `#[kube(...)]`, e.g. `shortname = "mc"`.
@@ -75,7 +81,8 @@ impl Spec {
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.keywords.is_empty()
+        self.groups.is_empty()
+            && self.keywords.is_empty()
             && self.validations.is_empty()
             && self.items.is_none()
             && self.shape == Shape::Keep
@@ -185,6 +192,11 @@ fn add_entry(cx: &mut Ctxt, entry: &Entry, def: &Key, spec: &mut Spec, cross: &m
                     "embedded_resource" => {
                         cross.shapes.push(("embedded_resource", entry.key.span()));
                     }
+                    // controller-gen's `+k8s:immutable`: a transition rule, which the
+                    // API server checks on updates only.
+                    "immutable" => spec
+                        .validations
+                        .push(quote!({"rule": "self == oldSelf", "message": "value is immutable"})),
                     _ => spec.keywords.push((def.json, quote!(true))),
                 }
             }
@@ -239,5 +251,26 @@ fn add_entry(cx: &mut Ctxt, entry: &Entry, def: &Key, spec: &mut Spec, cross: &m
             ),
         },
         Kind::Crd => crd_entry(cx, entry, spec),
+        Kind::Text => {
+            if let Some(lit) = string(cx, entry, &format!("`{name} = \"Replicas\"`")) {
+                if lit.value().trim().is_empty() {
+                    cx.error_spanned(&lit, format!("`{name}` must not be empty"));
+                } else {
+                    spec.keywords.push((def.json, lit.to_token_stream()));
+                }
+            }
+        }
+        Kind::ExternalDocs => {
+            if let Some(docs) = external_docs(cx, entry) {
+                spec.keywords.push((def.json, docs));
+            }
+        }
+        Kind::FieldGroup => {
+            if let Some(names) = strings(cx, entry, &format!("`{name} = [\"cron\", \"interval\"]`"))
+            {
+                spec.groups
+                    .push(FieldGroup::new(def.name, entry.key.span(), names));
+            }
+        }
     }
 }

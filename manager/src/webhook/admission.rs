@@ -7,6 +7,7 @@ use std::future::Future;
 use http::StatusCode;
 use kube::Resource;
 use kube::core::admission::{AdmissionResponse, Operation};
+use kube::core::response::StatusDetails;
 use kube::core::{GroupVersionKind, Status};
 use rkb_core::webhook::Settings;
 use serde::de::DeserializeOwned;
@@ -40,6 +41,9 @@ pub struct Denied {
     message: String,
     code: u16,
     warnings: Warnings,
+    /// What [`field::ErrorList`](super::field::ErrorList) says per field; boxed, as it
+    /// is large and most refusals have none.
+    details: Option<Box<StatusDetails>>,
 }
 
 impl Denied {
@@ -49,6 +53,7 @@ impl Denied {
             message: message.into(),
             code: StatusCode::FORBIDDEN.as_u16(),
             warnings: Warnings::new(),
+            details: None,
         }
     }
 
@@ -66,8 +71,23 @@ impl Denied {
         self
     }
 
+    /// The Status details: the object and a cause per field (see
+    /// [`field::ErrorList`](super::field::ErrorList)).
+    #[must_use]
+    pub fn with_details(mut self, details: StatusDetails) -> Self {
+        self.details = Some(Box::new(details));
+        self
+    }
+
     pub fn message(&self) -> &str {
         &self.message
+    }
+
+    /// The Status the API server passes on to the client.
+    pub fn status(&self) -> Status {
+        let mut status = Status::failure(&self.message, reason(self.code)).with_code(self.code);
+        status.details = self.details.as_deref().cloned();
+        status
     }
 }
 
@@ -272,7 +292,7 @@ fn answer(uid: &str) -> AdmissionResponse {
 /// A refusal of a well-formed review: HTTP 200, so the API server shows the message.
 fn deny(uid: &str, denied: Denied) -> Reply {
     let mut response = answer(uid).deny(&denied.message);
-    response.result = Status::failure(&denied.message, reason(denied.code)).with_code(denied.code);
+    response.result = denied.status();
     if !denied.warnings.is_empty() {
         response.warnings = Some(denied.warnings);
     }

@@ -32,6 +32,7 @@
 
 mod admission;
 mod conversion;
+pub mod field;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -41,7 +42,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::FutureExt as _;
-use http::{HeaderValue, Method, StatusCode, header};
+use http::{HeaderValue, Method, header};
 use http_body_util::Full;
 use kube::Resource;
 use serde::Serialize;
@@ -53,6 +54,8 @@ use tokio_util::sync::CancellationToken;
 
 pub use admission::{Defaulter, Denied, Request, Validator, Warnings};
 pub use conversion::{Conversion, ConversionError, Convertible, Hub, preserve, restore};
+/// The HTTP status codes [`Denied::with_code`] takes.
+pub use http::StatusCode;
 pub use kube::core::admission::Operation;
 pub use rkb_core::webhook::{
     CONVERSION_PATH, FailurePolicy, Kind, MatchPolicy, Operation as RuleOperation, Settings,

@@ -47,6 +47,7 @@ fn check_node(node: &Value, path: &str, level: Level, meta: bool, out: &mut Vec<
     check_keyword_types(obj, path, out);
     check_topology(obj, path, out);
     check_default(obj, path, meta, out);
+    check_nullable_enum(obj, path, out);
     check_junctors(obj, path, out);
 
     if let Some(props) = obj.get("properties").and_then(Value::as_object) {
@@ -79,7 +80,7 @@ fn check_type(obj: &Map<String, Value>, path: &str, level: Level, out: &mut Vec<
     match obj.get("type") {
         Some(Value::String(t)) if t == "null" => out.push(
             Problem::new(path, "`type: null` is not allowed")
-                .hint("use `Option<T>` (nullable) instead of the unit type `()`"),
+                .hint("use `Option<T>` (an optional field) instead of the unit type `()`"),
         ),
         Some(Value::String(_)) | None => {}
         Some(other) => out.push(Problem::new(
@@ -467,6 +468,22 @@ fn is_scalar(obj: &Map<String, Value>) -> bool {
         type_of(obj),
         Some("string" | "integer" | "number" | "boolean")
     ) || flag(obj, INT_OR_STRING)
+}
+
+/// The API server keeps a null of a nullable field and checks it against the enum,
+/// which cannot hold null (a null in a CRD's `enum` does not match it): every null
+/// would be refused (Kubernetes 1.34, `runtime/tests/api_server.rs`).
+fn check_nullable_enum(obj: &Map<String, Value>, path: &str, out: &mut Vec<Problem>) {
+    if flag(obj, "nullable") && obj.contains_key("enum") {
+        out.push(
+            Problem::new(
+                path,
+                "a nullable enum refuses null: the API server checks the null it keeps against \
+                 the enum's values",
+            )
+            .hint("leave out #[rkb(nullable)]: a null is then dropped, as an unset Option"),
+        );
+    }
 }
 
 fn check_default(obj: &Map<String, Value>, path: &str, meta: bool, out: &mut Vec<Problem>) {

@@ -61,10 +61,13 @@ pub(crate) fn display_path(path: &str) -> String {
 }
 
 mod check;
+pub mod k8s;
+mod locate;
 mod repair;
 mod size;
 
 pub use check::check;
+pub use locate::{Found, locate, mark};
 pub use repair::fix;
 pub use size::{cap_depth, depth, limit_descriptions};
 

@@ -1,9 +1,9 @@
 //! [`fix`]: what kube leaves non-structural but has one obvious repair.
 
-use rkb_core::schema::PRESERVE_UNKNOWN_FIELDS as PRESERVE;
+use rkb_core::schema::{NULLABLE_ASKED, PRESERVE_UNKNOWN_FIELDS as PRESERVE};
 use serde_json::{Map, Value};
 
-use super::{JUNCTORS, flag, type_of};
+use super::{JUNCTORS, type_of};
 
 /// Repairs what kube leaves non-structural but has one obvious meaning:
 ///
@@ -12,8 +12,8 @@ use super::{JUNCTORS, flag, type_of};
 ///   "anything goes" means in a structural schema;
 /// - `additionalProperties: true` (a map of arbitrary values) becomes a map of
 ///   preserved values, as controller-gen writes `map[string]apiextensionsv1.JSON`;
-/// - `null` is dropped from the `enum` of a `nullable` schema (`Option<Enum>`):
-///   `nullable` already admits it;
+/// - `nullable: true` stays only where `#[rkb(nullable)]` asked for it, as
+///   controller-gen writes it only for `+nullable` (see [`nullability`]);
 /// - integer formats Kubernetes does not know (`uint8`, `uint64`, ...) become
 ///   `int32`/`int64`, like controller-gen's for Go's unsigned types.
 pub fn fix(schema: &mut Value) {
@@ -24,6 +24,7 @@ fn fix_node(node: &mut Value, in_junctor: bool) {
     let Some(obj) = node.as_object_mut() else {
         return;
     };
+    nullability(obj);
     if !in_junctor && says_nothing(obj) {
         obj.insert(PRESERVE.into(), Value::Bool(true));
     }
@@ -34,12 +35,6 @@ fn fix_node(node: &mut Value, in_junctor: bool) {
             "additionalProperties".into(),
             serde_json::json!({ PRESERVE: true }),
         );
-    }
-    if flag(obj, "nullable")
-        && let Some(Value::Array(values)) = obj.get_mut("enum")
-        && values.iter().any(|v| !v.is_null())
-    {
-        values.retain(|v| !v.is_null());
     }
     if type_of(obj) == Some("integer")
         && let Some(format) = obj.get("format").and_then(Value::as_str)
@@ -76,6 +71,27 @@ fn fix_node(node: &mut Value, in_junctor: bool) {
     }
     if let Some(sub) = obj.get_mut("not") {
         fix_node(sub, true);
+    }
+}
+
+/// schemars marks every `Option<T>` nullable, but the API server keeps an explicit
+/// null of a nullable field, and validates it: `Option<Enum>` then refused `null`
+/// (the enum lacks it). A field that is not nullable has its null pruned before
+/// defaulting, which is what an absent `Option` means. So only a field that asks keeps
+/// `nullable` (an enum that asks is refused by [`super::check`]).
+fn nullability(obj: &mut Map<String, Value>) {
+    if obj.remove(NULLABLE_ASKED) == Some(Value::Bool(true)) {
+        obj.insert("nullable".into(), Value::Bool(true));
+        return;
+    }
+    obj.remove("nullable");
+    if obj.get("default") == Some(&Value::Null) {
+        obj.remove("default");
+    }
+    if let Some(Value::Array(values)) = obj.get_mut("enum")
+        && values.iter().any(|v| !v.is_null())
+    {
+        values.retain(|v| !v.is_null());
     }
 }
 

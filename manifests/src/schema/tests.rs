@@ -70,10 +70,41 @@ fn fix_preserves_untyped_values_and_cleans_enums() {
         json!({"description": "free form", PRESERVE: true})
     );
     assert_eq!(spec["map"]["additionalProperties"], json!({PRESERVE: true}));
-    assert_eq!(spec["level"]["enum"], json!(["A", "B"]));
+    assert_eq!(spec["level"], json!({"type": "string", "enum": ["A", "B"]}));
     assert_eq!(spec["count"]["format"], "int64");
     assert_eq!(spec["small"]["format"], "int32");
     assert!(check(&schema).is_empty(), "{:?}", check(&schema));
+}
+
+#[test]
+fn fix_keeps_nullable_only_where_it_was_asked_for() {
+    let mut schema = root(json!({"type": "object", "nullable": true, "properties": {
+        "plain": {"type": "string", "nullable": true, "default": null},
+        "level": {"type": "string", "nullable": true, "enum": ["A", null]},
+        "asked": {"type": "string", "nullable": true, "x-rkb-nullable": true},
+        "askedLevel": {"type": "string", "x-rkb-nullable": true, "enum": ["A"]},
+        "list": {"type": "array", "items": {"type": "string", "nullable": true}}
+    }}));
+    fix(&mut schema);
+    let spec = &schema["properties"]["spec"];
+    assert_eq!(spec.get("nullable"), None);
+    let props = &spec["properties"];
+    assert_eq!(props["plain"], json!({"type": "string"}));
+    assert_eq!(props["level"], json!({"type": "string", "enum": ["A"]}));
+    assert_eq!(props["asked"], json!({"type": "string", "nullable": true}));
+    assert_eq!(
+        props["askedLevel"],
+        json!({"type": "string", "nullable": true, "enum": ["A"]})
+    );
+    assert_eq!(props["list"]["items"], json!({"type": "string"}));
+    assert_eq!(
+        messages(schema),
+        [
+            ".spec.askedLevel: a nullable enum refuses null: the API server checks the null it \
+          keeps against the enum's values\n    hint: leave out #[rkb(nullable)]: a null is then \
+          dropped, as an unset Option"
+        ]
+    );
 }
 
 #[test]
