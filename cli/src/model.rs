@@ -268,6 +268,11 @@ impl Resource {
         entry.group == self.group && entry.version == self.version && entry.kind == self.kind
     }
 
+    /// Whether PROJECT's deploy-image `entry` is this resource's.
+    pub fn is_image(&self, entry: &project::DeployImageResource) -> bool {
+        entry.group == self.group && entry.version == self.version && entry.kind == self.kind
+    }
+
     /// The CRD's name: `memcacheds.cache.example.com`.
     pub fn crd_name(&self) -> String {
         format!("{}.{}", self.plural, self.api_group)

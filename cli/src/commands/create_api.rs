@@ -33,6 +33,9 @@ pub(super) struct Context {
     pub image_env: String,
     /// The manager's container has an `env:` list: the first image starts it, later ones join it.
     pub env_list_exists: bool,
+    /// What `--image` recorded for the API, when `--force` without it replaces that.
+    #[serde(skip)]
+    pub dropped_image: Option<project::DeployImageResource>,
     /// PROJECT with the new resource.
     #[serde(skip)]
     pub project: Project,
@@ -50,6 +53,9 @@ pub(super) struct Switches {
     resource: bool,
     controller: bool,
     image: bool,
+    /// `--force` without `--image` on an API scaffolded with it: the plain variant replaces
+    /// it, so what only the image variant has goes.
+    drop_image: bool,
     /// The multigroup layout: controllers live in a module per group.
     grouped: bool,
 }
@@ -179,6 +185,13 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         Template("api/deploy-image/insert/manager_env.yaml.tera"),
     )
     .when(|s| s.controller && s.image),
+    Entry::remove("{{ layout.controller_tests_file }}").when(|s| s.drop_image),
+    Entry::withdraw(
+        model::MANAGER,
+        Marker::Env,
+        Inline("- name: {{ image_env }}"),
+    )
+    .when(|s| s.drop_image),
     Entry::insert_sorted(
         model::CONTROLLERS,
         Marker::Modules,
@@ -267,6 +280,7 @@ fn model(
         )?;
     }
     check_conflicts(args, project, &api)?;
+    let dropped = dropped_image(args, project, &api, image.is_some())?;
     let project = updated_project(args, project, &api, image.is_some())?;
     if project.multigroup && controller {
         names::check_kind_not_group(&api.kind, &api.group)?;
@@ -277,6 +291,7 @@ fn model(
         resource,
         controller,
         image: image.is_some(),
+        drop_image: dropped.is_some(),
         grouped: layout.group_mod_file.is_some(),
     };
     let context = Context {
@@ -291,6 +306,7 @@ fn model(
         api,
         layout,
         image,
+        dropped_image: dropped,
         project,
     };
     Ok((context, switches))
@@ -304,6 +320,7 @@ fn taken_names(image: bool) -> BTreeMap<String, String> {
         resource: true,
         controller: true,
         image,
+        drop_image: false,
         grouped: false,
     };
     let api = PLAN.iter().filter(|e| (e.when)(&variant));
@@ -340,7 +357,15 @@ fn updated_project(
     let mut planned = project.clone();
     planned.upsert(entry.clone());
     planned.check_resource_names(&entry)?;
-    if image {
+    if !image {
+        // A forced re-run without --image makes the API a plain one again.
+        if let Some(plugin) = &mut planned.plugins.deploy_image {
+            plugin.resources.retain(|r| !api.is_image(r));
+            if plugin.resources.is_empty() {
+                planned.plugins.deploy_image = None;
+            }
+        }
+    } else {
         let resource = project::DeployImageResource {
             container_command: args.image_container_command.clone(),
             container_port: args.image_container_port.clone(),
@@ -360,9 +385,93 @@ fn updated_project(
     Ok(planned)
 }
 
+/// What `--image` recorded for the API when `--force` without `--image` regenerates it:
+/// it becomes a plain API, its image's tests, variable and PROJECT entry go. Regenerating
+/// only its types or only its controller is refused: the image variant's controller and
+/// tests need its types, and its types are no plain controller's.
+fn dropped_image(
+    args: &CreateApiArgs,
+    project: &Project,
+    api: &model::Resource,
+    image: bool,
+) -> anyhow::Result<Option<project::DeployImageResource>> {
+    let recorded = project
+        .plugins
+        .deploy_image
+        .iter()
+        .flat_map(|p| &p.resources)
+        .find(|r| api.is_image(r));
+    let Some(recorded) = recorded.filter(|_| args.force && !image) else {
+        return Ok(None);
+    };
+    if let Some(flag) = [
+        (args.no_resource, "--no-resource"),
+        (args.no_controller, "--no-controller"),
+    ]
+    .into_iter()
+    .find_map(|(given, flag)| given.then_some(flag))
+    {
+        let command = format!(
+            "rkb create api --group {} --version {} --kind {}",
+            api.group, api.version, api.kind
+        );
+        bail!(
+            "{} {}/{} was scaffolded with --image {} (PROJECT, plugin {}): its types, controller              and tests go together, so --force {flag} cannot regenerate one part of them.
+               To regenerate it as it is:  {command} {} --force
+               To make it a plain API (its image's tests and {} go):  {command} --force",
+            api.kind,
+            api.group,
+            api.version,
+            recorded.image,
+            project::DEPLOY_IMAGE_PLUGIN,
+            image_flags(recorded),
+            model::MANAGER,
+        );
+    }
+    Ok(Some(recorded.clone()))
+}
+
+/// The `--image` flags that scaffold `recorded` again, quoted for a POSIX shell.
+fn image_flags(recorded: &project::DeployImageResource) -> String {
+    let quote = |value: &str| {
+        let plain = |c: char| c.is_ascii_alphanumeric() || ",._/:=@+-".contains(c);
+        if !value.is_empty() && value.chars().all(plain) {
+            value.to_owned()
+        } else {
+            format!("'{}'", value.replace('\'', r"'\''"))
+        }
+    };
+    let mut flags = format!("--image {}", quote(&recorded.image));
+    for (flag, value) in [
+        ("--image-container-command", &recorded.container_command),
+        ("--image-container-port", &recorded.container_port),
+        ("--run-as-user", &recorded.run_as_user),
+    ] {
+        if let Some(value) = value {
+            flags.push_str(&format!(" {flag} {}", quote(value)));
+        }
+    }
+    flags
+}
+
 /// Tells the user what to do next, like kubebuilder's closing lines.
 fn next_steps(out: &mut dyn Write, context: &Context, switches: &Switches) -> anyhow::Result<()> {
     let Context { api, layout, .. } = context;
+    if let Some(dropped) = &context.dropped_image {
+        writeln!(
+            out,
+            "
+note: {kind} no longer deploys {}: --force without --image scaffolded it as a plain              API, so its image's tests, {} in {} and its PROJECT plugin entry are gone.
+               To scaffold the image controller again:  rkb create api --group {} --version {} --kind {kind} {} --force",
+            dropped.image,
+            context.image_env,
+            model::MANAGER,
+            api.group,
+            api.version,
+            image_flags(dropped),
+            kind = api.kind
+        )?;
+    }
     if let Some(image) = &context.image {
         writeln!(
             out,

@@ -178,6 +178,31 @@ impl Changes {
         })
     }
 
+    /// Takes back out what [`Self::upsert_at_marker`] put in with the snippet keyed `key`:
+    /// the YAML list item whose first line is `key` (with the lines under it), and the
+    /// list's own key line (`env:`) when no item of it is left above the marker.
+    pub fn withdraw_at_marker(
+        &mut self,
+        rel: &str,
+        marker: Marker,
+        key: &str,
+    ) -> anyhow::Result<()> {
+        if !self.exists(rel)? {
+            return Ok(());
+        }
+        self.edit_at_marker(rel, marker, |content, hidden| {
+            withdraw(content, marker.name(), key.trim(), hidden)
+        })
+    }
+
+    /// Plans the removal of `rel`, if it exists.
+    pub fn remove(&mut self, rel: &str) -> anyhow::Result<()> {
+        if self.exists(rel)? {
+            self.set(rel, None)?;
+        }
+        Ok(())
+    }
+
     /// Plans `edit` of the file that holds `marker`, if it changes anything. The file keeps
     /// its line endings (the edit sees LF), and in Rust sources a marker inside a block
     /// comment or a string literal is text, not a marker (`edit` gets those lines).
@@ -843,6 +868,37 @@ fn upsert(content: &str, marker: &str, snippet: &str, hidden: &[bool]) -> anyhow
         };
         let indent = old.len() - old.trim_start().len();
         *old = format!("{}{}", &old[..indent], new.trim_start());
+    }
+    let mut text = lines.join("\n");
+    if content.ends_with('\n') {
+        text.push('\n');
+    }
+    Ok(text)
+}
+
+/// `content` without the list item keyed `key` (see [`Changes::withdraw_at_marker`]).
+fn withdraw(content: &str, marker: &str, key: &str, hidden: &[bool]) -> anyhow::Result<String> {
+    let mut lines: Vec<&str> = content.lines().collect();
+    let indent = |line: &str| line.len() - line.trim_start().len();
+    let Some(at) = lines.iter().position(|l| l.trim() == key) else {
+        return Ok(content.to_owned());
+    };
+    // The item's body is indented under its `- ` line.
+    let end = at
+        + 1
+        + lines[at + 1..]
+            .iter()
+            .take_while(|l| !l.trim().is_empty() && indent(l) > indent(lines[at]))
+            .count();
+    // A list key the first insertion opened (`env:`) goes with its last item, so the file
+    // is again what it was before any: a key without items would be `env: null`.
+    let opener = lines[..at].last().map(|l| l.trim()).unwrap_or_default();
+    let last_item = marker_line(&lines, marker, hidden).is_ok_and(|m| m == end)
+        && opener.ends_with(':')
+        && !opener.starts_with(['-', '#']);
+    lines.drain(at..end);
+    if last_item {
+        lines.remove(at - 1);
     }
     let mut text = lines.join("\n");
     if content.ends_with('\n') {
