@@ -668,9 +668,23 @@ fn marker_line(lines: &[&str], marker: &str, hidden: &[bool]) -> anyhow::Result<
 }
 
 /// For each line of Rust source, whether it begins inside a block comment or a string
-/// literal, where a `// +rkb:scaffold:` line is text rather than a marker. A lexer of just
-/// what decides that: comments (nested), strings with escapes, raw strings, char literals.
+/// literal, where a `// +rkb:scaffold:` line is text rather than a marker.
 fn rust_lines_in_literals(src: &str) -> Vec<bool> {
+    let code = rust_code_mask(src);
+    let mut hidden = vec![false];
+    hidden.extend(
+        src.bytes()
+            .zip(&code)
+            .filter(|(b, _)| *b == b'\n')
+            .map(|(_, code)| !code),
+    );
+    hidden
+}
+
+/// For each byte of Rust source, whether it is code: not inside a comment, a string or a
+/// char literal (the newline that ends a `//` comment counts as code). A lexer of just
+/// what decides that: comments (nested), strings with escapes, raw strings, char literals.
+pub(crate) fn rust_code_mask(src: &str) -> Vec<bool> {
     #[derive(Clone, Copy, PartialEq)]
     enum State {
         Code,
@@ -682,15 +696,10 @@ fn rust_lines_in_literals(src: &str) -> Vec<bool> {
     let at = |i: usize| b.get(i).copied().unwrap_or(0);
     let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     let mut state = State::Code;
-    let mut hidden = vec![false];
+    let mut code = vec![false; b.len()];
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
-        if c == b'\n' {
-            hidden.push(state != State::Code);
-            i += 1;
-            continue;
-        }
         match state {
             State::Code => {
                 if c == b'/' && at(i + 1) == b'/' {
@@ -728,6 +737,8 @@ fn rust_lines_in_literals(src: &str) -> Vec<bool> {
                     } else if at(i + 2) == b'\'' {
                         i += 2;
                     }
+                } else {
+                    code[i] = true;
                 }
                 i += 1;
             }
@@ -773,7 +784,7 @@ fn rust_lines_in_literals(src: &str) -> Vec<bool> {
             }
         }
     }
-    hidden
+    code
 }
 
 /// `content` with `line` added to the contiguous block above the marker, in version-sort order.

@@ -7,6 +7,7 @@ mod changes;
 pub mod journal;
 pub mod plan;
 
+pub(crate) use changes::rust_code_mask;
 pub use changes::{Changes, Written};
 pub use plan::{Entry, IfExists, Marker, Text};
 
