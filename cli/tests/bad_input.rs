@@ -1455,3 +1455,189 @@ fn versions_of_a_kind_share_its_scope_and_a_forced_first_version_stays_the_stora
     );
     assert!(second.contains("storage = false"), "{second}");
 }
+
+/// Runs rkb in `dir` with `env` set, like [`rkb_in`].
+fn rkb_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_rkb"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("RKB_PATH")
+        .envs(env.iter().copied())
+        .output()
+        .expect("rkb runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), text)
+}
+
+/// The commands a message suggests: every `rkb ...` after a `:  ` (the hints' form), as
+/// the arguments after `rkb`.
+fn hinted_commands(message: &str) -> Vec<Vec<String>> {
+    message
+        .lines()
+        .filter_map(|line| line.split_once(":  rkb ").map(|(_, command)| command))
+        .map(|command| command.split_whitespace().map(String::from).collect())
+        .collect()
+}
+
+/// Names no file system takes are refused by what they are, with the limit, before the OS
+/// answers "File name too long (os error 36)"; nothing is written.
+#[test]
+fn names_too_long_for_the_file_system_say_which_and_the_limit() {
+    let project = project();
+    // A valid API group of 223 characters: its sample's file name would be 235 bytes.
+    let group = ["g", "h", "i"].map(|c| c.repeat(60)).join(".") + "." + &"j".repeat(40);
+    let args = [
+        "create",
+        "api",
+        "--group",
+        &group,
+        "--version",
+        "v1",
+        "--kind",
+        "Foo",
+    ];
+    let sample =
+        format!("the file config/samples/{group}_v1_foo.yaml would have a name of 235 bytes");
+    assert_rejected(
+        project.path(),
+        &args,
+        &[
+            &format!("invalid --group \"{group}\""),
+            &sample,
+            "6 more than rkb can write (229: file systems take 255",
+            "the group may have at most 217 characters",
+            "example:  --group cache",
+        ],
+    );
+    let (_, text) = rkb_in(project.path(), &args);
+    assert!(!text.contains("os error"), "{text}");
+
+    // A directory name of 300 bytes, for a new project and an existing one.
+    let long = project.path().join("d".repeat(300));
+    let long = long.to_str().unwrap();
+    for args in [
+        &[
+            "init",
+            "--domain",
+            "example.com",
+            "--project-name",
+            "x",
+            "--dir",
+            long,
+        ][..],
+        &[
+            "create",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Foo",
+            "--dir",
+            long,
+        ],
+    ] {
+        assert_rejected(
+            project.path(),
+            args,
+            &[
+                &format!("its name \"{}\" is 300 bytes long", "d".repeat(300)),
+                "file systems take names of at most 255 bytes",
+                "Choose a shorter directory (--dir)",
+            ],
+        );
+        let (_, text) = rkb_in(project.path(), args);
+        assert!(!text.contains("os error"), "{text}");
+    }
+}
+
+/// A default the user did not type is not blamed on a flag: the project name taken from
+/// the directory, and `RKB_PATH` from the environment. The hinted commands work.
+#[test]
+fn defaults_are_blamed_on_where_they_came_from_and_the_hints_work() {
+    let scratch = tempfile::tempdir().unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let repo = repo.to_str().unwrap();
+    let dir = scratch.path().join("My_Op");
+    std::fs::create_dir(&dir).unwrap();
+    let init = ["init", "--domain", "example.com", "--rkb-path", repo];
+    assert_rejected(
+        &dir,
+        &init,
+        &[
+            "invalid project name \"my_op\": no --project-name was given",
+            "the directory name \"My_Op\" cannot be the project name (it contains '_')",
+            "example:  --project-name my-op",
+        ],
+    );
+    let (_, text) = rkb_in(&dir, &init);
+    assert!(!text.contains("invalid --project-name"), "{text}");
+    let named: Vec<&str> = init
+        .iter()
+        .copied()
+        .chain(["--project-name", "my-op"])
+        .collect();
+    let (ok, text) = rkb_in(&dir, &named);
+    assert!(ok, "{text}");
+    assert!(
+        std::fs::read_to_string(dir.join("PROJECT"))
+            .unwrap()
+            .contains("projectName: my-op")
+    );
+
+    // $RKB_PATH is a default of --rkb-path: --rkb-source registry overrides it, and a bad
+    // one is named as the environment's.
+    let registry = scratch.path().join("registry");
+    std::fs::create_dir(&registry).unwrap();
+    let env = [("RKB_PATH", repo)];
+    let init = ["init", "--domain", "example.com", "--project-name", "op"];
+    let with_registry: Vec<&str> = init
+        .iter()
+        .copied()
+        .chain(["--rkb-source", "registry"])
+        .collect();
+    let (ok, text) = rkb_env(&registry, &with_registry, &env);
+    assert!(ok, "{text}");
+    assert!(!registry.join(".cargo").exists());
+
+    let missing = scratch.path().join("missing");
+    std::fs::create_dir(&missing).unwrap();
+    let env = [("RKB_PATH", "/nonexistent/rkb")];
+    let (ok, text) = rkb_env(&missing, &init, &env);
+    assert!(!ok, "{text}");
+    for fragment in [
+        "RKB_PATH=/nonexistent/rkb is set in the environment, and rkb takes it as --rkb-path",
+        "the rkb source /nonexistent/rkb does not exist",
+    ] {
+        assert!(text.contains(fragment), "{fragment:?} in:\n{text}");
+    }
+    assert!(common::files(&missing).is_empty());
+    // Its hints, with RKB_PATH still set: a checkout by --rkb-path, or the registry.
+    let hinted = hinted_commands(&text);
+    assert_eq!(hinted.len(), 1, "{text}");
+    let (ok, text) = rkb_env(
+        &missing,
+        &[
+            "init",
+            "--domain",
+            "example.com",
+            "--project-name",
+            "op",
+            "--rkb-path",
+            repo,
+        ],
+        &env,
+    );
+    assert!(ok, "{text}");
+    let other = scratch.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    let mut registry_hint: Vec<&str> = hinted[0].iter().map(String::as_str).collect();
+    registry_hint.extend(["--project-name", "op"]);
+    let (ok, text) = rkb_env(&other, &registry_hint, &env);
+    assert!(ok, "{registry_hint:?}: {text}");
+}

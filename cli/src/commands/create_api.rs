@@ -286,6 +286,7 @@ fn model(
         names::check_kind_not_group(&api.kind, &api.group)?;
     }
     let layout = Layout::in_project(&project, &api, changes)?;
+    check_file_names(&api, &layout)?;
     let manager = changes.read(model::MANAGER)?.unwrap_or_default();
     let switches = Switches {
         resource,
@@ -622,6 +623,45 @@ fn check_conflicts(
     check_same_scope(args, project, api)?;
     if args.wants_resource() {
         check_rust_names(project, api)?;
+    }
+    Ok(())
+}
+
+const GROUP_FILE_RULE: &str = "a group short enough for the files named after it \
+                               (config/samples/<group>_<version>_<kind>.yaml; in the multigroup \
+                               layout config/rbac/<group>_<kind>_<role>_role.yaml) to fit the file \
+                               system's limit on names";
+
+/// A group can be a valid API group of up to 253 characters and still make a file name no
+/// file system takes: refused here, by its flag, rather than by the OS at commit. (A
+/// version and a kind have at most 63 characters, so only the group can be too long.)
+fn check_file_names(api: &model::Resource, layout: &Layout) -> anyhow::Result<()> {
+    use crate::scaffold::{FILE_NAME_MAX, NAME_MAX, STAGING_EXTRA};
+    let files = [
+        &layout.sample_file,
+        &layout.types_file,
+        &layout.controller_file,
+        &layout.controller_tests_file,
+        &layout.role_file("viewer"),
+    ];
+    for file in files {
+        let name = file.rsplit('/').next().unwrap_or(file).len();
+        if name > FILE_NAME_MAX {
+            let over = name - FILE_NAME_MAX;
+            Err(names::invalid(
+                "--group",
+                &api.group,
+                format!(
+                    "the file {file} would have a name of {name} bytes, {over} more than rkb can \
+                     write ({FILE_NAME_MAX}: file systems take {NAME_MAX}, and rkb stages each file \
+                     under a name {STAGING_EXTRA} bytes longer); with this --version and --kind, \
+                     the group may have at most {} characters",
+                    api.group.len().saturating_sub(over)
+                ),
+                GROUP_FILE_RULE,
+                "--group cache",
+            ))?;
+        }
     }
     Ok(())
 }

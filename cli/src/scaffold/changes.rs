@@ -57,6 +57,7 @@ impl Changes {
     /// first brings back to a whole state a project whose last command was interrupted.
     pub fn open(root: impl Into<PathBuf>) -> anyhow::Result<Self> {
         let root = root.into();
+        check_dir_name(&root)?;
         let lock = lock_project(&root)?;
         let recovered = match &lock {
             Some(_) => journal::recover(&root)?,
@@ -95,6 +96,7 @@ impl Changes {
         match self.files.get_mut(Path::new(rel)) {
             Some(planned) => planned.content = content,
             None => {
+                check_file_name(&self.root, rel)?;
                 let original = read_in_project(&self.root, Path::new(rel))?;
                 self.files.insert(rel.into(), Planned { original, content });
             }
@@ -605,6 +607,83 @@ fn refuse_links(root: &Path, rel: &Path) -> anyhow::Result<()> {
             }
             Err(e) => return Err(e).with_context(|| format!("cannot inspect {}", path.display())),
         }
+    }
+    Ok(())
+}
+
+/// The longest name of a file or directory most file systems take (Linux's NAME_MAX), and
+/// of a whole path (PATH_MAX, less its terminating NUL).
+pub const NAME_MAX: usize = 255;
+const PATH_MAX: usize = 4095;
+/// What a staged copy or backup adds to a file's name: `.` and `.rkb-new-<16 hex>`.
+pub const STAGING_EXTRA: usize = ".".len() + ".rkb-new-".len() + 16;
+/// The longest file name rkb can write: its staged copy must fit in [`NAME_MAX`] too.
+pub const FILE_NAME_MAX: usize = NAME_MAX - STAGING_EXTRA;
+
+/// Refuses a project directory whose name no file system takes, before the OS answers
+/// with a bare "File name too long".
+fn check_dir_name(root: &Path) -> anyhow::Result<()> {
+    let long = root
+        .components()
+        .map(|c| c.as_os_str())
+        .find(|name| name.len() > NAME_MAX);
+    if let Some(name) = long {
+        bail!(
+            "the directory {} cannot be a project: its name {:?} is {} bytes long, and file \
+             systems take names of at most {NAME_MAX} bytes. Choose a shorter directory (--dir)",
+            root.display(),
+            name.to_string_lossy(),
+            name.len()
+        );
+    }
+    let full = std::path::absolute(root).map_or(0, |r| r.as_os_str().len());
+    if full > PATH_MAX {
+        bail!(
+            "the directory {} cannot be a project: its path is {full} bytes long, and file \
+             systems take paths of at most {PATH_MAX} bytes. Choose a shorter directory (--dir)",
+            root.display()
+        );
+    }
+    Ok(())
+}
+
+/// Refuses a file whose name, or whose staged copy's name, is too long to create, naming
+/// it and the limit rather than letting the commit fail with the OS's bare error.
+fn check_file_name(root: &Path, rel: &str) -> anyhow::Result<()> {
+    let path = Path::new(rel);
+    let file = path.file_name().map_or(0, |n| n.len());
+    let dir = path
+        .parent()
+        .into_iter()
+        .flat_map(Path::components)
+        .map(|c| c.as_os_str())
+        .find(|name| name.len() > NAME_MAX);
+    if let Some(dir) = dir {
+        bail!(
+            "cannot write {rel}: its directory name {:?} is {} bytes long, and file systems take \
+             names of at most {NAME_MAX} bytes. Shorten the names it is made of (such as --group)",
+            dir.to_string_lossy(),
+            dir.len()
+        );
+    }
+    if file > FILE_NAME_MAX {
+        bail!(
+            "cannot write {rel}: its file name is {file} bytes long, and rkb writes names of at \
+             most {FILE_NAME_MAX} bytes (file systems take {NAME_MAX}, and rkb stages each file \
+             under a name {STAGING_EXTRA} bytes longer). Shorten the names it is made of (such \
+             as --group or --kind)"
+        );
+    }
+    let full = std::path::absolute(root).map_or(0, |r| r.as_os_str().len()) + 1 + rel.len();
+    if full + STAGING_EXTRA > PATH_MAX {
+        bail!(
+            "cannot write {rel} in {}: the path would be {full} bytes long, and rkb writes \
+             paths of at most {} bytes (file systems take {PATH_MAX}, and rkb stages each file \
+             under a name {STAGING_EXTRA} bytes longer). Use a project directory with a shorter \
+             path",
+            root.display(),
+            PATH_MAX - STAGING_EXTRA
+        );
     }
     Ok(())
 }

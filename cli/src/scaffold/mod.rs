@@ -8,7 +8,7 @@ pub mod journal;
 pub mod plan;
 
 pub(crate) use changes::rust_code_mask;
-pub use changes::{Changes, Written};
+pub use changes::{Changes, FILE_NAME_MAX, NAME_MAX, STAGING_EXTRA, Written};
 pub use plan::{Entry, IfExists, Marker, Text};
 
 use anyhow::Context as _;
