@@ -1641,3 +1641,61 @@ fn defaults_are_blamed_on_where_they_came_from_and_the_hints_work() {
     let (ok, text) = rkb_env(&other, &registry_hint, &env);
     assert!(ok, "{registry_hint:?}: {text}");
 }
+
+/// What the user wrote is never reported as "a bug in rkb": a boilerplate header that is
+/// not a comment, and a file of theirs that rkb inserts into but that does not parse.
+#[test]
+fn a_users_file_that_breaks_the_generated_code_is_named_not_called_a_bug() {
+    let project = project();
+    let dir = project.path();
+    let boilerplate = dir.join("hack/boilerplate.rs.txt");
+    let site = [
+        "create",
+        "api",
+        "--group",
+        "web",
+        "--version",
+        "v1",
+        "--kind",
+        "Site",
+    ];
+    for (header, fragments) in [
+        (
+            "Copyright 2026 Me\n",
+            &[
+                "hack/boilerplate.rs.txt is not a Rust comment: line 1 (\"Copyright 2026 Me\") is code",
+                "e.g. `// Copyright 2026 The Authors.`",
+            ][..],
+        ),
+        (
+            "/* Copyright 2026 Me\n",
+            &["hack/boilerplate.rs.txt opens a /* comment it does not close"],
+        ),
+    ] {
+        std::fs::write(&boilerplate, header).unwrap();
+        assert_rejected(dir, &site, fragments);
+        let (_, text) = rkb_in(dir, &site);
+        assert!(
+            !text.contains("a bug in rkb") && !text.contains("marker"),
+            "{text}"
+        );
+    }
+    // Its hint: a // comment works.
+    std::fs::write(&boilerplate, "// Copyright 2026 The Authors.\n").unwrap();
+    rkb_ok(dir, &site);
+
+    let main = dir.join("src/main.rs");
+    let text = std::fs::read_to_string(&main).unwrap();
+    std::fs::write(&main, format!("{text}fn broken( {{\n")).unwrap();
+    assert_rejected(
+        dir,
+        &webhook_args("v1alpha1", &["--defaulting"]),
+        &[
+            "src/main.rs does not parse as Rust, so rkb cannot insert code into it",
+            "fn broken( {",
+            "Fix the file",
+        ],
+    );
+    let (_, text) = rkb_in(dir, &webhook_args("v1alpha1", &["--defaulting"]));
+    assert!(!text.contains("a bug in rkb"), "{text}");
+}

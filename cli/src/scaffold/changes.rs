@@ -88,6 +88,14 @@ impl Changes {
         read_in_project(&self.root, Path::new(rel))
     }
 
+    /// What `rel` held on disk before this change set planned anything for it.
+    pub fn original(&self, rel: &str) -> anyhow::Result<Option<String>> {
+        match self.files.get(Path::new(rel)) {
+            Some(planned) => Ok(planned.original.clone()),
+            None => read_in_project(&self.root, Path::new(rel)),
+        }
+    }
+
     pub fn exists(&self, rel: &str) -> anyhow::Result<bool> {
         Ok(self.read(rel)?.is_some())
     }

@@ -321,10 +321,12 @@ pub fn apply<S>(
         }
     }
     let mut sources = Vec::with_capacity(to_format.len());
+    let mut originals = Vec::with_capacity(to_format.len());
     for path in &to_format {
         sources.push(changes.read(path)?.context("a file planned above")?);
+        originals.push(changes.original(path)?);
     }
-    let (formatted, warning) = super::rustfmt(&to_format, sources)?;
+    let (formatted, warning) = super::rustfmt(&to_format, sources, &originals)?;
     for (path, source) in to_format.iter().zip(formatted) {
         changes.create(path, source, true)?;
     }
