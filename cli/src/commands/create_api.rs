@@ -8,6 +8,7 @@ use anyhow::bail;
 use rkb_core::rbac;
 use serde::Serialize;
 
+use super::create_webhook;
 use crate::cli::CreateApiArgs;
 use crate::deploy_image::{DeployImage, ImageOptions};
 use crate::model::{self, Layout, ProjectNames};
@@ -33,6 +34,14 @@ pub(super) struct Context {
     pub image_env: String,
     /// The manager's container has an `env:` list: the first image starts it, later ones join it.
     pub env_list_exists: bool,
+    /// The kind's conversion webhook, when the new version joins it as a spoke: its hub as
+    /// the webhook templates see it (`hook`), and the new version (`spoke`).
+    pub hook: Option<create_webhook::Hook>,
+    pub spoke: Option<create_webhook::Spoke>,
+    /// The kind's conversion webhook, when its file cannot take the new spoke (no markers):
+    /// the command that regenerates it with every spoke.
+    #[serde(skip)]
+    pub unwired_spoke: Option<String>,
     /// What `--image` recorded for the API, when `--force` without it replaces that.
     #[serde(skip)]
     pub dropped_image: Option<project::DeployImageResource>,
@@ -58,6 +67,8 @@ pub(super) struct Switches {
     drop_image: bool,
     /// The multigroup layout: controllers live in a module per group.
     grouped: bool,
+    /// The kind has a conversion webhook, and this new version becomes one of its spokes.
+    spoke: bool,
 }
 
 const ADMIN: &[(&str, &str)] = &[("role", "admin")];
@@ -227,6 +238,27 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         Template("api/insert/lib_rbac.rs.tera"),
     )
     .when(|s| s.controller),
+    // A new version of a kind with a conversion webhook becomes a spoke of its hub, in the
+    // hub's conversion file, as `create webhook --conversion` would have written it.
+    Entry::insert(
+        create_webhook::CONVERSION,
+        Marker::Spokes,
+        Template("webhook/insert/conversion_spoke.rs.tera"),
+    )
+    .when(|s| s.spoke),
+    Entry::insert(
+        create_webhook::CONVERSION,
+        Marker::SpokeImpls,
+        Template("webhook/insert/conversion_impl.rs.tera"),
+    )
+    .when(|s| s.spoke),
+    Entry::insert(
+        create_webhook::CONVERSION,
+        Marker::SpokeTests,
+        Template("webhook/insert/conversion_test.rs.tera"),
+    )
+    .rustfmt()
+    .when(|s| s.spoke),
     Entry::project(),
 ];
 
@@ -281,7 +313,12 @@ fn model(
     }
     check_conflicts(args, project, &api)?;
     let dropped = dropped_image(args, project, &api, image.is_some())?;
-    let project = updated_project(args, project, &api, image.is_some())?;
+    let mut project = updated_project(args, project, &api, image.is_some())?;
+    let conversion = if args.wants_resource() {
+        join_conversion(&mut project, &api, changes)?
+    } else {
+        Joined::None
+    };
     if project.multigroup && controller {
         names::check_kind_not_group(&api.kind, &api.group)?;
     }
@@ -294,6 +331,12 @@ fn model(
         image: image.is_some(),
         drop_image: dropped.is_some(),
         grouped: layout.group_mod_file.is_some(),
+        spoke: matches!(conversion, Joined::Spoke(..)),
+    };
+    let (hook, spoke, unwired_spoke) = match conversion {
+        Joined::Spoke(hook, spoke) => (Some(*hook), Some(spoke), None),
+        Joined::Unwired(command) => (None, None, Some(command)),
+        Joined::None => (None, None, None),
     };
     let context = Context {
         names: ProjectNames::read(&project, changes)?,
@@ -307,6 +350,9 @@ fn model(
         api,
         layout,
         image,
+        hook,
+        spoke,
+        unwired_spoke,
         dropped_image: dropped,
         project,
     };
@@ -323,6 +369,7 @@ fn taken_names(image: bool) -> BTreeMap<String, String> {
         image,
         drop_image: false,
         grouped: false,
+        spoke: false,
     };
     let api = PLAN.iter().filter(|e| (e.when)(&variant));
     let templates = api.filter_map(Entry::template).chain(
@@ -384,6 +431,77 @@ fn updated_project(
             .upsert(resource);
     }
     Ok(planned)
+}
+
+/// What a new version of a kind does with the kind's conversion webhook.
+enum Joined {
+    /// No conversion webhook, or the version is its hub or a spoke already.
+    None,
+    /// It becomes a spoke: the hub's webhook as its templates see it, and the version.
+    Spoke(Box<create_webhook::Hook>, create_webhook::Spoke),
+    /// The hub's conversion file has no markers to add it at: the command that
+    /// regenerates the file with every spoke.
+    Unwired(String),
+}
+
+/// A new version of a kind whose conversion webhook exists joins it as a spoke, like
+/// kubebuilder's: PROJECT lists it with the hub's spokes, and its conversion goes into the
+/// hub's file (see the `Marker::Spokes` entries). A file without the markers (an older
+/// scaffold's) is left alone; the command says how to regenerate it.
+fn join_conversion(
+    project: &mut Project,
+    api: &model::Resource,
+    changes: &Changes,
+) -> anyhow::Result<Joined> {
+    let Some(hub) = project.resources.iter_mut().find(|r| {
+        r.group == api.group
+            && r.kind == api.kind
+            && r.version != api.version
+            && r.webhooks.as_ref().is_some_and(|w| w.conversion)
+    }) else {
+        return Ok(Joined::None);
+    };
+    let webhooks = hub.webhooks.as_mut().expect("found by its webhooks");
+    if webhooks.spoke.contains(&api.version) {
+        return Ok(Joined::None);
+    }
+    let mut spokes = webhooks.spoke.clone();
+    spokes.push(api.version.clone());
+    spokes.sort();
+    let hub_api = model::Resource::recorded(hub);
+    let hub_layout = Layout::in_project(project, &hub_api, changes)?;
+    let file = changes
+        .read(&hub_layout.conversion_file)?
+        .unwrap_or_default();
+    let markers = [Marker::Spokes, Marker::SpokeImpls, Marker::SpokeTests];
+    let has = |marker: Marker| {
+        let tag = format!("// +rkb:scaffold:{}", marker.name());
+        file.lines().any(|line| line.trim() == tag)
+    };
+    if !markers.into_iter().all(has) {
+        return Ok(Joined::Unwired(format!(
+            "rkb create webhook --group {} --version {} --kind {} --conversion --spoke {} --force",
+            hub_api.group,
+            hub_api.version,
+            hub_api.kind,
+            spokes.join(",")
+        )));
+    }
+    let hub = project
+        .resources
+        .iter_mut()
+        .find(|r| hub_api.is(r))
+        .expect("found above");
+    let webhooks = hub.webhooks.as_mut().expect("found by its webhooks");
+    webhooks.spoke = spokes;
+    let webhooks = webhooks.clone();
+    let hook = create_webhook::Hook::new(project, &hub_api, &hub_layout, &webhooks);
+    let spoke = create_webhook::Spoke {
+        version: api.version.clone(),
+        module: api.version_module.clone(),
+        path: api.type_path.clone(),
+    };
+    Ok(Joined::Spoke(Box::new(hook), spoke))
 }
 
 /// What `--image` recorded for the API when `--force` without `--image` regenerates it:
@@ -458,6 +576,24 @@ fn image_flags(recorded: &project::DeployImageResource) -> String {
 /// Tells the user what to do next, like kubebuilder's closing lines.
 fn next_steps(out: &mut dyn Write, context: &Context, switches: &Switches) -> anyhow::Result<()> {
     let Context { api, layout, .. } = context;
+    if let (Some(hook), Some(spoke)) = (&context.hook, &context.spoke) {
+        writeln!(
+            out,
+            "\n{} is now a spoke of the {} conversion webhook (hub {}): map its fields in {}.",
+            spoke.version, hook.kind, hook.version, hook.conversion_file
+        )?;
+    }
+    if let Some(command) = &context.unwired_spoke {
+        writeln!(
+            out,
+            "\nwarning: {kind} has a conversion webhook, but its conversion file has no \
+             `+rkb:scaffold:spokes` markers (an older rkb's scaffold, or removed), so {} is not one \
+             of its spokes and the API server cannot convert {0} objects.\n  \
+             To regenerate the file with every spoke (edits in it are lost):  {command}",
+            api.version,
+            kind = api.kind
+        )?;
+    }
     if let Some(dropped) = &context.dropped_image {
         writeln!(
             out,

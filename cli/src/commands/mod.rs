@@ -477,6 +477,15 @@ mod tests {
                     command_literals: vec!["\"memcached\"".into()],
                     image_env: layout.image_env(),
                     env_list_exists: false,
+                    hook: Some(super::super::create_webhook::Hook::new(
+                        &project, &hub, &layout, &webhooks,
+                    )),
+                    spoke: Some(super::super::create_webhook::Spoke {
+                        version: spoke.version.clone(),
+                        module: spoke.version_module.clone(),
+                        path: spoke.type_path.clone(),
+                    }),
+                    unwired_spoke: None,
                     dropped_image: None,
                     project: project.clone(),
                 }),

@@ -49,6 +49,10 @@ pub enum Marker {
     WebhookReplacements,
     /// `config/webhook/kustomization.yaml`: the rendered webhook configurations.
     WebhookManifests,
+    /// A kind's conversion file: its spokes, their `Convertible` impls and their tests.
+    Spokes,
+    SpokeImpls,
+    SpokeTests,
 }
 
 impl Marker {
@@ -72,6 +76,9 @@ impl Marker {
         Marker::WebhookPatches,
         Marker::WebhookReplacements,
         Marker::WebhookManifests,
+        Marker::Spokes,
+        Marker::SpokeImpls,
+        Marker::SpokeTests,
     ];
 
     /// The name after `+rkb:scaffold:` in generated files.
@@ -96,6 +103,9 @@ impl Marker {
             Marker::WebhookPatches => "webhook-patches",
             Marker::WebhookReplacements => "webhook-replacements",
             Marker::WebhookManifests => "webhook-manifests",
+            Marker::Spokes => "spokes",
+            Marker::SpokeImpls => "spoke-impls",
+            Marker::SpokeTests => "spoke-tests",
         }
     }
 }
