@@ -1,8 +1,12 @@
 //! A property test of the project model: random sequences of `init`, `create api` and
-//! `edit --multigroup` with valid and invalid flags. After every accepted command the
-//! project is consistent (PROJECT loads and passes the whole-project checks, CRD and
-//! role names are unique, every module and kustomize entry points at a file, every Rust
-//! file parses); after every refused command the tree is byte-for-byte unchanged.
+//! `edit --multigroup` with valid and invalid flags, forced re-runs, and between commands
+//! the edits of a user: files converted to CRLF line endings, and commented-out copies of
+//! markers (in a block comment or a raw string, above the real marker). After every
+//! accepted command the project is consistent (PROJECT loads and passes the whole-project
+//! checks, CRD and role names are unique, every module and kustomize entry points at a
+//! file, every Rust file parses, no file mixes line endings and a CRLF file stays CRLF,
+//! every copied marker is untouched), and a forced re-run of the command just accepted
+//! changes nothing; after every refused command the tree is byte-for-byte unchanged.
 //! Whether such projects compile is sampled by `fresh_project.rs`, which runs cargo.
 
 mod common;
@@ -38,6 +42,20 @@ const KINDS: &[&str] = &[
     "",
 ];
 const PLURALS: &[Option<&str>] = &[None, None, None, Some("foos"), Some("people"), Some("Bad")];
+// Valid values, drawn more often, so that sequences get past `init` and build up projects
+// for the later steps to work on.
+const VALID_DOMAINS: &[&str] = &["example.com", "demo.io"];
+const VALID_GROUPS: &[&str] = &["cache", "web", "crew"];
+const VALID_VERSIONS: &[&str] = &["v1", "v1alpha1", "v2beta3"];
+const VALID_KINDS: &[&str] = &["Memcached", "Foo", "Policy", "Person", "Sheep"];
+
+/// A value of `valid` three times in four, else of `all`.
+fn mostly(
+    valid: &'static [&'static str],
+    all: &'static [&'static str],
+) -> BoxedStrategy<&'static str> {
+    prop_oneof![3 => prop::sample::select(valid), 1 => prop::sample::select(all)].boxed()
+}
 
 #[derive(Debug, Clone)]
 enum Step {
@@ -52,12 +70,48 @@ enum Step {
         force: bool,
     },
     EditMultigroup,
+    /// A user's editor converts a file to CRLF line endings.
+    Crlf(&'static str),
+    /// A user's commented-out copy of a marker, above the real one: in a block comment
+    /// (`raw: false`) or a raw string literal. rkb must insert at the real marker only.
+    Decoy {
+        file: &'static str,
+        marker: &'static str,
+        raw: bool,
+    },
+    /// The last accepted `create api` again, with `--force`.
+    ForceAgain,
 }
+
+/// Files a user's editor may convert to CRLF.
+const CRLF_FILES: &[&str] = &[
+    "PROJECT",
+    "src/lib.rs",
+    "src/main.rs",
+    "src/api/mod.rs",
+    "src/controller/mod.rs",
+    "config/rbac/kustomization.yaml",
+    "config/samples/kustomization.yaml",
+    "config/crd/kustomization.yaml",
+    "config/default/kustomization.yaml",
+];
+
+/// Rust files and the markers `create api` inserts at in them.
+const DECOYS: &[(&str, &str)] = &[
+    ("src/lib.rs", "crds"),
+    ("src/lib.rs", "rbac"),
+    ("src/api/mod.rs", "groups"),
+    ("src/controller/mod.rs", "modules"),
+    ("src/controller/mod.rs", "controllers"),
+];
 
 impl Step {
     fn args(&self, dir: &str) -> Vec<String> {
         let mut args: Vec<&str> = match self {
             Step::EditMultigroup => vec!["edit", "--multigroup"],
+            Step::Crlf(_) | Step::Decoy { .. } | Step::ForceAgain => {
+                unreachable!("not a command of its own")
+            }
             Step::CreateApi {
                 group,
                 version,
@@ -101,9 +155,9 @@ impl Step {
 
 fn step() -> impl Strategy<Value = Step> {
     let create = (
-        prop::sample::select(GROUPS),
-        prop::sample::select(VERSIONS),
-        prop::sample::select(KINDS),
+        mostly(VALID_GROUPS, GROUPS),
+        mostly(VALID_VERSIONS, VERSIONS),
+        mostly(VALID_KINDS, KINDS),
         prop::sample::select(PLURALS),
         prop::bool::weighted(0.2),
         prop::bool::weighted(0.2),
@@ -124,14 +178,118 @@ fn step() -> impl Strategy<Value = Step> {
                 }
             },
         );
-    prop_oneof![9 => create, 1 => Just(Step::EditMultigroup)]
+    let decoy = (prop::sample::select(DECOYS), any::<bool>())
+        .prop_map(|((file, marker), raw)| Step::Decoy { file, marker, raw });
+    prop_oneof![
+        9 => create,
+        1 => Just(Step::EditMultigroup),
+        2 => prop::sample::select(CRLF_FILES).prop_map(Step::Crlf),
+        2 => decoy,
+        2 => Just(Step::ForceAgain),
+    ]
 }
 
 #[derive(Default)]
 struct Tally {
+    sequences: AtomicUsize,
     commands: AtomicUsize,
     accepted: AtomicUsize,
     refused: AtomicUsize,
+    crlf_files: AtomicUsize,
+    decoys: AtomicUsize,
+    forced: AtomicUsize,
+    forced_unchanged: AtomicUsize,
+}
+
+/// What the user did to the project between commands, checked after each command.
+#[derive(Default)]
+struct Edits {
+    /// Files converted to CRLF.
+    crlf: BTreeSet<&'static str>,
+    /// (file, text): a copied marker's comment or literal, which must stay as it is.
+    decoys: Vec<(&'static str, String)>,
+    /// Since the last accepted `create api`, the user changed files.
+    touched: bool,
+}
+
+impl Edits {
+    /// Applies a user's edit `step` to the project in `dir`; `false` if it did not apply.
+    fn apply(&mut self, step: &Step, dir: &Path) -> bool {
+        match *step {
+            Step::Crlf(file) => {
+                let path = dir.join(file);
+                let Ok(text) = fs::read_to_string(&path) else {
+                    return false;
+                };
+                fs::write(&path, text.replace("\r\n", "\n").replace('\n', "\r\n")).unwrap();
+                self.crlf.insert(file);
+            }
+            Step::Decoy { file, marker, raw } => {
+                let path = dir.join(file);
+                let Ok(text) = fs::read_to_string(&path) else {
+                    return false;
+                };
+                let tag = format!("// +rkb:scaffold:{marker}");
+                // The real marker: decoys go above it, so it is the last copy.
+                let Some(at) = text.rfind(&tag) else {
+                    return false;
+                };
+                let n = self.decoys.len();
+                // Above the real marker, so that taking the first match would take it.
+                let (decoy, at) = if raw {
+                    // A top-level item: before the file's first `pub` item.
+                    let Some(item) = text.find("\npub ") else {
+                        return false;
+                    };
+                    let eol = if text.contains("\r\n") { "\r\n" } else { "\n" };
+                    (
+                        format!(
+                            "{eol}#[allow(dead_code)]{eol}const DECOY_{n}: &str = r#\"{eol}{tag}{eol}\"#;{eol}"
+                        ),
+                        item + 1,
+                    )
+                } else {
+                    let eol = if text.contains("\r\n") { "\r\n" } else { "\n" };
+                    let line = text[..at].rfind('\n').map_or(0, |i| i + 1);
+                    let indent = &text[line..at];
+                    (
+                        format!("{indent}/* decoy {n}{eol}{indent}{tag}{eol}{indent}*/{eol}"),
+                        line,
+                    )
+                };
+                let mut edited = text.clone();
+                edited.insert_str(at, &decoy);
+                fs::write(&path, edited).unwrap();
+                self.decoys.push((file, decoy.replace("\r\n", "\n")));
+            }
+            _ => unreachable!("a command"),
+        }
+        self.touched = true;
+        true
+    }
+
+    /// The user's edits survived: CRLF files are still CRLF and every decoy is intact.
+    fn check(&self, dir: &Path) -> Result<(), String> {
+        for file in &self.crlf {
+            let Ok(text) = fs::read_to_string(dir.join(file)) else {
+                continue; // moved or removed by a command (edit --multigroup)
+            };
+            if text.replace("\r\n", "").contains('\n') {
+                return Err(format!("{file} was CRLF and now has LF line endings"));
+            }
+        }
+        for (file, decoy) in &self.decoys {
+            let Ok(text) = fs::read_to_string(dir.join(file)) else {
+                continue;
+            };
+            if !text.replace("\r\n", "\n").contains(decoy.as_str()) {
+                return Err(format!(
+                    "{file}: the commented-out marker changed:\n{decoy}\nin:\n{text}"
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 #[test]
@@ -144,12 +302,13 @@ fn every_command_leaves_a_consistent_project_or_nothing_changed() {
         ..Config::default()
     });
     let strategy = (
-        prop::sample::select(DOMAINS),
+        mostly(VALID_DOMAINS, DOMAINS),
         any::<bool>(),
-        prop::collection::vec(step(), 1..10),
+        prop::collection::vec(step(), 1..12),
     );
     runner
         .run(&strategy, |(domain, multigroup, steps)| {
+            tally.sequences.fetch_add(1, Ordering::Relaxed);
             let scratch = tempfile::tempdir().unwrap();
             let dir = scratch.path().join("p");
             let d = dir.to_str().unwrap().to_owned();
@@ -160,7 +319,34 @@ fn every_command_leaves_a_consistent_project_or_nothing_changed() {
                 init.push("--multigroup");
             }
             let init: Vec<String> = init.into_iter().map(String::from).collect();
-            for args in std::iter::once(init).chain(steps.iter().map(|s| s.args(&d))) {
+            let mut edits = Edits::default();
+            // The last accepted `create api`, for a forced re-run.
+            let mut last_create: Option<Vec<String>> = None;
+            // `None`: the init that starts the sequence.
+            let steps = std::iter::once(None).chain(steps.iter().map(Some));
+            for step in steps {
+                let (args, forced) = match step {
+                    None => (init.clone(), false),
+                    Some(edit @ (Step::Crlf(_) | Step::Decoy { .. })) => {
+                        if edits.apply(edit, &dir) {
+                            let counter = match edit {
+                                Step::Crlf(_) => &tally.crlf_files,
+                                _ => &tally.decoys,
+                            };
+                            counter.fetch_add(1, Ordering::Relaxed);
+                        }
+                        continue;
+                    }
+                    Some(Step::ForceAgain) => {
+                        let Some(mut args) = last_create.clone() else {
+                            continue;
+                        };
+                        args.push("--force".into());
+                        tally.forced.fetch_add(1, Ordering::Relaxed);
+                        (args, !edits.touched)
+                    }
+                    Some(step) => (step.args(&d), false),
+                };
                 let before = common::files(&dir);
                 let argv: Vec<&str> = args.iter().map(String::as_str).collect();
                 tally.commands.fetch_add(1, Ordering::Relaxed);
@@ -168,7 +354,23 @@ fn every_command_leaves_a_consistent_project_or_nothing_changed() {
                     Ok(_) => {
                         tally.accepted.fetch_add(1, Ordering::Relaxed);
                         check_project(&dir)
+                            .and_then(|()| edits.check(&dir))
                             .map_err(|e| TestCaseError::fail(format!("after {argv:?}: {e}")))?;
+                        if forced {
+                            // Nothing changed since the run it repeats: it regenerates the same.
+                            prop_assert!(
+                                common::files(&dir) == before,
+                                "{argv:?} repeated the command before it and changed files"
+                            );
+                            tally.forced_unchanged.fetch_add(1, Ordering::Relaxed);
+                        }
+                        if argv[..2] == ["create", "api"] {
+                            last_create =
+                                Some(args.iter().filter(|a| *a != "--force").cloned().collect());
+                            edits.touched = false;
+                        } else {
+                            edits.touched = true;
+                        }
                     }
                     Err(message) => {
                         tally.refused.fetch_add(1, Ordering::Relaxed);
@@ -193,11 +395,18 @@ fn every_command_leaves_a_consistent_project_or_nothing_changed() {
         .unwrap();
     let refusals = refusals.into_inner().unwrap();
     eprintln!(
-        "{} commands: {} accepted, {} refused ({} distinct first lines)",
+        "{} sequences, {} commands: {} accepted, {} refused ({} distinct first lines); \
+         {} forced re-runs ({} right after the same command, all leaving the tree unchanged); \
+         user edits between commands: {} files converted to CRLF, {} commented-out markers",
+        tally.sequences.into_inner(),
         tally.commands.into_inner(),
         tally.accepted.into_inner(),
         tally.refused.into_inner(),
-        refusals.len()
+        refusals.len(),
+        tally.forced.into_inner(),
+        tally.forced_unchanged.into_inner(),
+        tally.crlf_files.into_inner(),
+        tally.decoys.into_inner()
     );
     for refusal in &refusals {
         eprintln!("  refused: {refusal}");

@@ -114,12 +114,22 @@ impl Changes {
     /// Plans a new file. An existing file is an error unless `overwrite` (i.e. `--force`
     /// on a file rkb owns).
     pub fn create(&mut self, rel: &str, content: String, overwrite: bool) -> anyhow::Result<()> {
-        if !overwrite && self.exists(rel)? {
+        let existing = self.read(rel)?;
+        if !overwrite && existing.is_some() {
             bail!(
                 "{rel} already exists; rkb does not overwrite files without --force \
                  (and --force only regenerates the files rkb owns for this API)"
             );
         }
+        // A file rewritten whole (PROJECT, a regenerated one) keeps CRLF line endings, as
+        // an insertion does.
+        let crlf = existing
+            .is_some_and(|old| old.contains("\r\n") && !old.replace("\r\n", "").contains('\n'));
+        let content = if crlf && !content.contains('\r') {
+            content.replace('\n', "\r\n")
+        } else {
+            content
+        };
         self.set(rel, Some(content))
     }
 
@@ -890,7 +900,11 @@ fn insert_sorted(
     {
         start -= 1;
     }
-    if lines[start..at].iter().any(|l| l.trim() == line) {
+    // Already there, in this block or elsewhere in code (a comment between the block and
+    // the marker starts a new block): a second `pub mod x;` would not compile.
+    let present =
+        |(i, l): (usize, &&str)| l.trim() == line && !hidden.get(i).copied().unwrap_or(false);
+    if lines.iter().enumerate().any(present) {
         return Ok(content.to_owned());
     }
     let indent = &lines[at][..lines[at].len() - lines[at].trim_start().len()];
@@ -1492,6 +1506,33 @@ mod tests {
             err.contains("mixes Windows (CRLF) and Unix (LF) line endings"),
             "{err}"
         );
+    }
+
+    /// Found by `command_sequences`: a file rewritten whole (PROJECT) lost its CRLF line
+    /// endings, and a comment between a module list and its marker made a re-run declare
+    /// a module twice.
+    #[test]
+    fn rewritten_files_keep_crlf_and_a_module_is_declared_once() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("PROJECT"), "domain: a\r\nresources: []\r\n").unwrap();
+        fs::write(dir.path().join("lf.yaml"), "a: 1\n").unwrap();
+        let mods =
+            "pub mod cache;\n/* old\n// +rkb:scaffold:modules\n*/\n// +rkb:scaffold:modules\n";
+        fs::write(dir.path().join("mod.rs"), mods).unwrap();
+        let mut changes = Changes::open(dir.path()).unwrap();
+        changes
+            .create("PROJECT", "domain: b\nresources: []\n".into(), true)
+            .unwrap();
+        changes.create("lf.yaml", "a: 2\n".into(), true).unwrap();
+        changes
+            .insert_sorted_at_marker("mod.rs", Marker::Modules, "pub mod cache;")
+            .unwrap();
+        assert_eq!(
+            changes.read("PROJECT").unwrap().unwrap(),
+            "domain: b\r\nresources: []\r\n"
+        );
+        assert_eq!(changes.read("lf.yaml").unwrap().unwrap(), "a: 2\n");
+        assert_eq!(changes.read("mod.rs").unwrap().unwrap(), mods);
     }
 
     #[test]
