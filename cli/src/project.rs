@@ -318,6 +318,12 @@ impl Project {
     /// `new` is the resource the command adds or changes, so that the error can tell it
     /// from the one already in PROJECT and say which flag to change.
     pub fn check_resource_names(&self, new: &Resource) -> anyhow::Result<()> {
+        self.check_resource_names_keeping(new, "")
+    }
+
+    /// [`Self::check_resource_names`], whose example commands keep `kept`, the other flags
+    /// the command was given (` --no-controller`), so that the example works as printed.
+    pub fn check_resource_names_keeping(&self, new: &Resource, kept: &str) -> anyhow::Result<()> {
         let custom: Vec<&Resource> = self.resources.iter().filter(|r| r.is_custom()).collect();
         let is_new =
             |r: &Resource| r.group == new.group && r.version == new.version && r.kind == new.kind;
@@ -351,10 +357,10 @@ impl Project {
             };
             if a.kind == b.kind {
                 if a.plural != b.plural {
-                    return Err(version_plural_mismatch(a, b, fix));
+                    return Err(version_plural_mismatch(a, b, fix, kept));
                 }
             } else if let Some((mine, theirs, name)) = a.clash_with(b) {
-                return Err(self.name_clash(a, b, mine, theirs, &name, fix));
+                return Err(self.name_clash(a, b, (mine, theirs), &name, fix, kept));
             }
         }
         Ok(())
@@ -364,10 +370,10 @@ impl Project {
         &self,
         a: &Resource,
         b: &Resource,
-        mine: Claim,
-        theirs: Claim,
+        (mine, theirs): (Claim, Claim),
         name: &str,
         fix: Fix,
+        kept: &str,
     ) -> anyhow::Error {
         let group = a.api_group();
         let head = format!(
@@ -392,7 +398,7 @@ impl Project {
             ),
             (Fix::Flags, Claim::Plural) => anyhow::anyhow!(
                 "{head}\n  accepted: a --plural that no other kind of group {group:?} uses as its plural or \
-                 singular\n  example:  rkb create api --group {} --version {} --kind {} --plural {}",
+                 singular\n  example:  rkb create api --group {} --version {} --kind {}{kept} --plural {}",
                 a.group,
                 a.version,
                 a.kind,
@@ -401,7 +407,7 @@ impl Project {
             (Fix::Flags, _) => anyhow::anyhow!(
                 "{head}\n  accepted: a --kind whose lowercased name, list kind and plural no other kind of \
                  group {group:?} uses (the singular is always the lowercased kind, so --plural cannot help)\n  \
-                 example:  rkb create api --group {} --version {} --kind {}Item",
+                 example:  rkb create api --group {} --version {} --kind {}Item{kept}",
                 a.group,
                 a.version,
                 a.kind,
@@ -439,7 +445,7 @@ enum Fix {
     EditProject,
 }
 
-fn version_plural_mismatch(a: &Resource, b: &Resource, fix: Fix) -> anyhow::Error {
+fn version_plural_mismatch(a: &Resource, b: &Resource, fix: Fix, kept: &str) -> anyhow::Error {
     let head = format!(
         "{} would have the plural {:?}, but {} has {:?}: all versions of a kind are served by one CRD \
          ({}.{}), so they share one plural.",
@@ -453,7 +459,7 @@ fn version_plural_mismatch(a: &Resource, b: &Resource, fix: Fix) -> anyhow::Erro
     match fix {
         Fix::Flags => anyhow::anyhow!(
             "{head}\n  accepted: the kind's existing plural, or no --plural at all (then {:?} is used)\n  \
-             example:  rkb create api --group {} --version {} --kind {} --plural {}",
+             example:  rkb create api --group {} --version {} --kind {}{kept} --plural {}",
             b.plural,
             a.group,
             a.version,

@@ -304,7 +304,8 @@ const CREATE_API_CASES: &[(&[&str], &[&str])] = &[
             "Memcached cache/v1beta1 would have the plural \"mcs\", but Memcached cache/v1alpha1 has \
              \"memcacheds\"",
             "share one plural",
-            "example:  rkb create api --group cache --version v1beta1 --kind Memcached --plural memcacheds",
+            "example:  rkb create api --group cache --version v1beta1 --kind Memcached --no-controller --plural \
+             memcacheds",
         ],
     ),
     (
@@ -1253,7 +1254,7 @@ fn init_refuses_bad_rkb_sources_and_registry_needs_no_path() {
             &["--rkb-source", "registry", "--rkb-path", no_crates],
             &[
                 "was given with --rkb-source registry",
-                "rkb init --domain example.com --rkb-source registry",
+                "rkb init --domain example.com --project-name op --rkb-source registry",
             ],
         ),
         (
@@ -1261,7 +1262,7 @@ fn init_refuses_bad_rkb_sources_and_registry_needs_no_path() {
             &[
                 "does not hold rkb",
                 "core/Cargo.toml (the crate rkb-core)",
-                "rkb init --domain example.com --rkb-path",
+                "rkb init --domain example.com --project-name op --rkb-path",
             ],
         ),
         (
@@ -1619,25 +1620,22 @@ fn defaults_are_blamed_on_where_they_came_from_and_the_hints_work() {
     assert!(common::files(&missing).is_empty());
     // Its hints, with RKB_PATH still set: a checkout by --rkb-path, or the registry.
     let hinted = hinted_commands(&text);
-    assert_eq!(hinted.len(), 1, "{text}");
-    let (ok, text) = rkb_env(
-        &missing,
-        &[
-            "init",
-            "--domain",
-            "example.com",
-            "--project-name",
-            "op",
-            "--rkb-path",
-            repo,
-        ],
-        &env,
-    );
-    assert!(ok, "{text}");
+    assert_eq!(hinted.len(), 2, "{text}");
+    let with_path: Vec<&str> = hinted[0]
+        .iter()
+        .map(|w| {
+            if w == "/path/to/rkb" {
+                repo
+            } else {
+                w.as_str()
+            }
+        })
+        .collect();
+    let (ok, text) = rkb_env(&missing, &with_path, &env);
+    assert!(ok, "{with_path:?}: {text}");
     let other = scratch.path().join("other");
     std::fs::create_dir(&other).unwrap();
-    let mut registry_hint: Vec<&str> = hinted[0].iter().map(String::as_str).collect();
-    registry_hint.extend(["--project-name", "op"]);
+    let registry_hint: Vec<&str> = hinted[1].iter().map(String::as_str).collect();
     let (ok, text) = rkb_env(&other, &registry_hint, &env);
     assert!(ok, "{registry_hint:?}: {text}");
 }
@@ -1698,4 +1696,280 @@ fn a_users_file_that_breaks_the_generated_code_is_named_not_called_a_bug() {
     );
     let (_, text) = rkb_in(dir, &webhook_args("v1alpha1", &["--defaulting"]));
     assert!(!text.contains("a bug in rkb"), "{text}");
+}
+
+/// Runs `args` in `dir`, expecting a refusal that leaves the files alone and suggests
+/// `hint`; then runs the hint with `placeholders` filled in, which must succeed.
+fn follow_hint(dir: &Path, args: &[&str], hint: &str, placeholders: &[(&str, &str)]) {
+    let before = common::files(dir);
+    let (ok, text) = rkb_in(dir, args);
+    assert!(!ok, "{args:?} should fail:\n{text}");
+    assert!(common::files(dir) == before, "{args:?} changed files");
+    assert!(
+        text.contains(hint),
+        "{args:?}: expected the hint {hint:?} in:\n{text}"
+    );
+    let mut command = hint.to_owned();
+    for (placeholder, value) in placeholders {
+        command = command.replace(placeholder, value);
+    }
+    let words: Vec<&str> = command.split_whitespace().skip(1).collect();
+    let (ok, text) = rkb_in(dir, &words);
+    assert!(ok, "the hint `{command}` of {args:?} failed:\n{text}");
+}
+
+/// `create api` with `args` (after `create api`).
+fn api_args<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    ["create", "api"].iter().chain(args).copied().collect()
+}
+
+/// Every hint that suggests a command works: run as printed (placeholders filled in), it
+/// does what the hint says, and where it is a step before the refused command, that
+/// command then succeeds.
+#[test]
+fn every_hinted_command_does_what_it_says() {
+    let flags = |g, v, k| vec!["--group", g, "--version", v, "--kind", k];
+    // create api: nothing to scaffold, for a new kind and for an existing type.
+    let dir = project();
+    let dir = dir.path();
+    let mut args = api_args(&flags("web", "v1", "Site"));
+    args.extend(["--no-resource", "--no-controller"]);
+    follow_hint(
+        dir,
+        &args,
+        "rkb create api --group web --version v1 --kind Site --no-controller",
+        &[],
+    );
+    let mut args = api_args(&flags("core", "v1", "Pod"));
+    args.extend(["--no-resource", "--no-controller"]);
+    follow_hint(
+        dir,
+        &args,
+        "rkb create api --group core --version v1 --kind Pod --no-resource",
+        &[],
+    );
+    // An unknown built-in kind.
+    let mut args = api_args(&flags("core", "v1", "Secrets"));
+    args.push("--no-resource");
+    let (ok, text) = rkb_in(dir, &args);
+    assert!(
+        !ok && text.contains("rkb create api --group core --version v1 --kind Pod --no-resource"),
+        "{text}"
+    );
+    // --image companions without --image, and --image with a flag it cannot take.
+    let mut args = api_args(&flags("web", "v1", "Cache"));
+    args.extend(["--image-container-port", "11211"]);
+    follow_hint(
+        dir,
+        &args,
+        "rkb create api --group web --version v1 --kind Cache --image memcached:1.6.26-alpine3.19",
+        &[],
+    );
+    let mut args = api_args(&flags("web", "v1", "Store"));
+    args.extend(["--image", "redis:7", "--cluster-scoped"]);
+    follow_hint(
+        dir,
+        &args,
+        "rkb create api --group web --version v1 --kind Store --image memcached:1.6.26-alpine3.19",
+        &[],
+    );
+    // A second version of a kind with a controller: its types only.
+    follow_hint(
+        dir,
+        &api_args(&flags("cache", "v1beta1", "Memcached")),
+        "rkb create api --group cache --version v1beta1 --kind Memcached --no-controller",
+        &[],
+    );
+
+    // One kind in two groups: `rkb edit --multigroup` first, then the command works.
+    for extra in [&[][..], &["--no-controller"]] {
+        let project = project();
+        let mut args = api_args(&flags("web", "v1", "Memcached"));
+        args.extend(extra);
+        follow_hint(project.path(), &args, "rkb edit --multigroup", &[]);
+        rkb_ok(project.path(), &args);
+    }
+
+    // Resource names that clash: the example names work.
+    let project = self::project();
+    let dir = project.path();
+    for (args, hint) in [
+        (
+            &[
+                "--group",
+                "cache",
+                "--version",
+                "v1",
+                "--kind",
+                "Cache",
+                "--plural",
+                "memcacheds",
+            ][..],
+            "rkb create api --group cache --version v1 --kind Cache --plural caches",
+        ),
+        (
+            &[
+                "--group",
+                "cache",
+                "--version",
+                "v1",
+                "--kind",
+                "Memcacheds",
+                "--no-controller",
+            ],
+            "rkb create api --group cache --version v1 --kind MemcachedsItem --no-controller",
+        ),
+        (
+            &[
+                "--group",
+                "cache",
+                "--version",
+                "v1beta1",
+                "--kind",
+                "Memcached",
+                "--no-controller",
+                "--plural",
+                "mcs",
+            ],
+            "rkb create api --group cache --version v1beta1 --kind Memcached --no-controller --plural memcacheds",
+        ),
+    ] {
+        follow_hint(dir, &api_args(args), hint, &[]);
+    }
+
+    // create webhook.
+    let project = self::project();
+    let dir = project.path();
+    let example = "rkb create webhook --group cache --version v1alpha1 --kind Memcached";
+    follow_hint(
+        dir,
+        &webhook_args("v1alpha1", &[]),
+        &format!("{example} --defaulting"),
+        &[],
+    );
+    follow_hint(
+        dir,
+        &webhook_args("v1alpha1", &["--defaulting"]),
+        &format!("{example} --programmatic-validation"),
+        &[],
+    );
+    let mut typo = webhook_args("v1alpha1", &["--defaulting"]);
+    typo[7] = "Memcache";
+    follow_hint(
+        dir,
+        &typo,
+        "rkb create api --group cache --version v1alpha1 --kind Memcache",
+        &[],
+    );
+    rkb_ok(dir, &typo);
+    let to_v1 = webhook_args("v1alpha1", &["--conversion", "--spoke", "v1"]);
+    follow_hint(
+        dir,
+        &to_v1,
+        "rkb create api --group cache --version <other version> --kind Memcached --no-controller",
+        &[("<other version>", "v1")],
+    );
+    follow_hint(
+        dir,
+        &webhook_args("v1alpha1", &["--conversion"]),
+        &format!("{example} --conversion --spoke v1"),
+        &[],
+    );
+    follow_hint(
+        dir,
+        &webhook_args("v1", &["--conversion", "--spoke", "v1alpha1"]),
+        "rkb create webhook --group cache --version v1alpha1 --kind Memcached --conversion --spoke <versions> --force",
+        &[("<versions>", "v1")],
+    );
+    rkb_ok(
+        dir,
+        &api_args(&flags("core", "v1", "Pod"))
+            .into_iter()
+            .chain(["--no-resource"])
+            .collect::<Vec<_>>(),
+    );
+    let mut pod = vec!["create", "webhook"];
+    pod.extend(flags("core", "v1", "Pod"));
+    pod.extend(["--conversion", "--spoke", "v2"]);
+    follow_hint(
+        dir,
+        &pod,
+        "rkb create webhook --group core --version v1 --kind Pod --defaulting",
+        &[],
+    );
+}
+
+/// The hints of `init` and of a directory without a project.
+#[test]
+fn every_hinted_init_command_does_what_it_says() {
+    let scratch = tempfile::tempdir().unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let repo = repo.to_str().unwrap();
+    let dir = scratch.path().join("op");
+    std::fs::create_dir(&dir).unwrap();
+    // No project yet.
+    follow_hint(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "web",
+            "--version",
+            "v1",
+            "--kind",
+            "Site",
+        ],
+        "rkb init --domain example.com",
+        &[],
+    );
+    // A project already: add an API, or start afresh elsewhere.
+    let init = ["init", "--domain", "example.com", "--project-name", "op"];
+    follow_hint(
+        &dir,
+        &init,
+        "rkb create api --group <group> --version <version> --kind <Kind>",
+        &[("<group>", "web"), ("<version>", "v1"), ("<Kind>", "Site")],
+    );
+    follow_hint(
+        &dir,
+        &init,
+        "rkb init --domain example.com --project-name op --dir <new-dir>",
+        &[("<new-dir>", "../fresh")],
+    );
+    assert!(scratch.path().join("fresh/PROJECT").is_file());
+    // --rkb-path with --rkb-source registry: either of them.
+    for (name, hint) in [
+        (
+            "a",
+            "rkb init --domain example.com --project-name op --rkb-source registry".to_owned(),
+        ),
+        (
+            "b",
+            format!("rkb init --domain example.com --project-name op --rkb-path {repo}"),
+        ),
+    ] {
+        let dir = scratch.path().join(name);
+        std::fs::create_dir(&dir).unwrap();
+        let args: Vec<&str> = init
+            .iter()
+            .copied()
+            .chain(["--rkb-source", "registry", "--rkb-path", repo])
+            .collect();
+        follow_hint(&dir, &args, &hint, &[]);
+    }
+    // A source without rkb's crates.
+    let dir = scratch.path().join("c");
+    std::fs::create_dir(&dir).unwrap();
+    let args: Vec<&str> = init
+        .iter()
+        .copied()
+        .chain(["--rkb-path", "/nonexistent/rkb"])
+        .collect();
+    follow_hint(
+        &dir,
+        &args,
+        "rkb init --domain example.com --project-name op --rkb-path /path/to/rkb",
+        &[("/path/to/rkb", repo)],
+    );
 }

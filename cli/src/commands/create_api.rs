@@ -292,9 +292,19 @@ fn model(
 ) -> anyhow::Result<(Context, Switches)> {
     let (resource, controller) = (args.wants_resource(), args.wants_controller());
     if !resource && !controller {
+        // The hint must work: --no-resource only for a type that exists.
+        let exists = project
+            .find(&args.group, &args.version, &args.kind)
+            .is_some_and(|r| r.api.is_some())
+            || builtin_kinds::find(&args.group, &args.version, &args.kind).is_some();
+        let (keep, what) = if exists {
+            ("--no-resource", "a controller for the existing type")
+        } else {
+            ("--no-controller", "only the types")
+        };
         bail!(
             "nothing to scaffold: --no-resource and --no-controller together leave no files to write.\n  \
-             Drop one of them, e.g.:  rkb create api --group {} --version {} --kind {} --no-resource",
+             Drop one of them; for {what}:  rkb create api --group {} --version {} --kind {} {keep}",
             args.group,
             args.version,
             args.kind
@@ -404,7 +414,16 @@ fn updated_project(
     );
     let mut planned = project.clone();
     planned.upsert(entry.clone());
-    planned.check_resource_names(&entry)?;
+    // The examples of a refusal keep the flags that are not about names.
+    let kept: String = [
+        (args.no_controller, " --no-controller"),
+        (args.cluster_scoped, " --cluster-scoped"),
+        (args.force, " --force"),
+    ]
+    .into_iter()
+    .filter_map(|(given, flag)| given.then_some(flag))
+    .collect();
+    planned.check_resource_names_keeping(&entry, &kept)?;
     if !image {
         // A forced re-run without --image makes the API a plain one again.
         if let Some(plugin) = &mut planned.plugins.deploy_image {

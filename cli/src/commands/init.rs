@@ -168,10 +168,10 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             "{} already holds a project ({} found); `rkb init` only scaffolds into a directory without \
              PROJECT, Cargo.toml, Makefile or src/.\n  \
              To add an API to an existing rkb project, run:  rkb create api --group <group> --version <version> --kind <Kind>\n  \
-             To start afresh, use another directory:          rkb init --domain {} --dir <new-dir>",
+             To start afresh, use another directory:          {} --dir <new-dir>",
             args.dir.display(),
             found.join(", "),
-            args.domain
+            retry(args)
         );
     }
     let (rkb_source_kind, rkb_crates) = match rkb_patches(args)? {
@@ -313,12 +313,11 @@ fn rkb_patches(
             bail!(
                 "--rkb-path {} was given with --rkb-source registry, which takes rkb's crates from \
                  the registry and uses no path.\n  \
-                 Drop one of them:  rkb init --domain {} --rkb-source registry\n  \
-                 or:                rkb init --domain {} --rkb-path {}",
+                 Drop one of them:  {retry} --rkb-source registry\n  \
+                 or:                {retry} --rkb-path {}",
                 path.display(),
-                args.domain,
-                args.domain,
-                path.display()
+                path.display(),
+                retry = retry(args)
             );
         }
         return Ok(None);
@@ -328,7 +327,7 @@ fn rkb_patches(
         && let Some(path) = from_env
     {
         let path = std::path::PathBuf::from(path);
-        return rkb_crates::locate(&path, &args.dir)
+        return rkb_crates::locate(&path, &args.dir, &retry(args))
             .map(Some)
             .with_context(|| {
                 format!(
@@ -344,13 +343,28 @@ fn rkb_patches(
         (None, None) => bail!(
             "no rkb source to take rkb's crates from: this rkb was not built from a checkout that \
              still exists, and rkb's crates are not on crates.io yet.\n  \
-             Pass one:  rkb init --domain {} --rkb-path /path/to/rkb  (a checkout, or unpacked .crate files; or set RKB_PATH)\n  \
-             or, once they are published:  rkb init --domain {} --rkb-source registry",
-            args.domain,
-            args.domain
+             Pass one:  {retry} --rkb-path /path/to/rkb  (a checkout, or unpacked .crate files; or set RKB_PATH)\n  \
+             or, once they are published:  {retry} --rkb-source registry",
+            retry = retry(args)
         ),
     };
-    rkb_crates::locate(&source, &args.dir).map(Some)
+    rkb_crates::locate(&source, &args.dir, &retry(args)).map(Some)
+}
+
+/// The user's `rkb init` for a hint to complete: the domain and the flags a retry keeps
+/// (the header's --owner aside: it needs quoting, and the default works).
+fn retry(args: &InitArgs) -> String {
+    let mut command = format!("rkb init --domain {}", args.domain);
+    if let Some(name) = &args.project_name {
+        command.push_str(&format!(" --project-name {name}"));
+    }
+    if args.license == License::None {
+        command.push_str(" --license none");
+    }
+    if args.multigroup {
+        command.push_str(" --multigroup");
+    }
+    command
 }
 
 #[cfg(test)]
