@@ -1841,6 +1841,16 @@ fn every_hinted_command_does_what_it_says() {
     let project = self::project();
     let dir = project.path();
     let example = "rkb create webhook --group cache --version v1alpha1 --kind Memcached";
+    // The kind in another version: the webhook for the version it has.
+    follow_hint(
+        dir,
+        &webhook_args("v2", &["--defaulting"]),
+        "rkb create webhook --group cache --version v1alpha1 --kind Memcached --defaulting",
+        &[],
+    );
+    // That made the hinted `--defaulting` of the next case a duplicate: start afresh.
+    let project = self::project();
+    let dir = project.path();
     follow_hint(
         dir,
         &webhook_args("v1alpha1", &[]),

@@ -486,10 +486,42 @@ fn find_resource<'p>(
             )
         })
         .collect();
+    // The kind under another group or version is most likely what was meant (a new API
+    // of the same kind could be refused for it, too).
+    let same_kind = project
+        .resources
+        .iter()
+        .filter(|r| r.api.is_some() || r.core)
+        .find(|r| r.kind == args.kind);
+    let example = match same_kind {
+        Some(r) => {
+            let mut flags = String::new();
+            for (given, flag) in [
+                (args.defaulting, " --defaulting"),
+                (args.programmatic_validation, " --programmatic-validation"),
+                (args.conversion, " --conversion"),
+            ] {
+                if given {
+                    flags.push_str(flag);
+                }
+            }
+            for spoke in &args.spoke {
+                flags.push_str(&format!(" --spoke {spoke}"));
+            }
+            format!(
+                "rkb create webhook --group {} --version {} --kind {}{flags}",
+                r.group, r.version, r.kind
+            )
+        }
+        None => format!(
+            "rkb create api --group {} --version {} --kind {}",
+            args.group, args.version, args.kind
+        ),
+    };
     bail!(
         "no API {}/{} {} in PROJECT: webhooks are for a kind this project has (run \
          `rkb create api` first).\n  accepted: {}\n  \
-         example:  rkb create api --group {} --version {} --kind {}",
+         example:  {example}",
         args.group,
         args.version,
         args.kind,
@@ -498,9 +530,6 @@ fn find_resource<'p>(
         } else {
             known.join("; ")
         },
-        args.group,
-        args.version,
-        args.kind
     );
 }
 
