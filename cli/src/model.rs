@@ -40,6 +40,17 @@ pub const BOILERPLATE: &str = "hack/boilerplate.rs.txt";
 /// anything is planned, instead of becoming a file outside `src/`.
 pub fn load(dir: &Path) -> anyhow::Result<Project> {
     let project = Project::load(dir)?;
+    // Blamed on PROJECT, not on the --group that the API group joins it with.
+    if let Err(invalid) = names::check_domain(&project.domain) {
+        anyhow::bail!(
+            "{} has the domain {:?}, which rkb cannot derive API groups from: {}.\n  accepted: {}\n  \
+             Fix the entry (edited by hand?): the domain the project was created with, e.g. domain: example.com",
+            project::FILE_NAME,
+            project.domain,
+            invalid.problem,
+            invalid.accepted
+        );
+    }
     for entry in &project.resources {
         check_recorded(entry)?;
     }
@@ -70,6 +81,7 @@ fn check_recorded(entry: &project::Resource) -> anyhow::Result<()> {
         ("path", &entry.path, names::check_rust_path(&entry.path)),
     ]
     .into_iter()
+    .chain((!entry.core).then(|| ("domain", &entry.domain, names::check_domain(&entry.domain))))
     .chain(spokes.map(|spoke| ("spoke", spoke, names::check_version(spoke))));
     for (field, value, check) in checks {
         if let Err(invalid) = check {

@@ -972,6 +972,12 @@ fn project_entries_rkb_cannot_derive_paths_from_are_refused() {
             "path: crate::api::cache::v1alpha1::Memcached; std::process::exit(1)",
             "with the path \"crate::api::cache::v1alpha1::Memcached; std::process::exit(1)\"",
         ),
+        // The domain is PROJECT's, not the --group's the API group joins it with.
+        (
+            "domain: example.com",
+            "domain: Bad Domain",
+            "PROJECT has the domain \"Bad Domain\", which rkb cannot derive API groups from",
+        ),
     ] {
         assert!(text.contains(from), "{text}");
         std::fs::write(&file, text.replace(from, to)).unwrap();
