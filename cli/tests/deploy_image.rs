@@ -215,6 +215,10 @@ fn a_forced_re_run_without_image_leaves_exactly_a_plain_api() {
             note.contains("Memcached no longer deploys memcached:1.6"),
             "{note}"
         );
+        assert!(
+            note.contains(" are gone.\n  To scaffold the image controller again:  rkb "),
+            "{note}"
+        );
         let hinted = hinted_commands(&note);
         assert_eq!(hinted.len(), 1, "{note}");
         run_in(image.path(), &hinted[0]).unwrap();
@@ -241,7 +245,10 @@ fn a_forced_partial_re_run_of_an_image_api_is_refused_with_what_to_pass() {
         .unwrap_err();
         for fragment in [
             "Memcached cache/v1 was scaffolded with --image memcached:1.6",
-            &format!("so --force {flag} cannot regenerate one part of them"),
+            &format!(
+                "so --force {flag} cannot regenerate one part of them.\n  To regenerate it as it is:  rkb"
+            ),
+            "\n  To make it a plain API (its image's tests and config/manager/manager.yaml go):  rkb",
             "rkb create api --group cache --version v1 --kind Memcached --image memcached:1.6 \
              --image-container-port 11211 --force",
         ] {

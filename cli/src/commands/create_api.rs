@@ -554,9 +554,10 @@ fn dropped_image(
             api.group, api.version, api.kind
         );
         bail!(
-            "{} {}/{} was scaffolded with --image {} (PROJECT, plugin {}): its types, controller              and tests go together, so --force {flag} cannot regenerate one part of them.
-               To regenerate it as it is:  {command} {} --force
-               To make it a plain API (its image's tests and {} go):  {command} --force",
+            "{} {}/{} was scaffolded with --image {} (PROJECT, plugin {}): its types, controller \
+             and tests go together, so --force {flag} cannot regenerate one part of them.\n  \
+             To regenerate it as it is:  {command} {} --force\n  \
+             To make it a plain API (its image's tests and {} go):  {command} --force",
             api.kind,
             api.group,
             api.version,
@@ -616,9 +617,9 @@ fn next_steps(out: &mut dyn Write, context: &Context, switches: &Switches) -> an
     if let Some(dropped) = &context.dropped_image {
         writeln!(
             out,
-            "
-note: {kind} no longer deploys {}: --force without --image scaffolded it as a plain              API, so its image's tests, {} in {} and its PROJECT plugin entry are gone.
-               To scaffold the image controller again:  rkb create api --group {} --version {} --kind {kind} {} --force",
+            "\nnote: {kind} no longer deploys {}: --force without --image scaffolded it as a plain \
+             API, so its image's tests, {} in {} and its PROJECT plugin entry are gone.\n  \
+             To scaffold the image controller again:  rkb create api --group {} --version {} --kind {kind} {} --force",
             dropped.image,
             context.image_env,
             model::MANAGER,
