@@ -248,7 +248,8 @@ fn a_forced_partial_re_run_of_an_image_api_is_refused_with_what_to_pass() {
             &format!(
                 "so --force {flag} cannot regenerate one part of them.\n  To regenerate it as it is:  rkb"
             ),
-            "\n  To make it a plain API (its image's tests and config/manager/manager.yaml go):  rkb",
+            "\n  To make it a plain API (its image's tests, variable in config/manager/manager.yaml and \
+             PROJECT entry go):  rkb",
             "rkb create api --group cache --version v1 --kind Memcached --image memcached:1.6 \
              --image-container-port 11211 --force",
         ] {

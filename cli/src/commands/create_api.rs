@@ -557,7 +557,8 @@ fn dropped_image(
             "{} {}/{} was scaffolded with --image {} (PROJECT, plugin {}): its types, controller \
              and tests go together, so --force {flag} cannot regenerate one part of them.\n  \
              To regenerate it as it is:  {command} {} --force\n  \
-             To make it a plain API (its image's tests and {} go):  {command} --force",
+             To make it a plain API (its image's tests, variable in {} and PROJECT entry go):  \
+             {command} --force",
             api.kind,
             api.group,
             api.version,
