@@ -1563,6 +1563,49 @@ fn names_too_long_for_the_file_system_say_which_and_the_limit() {
     }
 }
 
+/// A --dir that is (or is below) a regular file is named as such, not as the OS's
+/// "Not a directory (os error 20)".
+#[test]
+fn a_dir_that_is_a_file_is_named() {
+    let scratch = tempfile::tempdir().unwrap();
+    std::fs::write(scratch.path().join("afile"), "mine").unwrap();
+    for dir in ["afile", "afile/sub"] {
+        for args in [
+            &[
+                "init",
+                "--domain",
+                "example.com",
+                "--project-name",
+                "x",
+                "--dir",
+                dir,
+            ][..],
+            &[
+                "create",
+                "api",
+                "--group",
+                "cache",
+                "--version",
+                "v1",
+                "--kind",
+                "Foo",
+                "--dir",
+                dir,
+            ],
+        ] {
+            assert_rejected(
+                scratch.path(),
+                args,
+                &[&format!(
+                    "{dir} cannot be a project directory: afile is a file, not a directory"
+                )],
+            );
+            let (_, text) = rkb_in(scratch.path(), args);
+            assert!(!text.contains("os error"), "{text}");
+        }
+    }
+}
+
 /// A default the user did not type is not blamed on a flag: the project name taken from
 /// the directory, and `RKB_PATH` from the environment. The hinted commands work.
 #[test]

@@ -654,6 +654,21 @@ fn check_dir_name(root: &Path) -> anyhow::Result<()> {
             name.len()
         );
     }
+    // The nearest existing path up from the root must be a directory: a file there gives
+    // "Not a directory (os error 20)" at the first read.
+    if let Some(file) = root
+        .ancestors()
+        .filter(|p| !p.as_os_str().is_empty())
+        .find(|p| p.exists())
+        .filter(|p| !p.is_dir())
+    {
+        bail!(
+            "{} cannot be a project directory: {} is a file, not a directory. Pass the project's \
+             directory (--dir), or for `rkb init` a new or empty one",
+            root.display(),
+            file.display()
+        );
+    }
     let full = std::path::absolute(root).map_or(0, |r| r.as_os_str().len());
     if full > PATH_MAX {
         bail!(
