@@ -318,9 +318,9 @@ pub struct InitArgs {
     #[arg(long, value_enum, default_value_t = RkbSource::Path)]
     pub rkb_source: RkbSource,
     /// The rkb source for `--rkb-source path`: a checkout of rkb, or a directory of its
-    /// unpacked `.crate` packages [default: the checkout this rkb was built from]. A relative
-    /// path is taken relative to the project directory.
-    #[arg(long, value_name = "DIR", env = "RKB_PATH")]
+    /// unpacked `.crate` packages [default: $RKB_PATH, else the checkout this rkb was built
+    /// from]. A relative path is taken relative to the project directory.
+    #[arg(long, value_name = "DIR")]
     pub rkb_path: Option<PathBuf>,
     /// Lay controllers out by group (`src/controller/<group>/<kind>.rs`), so one kind can
     /// have a controller in each of several groups.

@@ -40,6 +40,17 @@ pub const BOILERPLATE: &str = "hack/boilerplate.rs.txt";
 /// anything is planned, instead of becoming a file outside `src/`.
 pub fn load(dir: &Path) -> anyhow::Result<Project> {
     let project = Project::load(dir)?;
+    // Blamed on PROJECT, not on the --group that the API group joins it with.
+    if let Err(invalid) = names::check_domain(&project.domain) {
+        anyhow::bail!(
+            "{} has the domain {:?}, which rkb cannot derive API groups from: {}.\n  accepted: {}\n  \
+             Fix the entry (edited by hand?): the domain the project was created with, e.g. domain: example.com",
+            project::FILE_NAME,
+            project.domain,
+            invalid.problem,
+            invalid.accepted
+        );
+    }
     for entry in &project.resources {
         check_recorded(entry)?;
     }
@@ -70,6 +81,7 @@ fn check_recorded(entry: &project::Resource) -> anyhow::Result<()> {
         ("path", &entry.path, names::check_rust_path(&entry.path)),
     ]
     .into_iter()
+    .chain((!entry.core).then(|| ("domain", &entry.domain, names::check_domain(&entry.domain))))
     .chain(spokes.map(|spoke| ("spoke", spoke, names::check_version(spoke))));
     for (field, value, check) in checks {
         if let Err(invalid) = check {
@@ -111,8 +123,56 @@ impl ProjectNames {
     /// The names of a project on disk, its header read through `changes`.
     pub fn read(project: &Project, changes: &Changes) -> anyhow::Result<Self> {
         let boilerplate = changes.read(BOILERPLATE)?.unwrap_or_default();
+        check_boilerplate(&boilerplate)?;
         Ok(Self::new(project, &boilerplate))
     }
+}
+
+/// The header starts every Rust file rkb generates, so it must be comments only, each one
+/// closed: a line of code fails rustfmt, and an unclosed `/*` swallows the file's markers.
+fn check_boilerplate(boilerplate: &str) -> anyhow::Result<()> {
+    let example = "`// Copyright 2026 The Authors.`, or an empty file for no header";
+    // Nesting of /* */ comments, which Rust allows.
+    let mut depth = 0usize;
+    for (number, line) in boilerplate.lines().enumerate() {
+        let mut rest = line.trim();
+        while !rest.is_empty() {
+            if depth == 0 {
+                if rest.starts_with("//") {
+                    break;
+                }
+                let Some(comment) = rest.strip_prefix("/*") else {
+                    anyhow::bail!(
+                        "{BOILERPLATE} is not a Rust comment: line {} ({line:?}) is code, and rkb \
+                         puts the file at the top of every Rust file it generates.\n  \
+                         Make it a comment, e.g. {example}",
+                        number + 1
+                    );
+                };
+                depth = 1;
+                rest = comment;
+            }
+            match (rest.find("/*"), rest.find("*/")) {
+                (Some(open), close) if close.is_none_or(|close| open < close) => {
+                    depth += 1;
+                    rest = &rest[open + 2..];
+                }
+                (_, Some(close)) => {
+                    depth -= 1;
+                    rest = rest[close + 2..].trim_start();
+                }
+                (_, None) => rest = "",
+            }
+        }
+    }
+    if depth > 0 {
+        anyhow::bail!(
+            "{BOILERPLATE} opens a /* comment it does not close, and rkb puts the file at the top \
+             of every Rust file it generates, where the comment would hide the code after it.\n  \
+             Close the comment, or write the header as // lines, e.g. {example}"
+        );
+    }
+    Ok(())
 }
 
 /// One kind in one group and version: a custom resource of the project or a built-in
@@ -265,6 +325,11 @@ impl Resource {
 
     /// Whether PROJECT's `entry` is this resource (the same group, version and kind).
     pub fn is(&self, entry: &project::Resource) -> bool {
+        entry.group == self.group && entry.version == self.version && entry.kind == self.kind
+    }
+
+    /// Whether PROJECT's deploy-image `entry` is this resource's.
+    pub fn is_image(&self, entry: &project::DeployImageResource) -> bool {
         entry.group == self.group && entry.version == self.version && entry.kind == self.kind
     }
 
@@ -458,5 +523,35 @@ impl Layout {
     /// `MEMCACHED_IMAGE` (group-qualified in the multigroup layout, like the roles).
     pub fn image_env(&self) -> String {
         format!("{}_IMAGE", self.role_prefix.to_uppercase())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_boilerplate;
+
+    #[test]
+    fn the_boilerplate_must_be_closed_comments() {
+        for good in [
+            "",
+            "// Copyright 2026 Me.\n//\n// Apache-2.0\n",
+            "/*\nCopyright 2026 Me.\n\nLicensed under ...\n*/\n",
+            "/* one */ // two\n/* a /* nested */ b */\r\n// crlf\r\n",
+        ] {
+            assert!(check_boilerplate(good).is_ok(), "{good:?}");
+        }
+        for (bad, why) in [
+            (
+                "Copyright 2026 Me\n",
+                "line 1 (\"Copyright 2026 Me\") is code",
+            ),
+            ("// fine\n\"quoted\"\n", "line 2"),
+            ("/* done */ fn x() {}\n", "line 1"),
+            ("/* Copyright 2026 Me\n", "does not close"),
+            ("/* a /* b */\n", "does not close"),
+        ] {
+            let error = check_boilerplate(bad).unwrap_err().to_string();
+            assert!(error.contains(why), "{bad:?}: {error}");
+        }
     }
 }

@@ -239,6 +239,9 @@ pub fn check_owner(owner: &str) -> Check {
     Ok(())
 }
 
+/// The longest project name: a DNS-1123 label.
+pub const PROJECT_NAME_MAX: usize = 63;
+
 pub fn check_project_name(name: &str) -> Check {
     let fail = |problem: String| {
         Err(invalid(

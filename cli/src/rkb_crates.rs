@@ -80,8 +80,13 @@ impl SourceKind {
 }
 
 /// The patch entries for the rkb source at `source` (as the user gave it), resolved from
-/// the project directory `project_dir` when relative.
-pub fn locate(source: &Path, project_dir: &Path) -> anyhow::Result<(SourceKind, Vec<Patch>)> {
+/// the project directory `project_dir` when relative. `retry` is the user's `rkb init`
+/// without its source, which the hints complete.
+pub fn locate(
+    source: &Path,
+    project_dir: &Path,
+    retry: &str,
+) -> anyhow::Result<(SourceKind, Vec<Patch>)> {
     let written = source
         .to_str()
         .map(|s| s.trim_end_matches('/').to_owned())
@@ -91,9 +96,9 @@ pub fn locate(source: &Path, project_dir: &Path) -> anyhow::Result<(SourceKind, 
     if !resolved.is_dir() {
         bail!(
             "the rkb source {} does not exist (resolved to {}).\n  \
-             Pass a checkout of rkb or a directory of its unpacked crates, for example:\n    \
-             rkb init --domain example.com --rkb-path /path/to/rkb\n  \
-             or, once rkb's crates are on crates.io:  rkb init --domain example.com --rkb-source registry",
+             Pass a checkout of rkb or a directory of its unpacked crates, for example:  \
+             {retry} --rkb-path /path/to/rkb\n  \
+             or, once rkb's crates are on crates.io:  {retry} --rkb-source registry",
             source.display(),
             resolved.display()
         );
@@ -137,8 +142,8 @@ pub fn locate(source: &Path, project_dir: &Path) -> anyhow::Result<(SourceKind, 
     let problems: Vec<String> = problems.into_iter().filter_map(Result::err).collect();
     bail!(
         "{} does not hold rkb {VERSION}'s crates: as {layout} it lacks\n    {}\n  \
-         Pass a checkout of rkb {VERSION} or a directory where its packages are unpacked, for example:\n    \
-         rkb init --domain example.com --rkb-path /path/to/rkb",
+         Pass a checkout of rkb {VERSION} or a directory where its packages are unpacked, for \
+         example:  {retry} --rkb-path /path/to/rkb",
         resolved.display(),
         problems.join("\n    ")
     )
@@ -224,7 +229,12 @@ mod tests {
     #[test]
     fn this_checkout_is_a_source() {
         let checkout = default_source().expect("tests run in a checkout");
-        let (kind, patches) = locate(&checkout, Path::new("/elsewhere")).unwrap();
+        let (kind, patches) = locate(
+            &checkout,
+            Path::new("/elsewhere"),
+            "rkb init --domain example.com",
+        )
+        .unwrap();
         assert_eq!(kind, SourceKind::Checkout);
         assert_eq!(patches.len(), CRATES.len());
         assert!(patches[5].path.ends_with("/runtime"), "{patches:?}");
@@ -241,7 +251,12 @@ mod tests {
             );
         }
         let project = tmp.path().join("op");
-        let (kind, patches) = locate(Path::new("../crates"), &project).unwrap();
+        let (kind, patches) = locate(
+            Path::new("../crates"),
+            &project,
+            "rkb init --domain example.com",
+        )
+        .unwrap();
         assert_eq!(kind, SourceKind::Packages);
         assert_eq!(patches[0].path, format!("../crates/rkb-core-{VERSION}"));
     }
@@ -256,7 +271,7 @@ mod tests {
                 &format!("[package]\nname = \"{name}\"\nversion = \"{VERSION}\"\n"),
             );
         }
-        let (_, patches) = locate(&odd, tmp.path()).unwrap();
+        let (_, patches) = locate(&odd, tmp.path(), "rkb init --domain example.com").unwrap();
         let table: toml::Table = format!("p = {{ path = {} }}", patches[0].path_literal)
             .parse()
             .unwrap();
@@ -270,14 +285,21 @@ mod tests {
             &tmp.path().join("runtime/Cargo.toml"),
             "[package]\nname = \"rkb-runtime\"\nversion = \"0.0.1\"\n",
         );
-        let message = locate(tmp.path(), tmp.path()).unwrap_err().to_string();
+        let message = locate(tmp.path(), tmp.path(), "rkb init --domain example.com")
+            .unwrap_err()
+            .to_string();
         assert!(
             message.contains("core/Cargo.toml (the crate rkb-core)"),
             "{message}"
         );
         assert!(message.contains("found version \"0.0.1\""), "{message}");
         assert!(message.contains("--rkb-path"), "{message}");
-        let missing = locate(&tmp.path().join("nope"), tmp.path()).unwrap_err();
+        let missing = locate(
+            &tmp.path().join("nope"),
+            tmp.path(),
+            "rkb init --domain example.com",
+        )
+        .unwrap_err();
         assert!(missing.to_string().contains("does not exist"), "{missing}");
     }
 }

@@ -20,7 +20,9 @@ const UPGRADES: &[(&str, &str)] = &[(
      [dev-dependencies]), with a `.cargo/config.toml` whose [patch.crates-io] points at the rkb \
      source (`rkb init --dir /tmp/scratch` writes one to copy); in the Makefile, \
      `$(RKB_PATH)/envtest/setup-envtest.sh` becomes `$(RKB) setup-envtest` (`RKB ?= rkb`), and \
-     `make image` builds the image without a container engine",
+     `make image` builds the image without a container engine; a conversion webhook's file gets \
+     the `+rkb:scaffold:spokes`, `spoke-impls` and `spoke-tests` markers, where a later version \
+     joins as a spoke",
 )];
 
 /// Refuses a PROJECT written by a newer rkb, or with a `cliVersion` that is no version.

@@ -304,7 +304,8 @@ const CREATE_API_CASES: &[(&[&str], &[&str])] = &[
             "Memcached cache/v1beta1 would have the plural \"mcs\", but Memcached cache/v1alpha1 has \
              \"memcacheds\"",
             "share one plural",
-            "example:  rkb create api --group cache --version v1beta1 --kind Memcached --plural memcacheds",
+            "example:  rkb create api --group cache --version v1beta1 --kind Memcached --no-controller --plural \
+             memcacheds",
         ],
     ),
     (
@@ -971,6 +972,12 @@ fn project_entries_rkb_cannot_derive_paths_from_are_refused() {
             "path: crate::api::cache::v1alpha1::Memcached; std::process::exit(1)",
             "with the path \"crate::api::cache::v1alpha1::Memcached; std::process::exit(1)\"",
         ),
+        // The domain is PROJECT's, not the --group's the API group joins it with.
+        (
+            "domain: example.com",
+            "domain: Bad Domain",
+            "PROJECT has the domain \"Bad Domain\", which rkb cannot derive API groups from",
+        ),
     ] {
         assert!(text.contains(from), "{text}");
         std::fs::write(&file, text.replace(from, to)).unwrap();
@@ -1253,7 +1260,7 @@ fn init_refuses_bad_rkb_sources_and_registry_needs_no_path() {
             &["--rkb-source", "registry", "--rkb-path", no_crates],
             &[
                 "was given with --rkb-source registry",
-                "rkb init --domain example.com --rkb-source registry",
+                "rkb init --domain example.com --project-name op --rkb-source registry",
             ],
         ),
         (
@@ -1261,7 +1268,7 @@ fn init_refuses_bad_rkb_sources_and_registry_needs_no_path() {
             &[
                 "does not hold rkb",
                 "core/Cargo.toml (the crate rkb-core)",
-                "rkb init --domain example.com --rkb-path",
+                "rkb init --domain example.com --project-name op --rkb-path",
             ],
         ),
         (
@@ -1454,4 +1461,574 @@ fn versions_of_a_kind_share_its_scope_and_a_forced_first_version_stays_the_stora
         "the first version keeps storage:\n{first}"
     );
     assert!(second.contains("storage = false"), "{second}");
+}
+
+/// Runs rkb in `dir` with `env` set, like [`rkb_in`].
+fn rkb_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_rkb"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("RKB_PATH")
+        .envs(env.iter().copied())
+        .output()
+        .expect("rkb runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), text)
+}
+
+/// The commands a message suggests: every `rkb ...` after a `:  ` (the hints' form), as
+/// the arguments after `rkb`.
+fn hinted_commands(message: &str) -> Vec<Vec<String>> {
+    message
+        .lines()
+        .filter_map(|line| line.split_once(":  rkb ").map(|(_, command)| command))
+        .map(|command| command.split_whitespace().map(String::from).collect())
+        .collect()
+}
+
+/// Names no file system takes are refused by what they are, with the limit, before the OS
+/// answers "File name too long (os error 36)"; nothing is written.
+#[test]
+fn names_too_long_for_the_file_system_say_which_and_the_limit() {
+    let project = project();
+    // A valid API group of 223 characters: its sample's file name would be 235 bytes.
+    let group = ["g", "h", "i"].map(|c| c.repeat(60)).join(".") + "." + &"j".repeat(40);
+    let args = [
+        "create",
+        "api",
+        "--group",
+        &group,
+        "--version",
+        "v1",
+        "--kind",
+        "Foo",
+    ];
+    let sample =
+        format!("the file config/samples/{group}_v1_foo.yaml would have a name of 235 bytes");
+    assert_rejected(
+        project.path(),
+        &args,
+        &[
+            &format!("invalid --group \"{group}\""),
+            &sample,
+            "6 more than rkb can write (229: file systems take 255",
+            "the group may have at most 217 characters",
+            "example:  --group cache",
+        ],
+    );
+    let (_, text) = rkb_in(project.path(), &args);
+    assert!(!text.contains("os error"), "{text}");
+
+    // A directory name of 300 bytes, for a new project and an existing one.
+    let long = project.path().join("d".repeat(300));
+    let long = long.to_str().unwrap();
+    for args in [
+        &[
+            "init",
+            "--domain",
+            "example.com",
+            "--project-name",
+            "x",
+            "--dir",
+            long,
+        ][..],
+        &[
+            "create",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Foo",
+            "--dir",
+            long,
+        ],
+    ] {
+        assert_rejected(
+            project.path(),
+            args,
+            &[
+                &format!("its name \"{}\" is 300 bytes long", "d".repeat(300)),
+                "file systems take names of at most 255 bytes",
+                "Choose a shorter directory (--dir)",
+            ],
+        );
+        let (_, text) = rkb_in(project.path(), args);
+        assert!(!text.contains("os error"), "{text}");
+    }
+}
+
+/// A --dir that is (or is below) a regular file is named as such, not as the OS's
+/// "Not a directory (os error 20)".
+#[test]
+fn a_dir_that_is_a_file_is_named() {
+    let scratch = tempfile::tempdir().unwrap();
+    std::fs::write(scratch.path().join("afile"), "mine").unwrap();
+    for dir in ["afile", "afile/sub"] {
+        for args in [
+            &[
+                "init",
+                "--domain",
+                "example.com",
+                "--project-name",
+                "x",
+                "--dir",
+                dir,
+            ][..],
+            &[
+                "create",
+                "api",
+                "--group",
+                "cache",
+                "--version",
+                "v1",
+                "--kind",
+                "Foo",
+                "--dir",
+                dir,
+            ],
+        ] {
+            assert_rejected(
+                scratch.path(),
+                args,
+                &[&format!(
+                    "{dir} cannot be a project directory: afile is a file, not a directory"
+                )],
+            );
+            let (_, text) = rkb_in(scratch.path(), args);
+            assert!(!text.contains("os error"), "{text}");
+        }
+    }
+}
+
+/// A default the user did not type is not blamed on a flag: the project name taken from
+/// the directory, and `RKB_PATH` from the environment. The hinted commands work.
+#[test]
+fn defaults_are_blamed_on_where_they_came_from_and_the_hints_work() {
+    let scratch = tempfile::tempdir().unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let repo = repo.to_str().unwrap();
+    let dir = scratch.path().join("My_Op");
+    std::fs::create_dir(&dir).unwrap();
+    let init = ["init", "--domain", "example.com", "--rkb-path", repo];
+    assert_rejected(
+        &dir,
+        &init,
+        &[
+            "invalid project name \"my_op\": no --project-name was given",
+            "the directory name \"My_Op\" cannot be the project name (it contains '_')",
+            "example:  --project-name my-op",
+        ],
+    );
+    let (_, text) = rkb_in(&dir, &init);
+    assert!(!text.contains("invalid --project-name"), "{text}");
+    let named: Vec<&str> = init
+        .iter()
+        .copied()
+        .chain(["--project-name", "my-op"])
+        .collect();
+    let (ok, text) = rkb_in(&dir, &named);
+    assert!(ok, "{text}");
+    assert!(
+        std::fs::read_to_string(dir.join("PROJECT"))
+            .unwrap()
+            .contains("projectName: my-op")
+    );
+
+    // $RKB_PATH is a default of --rkb-path: --rkb-source registry overrides it, and a bad
+    // one is named as the environment's.
+    let registry = scratch.path().join("registry");
+    std::fs::create_dir(&registry).unwrap();
+    let env = [("RKB_PATH", repo)];
+    let init = ["init", "--domain", "example.com", "--project-name", "op"];
+    let with_registry: Vec<&str> = init
+        .iter()
+        .copied()
+        .chain(["--rkb-source", "registry"])
+        .collect();
+    let (ok, text) = rkb_env(&registry, &with_registry, &env);
+    assert!(ok, "{text}");
+    assert!(!registry.join(".cargo").exists());
+
+    let missing = scratch.path().join("missing");
+    std::fs::create_dir(&missing).unwrap();
+    let env = [("RKB_PATH", "/nonexistent/rkb")];
+    let (ok, text) = rkb_env(&missing, &init, &env);
+    assert!(!ok, "{text}");
+    for fragment in [
+        "RKB_PATH=/nonexistent/rkb is set in the environment, and rkb takes it as --rkb-path",
+        "the rkb source /nonexistent/rkb does not exist",
+    ] {
+        assert!(text.contains(fragment), "{fragment:?} in:\n{text}");
+    }
+    assert!(common::files(&missing).is_empty());
+    // Its hints, with RKB_PATH still set: a checkout by --rkb-path, or the registry.
+    let hinted = hinted_commands(&text);
+    assert_eq!(hinted.len(), 2, "{text}");
+    let with_path: Vec<&str> = hinted[0]
+        .iter()
+        .map(|w| {
+            if w == "/path/to/rkb" {
+                repo
+            } else {
+                w.as_str()
+            }
+        })
+        .collect();
+    let (ok, text) = rkb_env(&missing, &with_path, &env);
+    assert!(ok, "{with_path:?}: {text}");
+    let other = scratch.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    let registry_hint: Vec<&str> = hinted[1].iter().map(String::as_str).collect();
+    let (ok, text) = rkb_env(&other, &registry_hint, &env);
+    assert!(ok, "{registry_hint:?}: {text}");
+}
+
+/// What the user wrote is never reported as "a bug in rkb": a boilerplate header that is
+/// not a comment, and a file of theirs that rkb inserts into but that does not parse.
+#[test]
+fn a_users_file_that_breaks_the_generated_code_is_named_not_called_a_bug() {
+    let project = project();
+    let dir = project.path();
+    let boilerplate = dir.join("hack/boilerplate.rs.txt");
+    let site = [
+        "create",
+        "api",
+        "--group",
+        "web",
+        "--version",
+        "v1",
+        "--kind",
+        "Site",
+    ];
+    for (header, fragments) in [
+        (
+            "Copyright 2026 Me\n",
+            &[
+                "hack/boilerplate.rs.txt is not a Rust comment: line 1 (\"Copyright 2026 Me\") is code",
+                "e.g. `// Copyright 2026 The Authors.`",
+            ][..],
+        ),
+        (
+            "/* Copyright 2026 Me\n",
+            &["hack/boilerplate.rs.txt opens a /* comment it does not close"],
+        ),
+    ] {
+        std::fs::write(&boilerplate, header).unwrap();
+        assert_rejected(dir, &site, fragments);
+        let (_, text) = rkb_in(dir, &site);
+        assert!(
+            !text.contains("a bug in rkb") && !text.contains("marker"),
+            "{text}"
+        );
+    }
+    // Its hint: a // comment works.
+    std::fs::write(&boilerplate, "// Copyright 2026 The Authors.\n").unwrap();
+    rkb_ok(dir, &site);
+
+    let main = dir.join("src/main.rs");
+    let text = std::fs::read_to_string(&main).unwrap();
+    std::fs::write(&main, format!("{text}fn broken( {{\n")).unwrap();
+    assert_rejected(
+        dir,
+        &webhook_args("v1alpha1", &["--defaulting"]),
+        &[
+            "src/main.rs does not parse as Rust, so rkb cannot insert code into it",
+            "fn broken( {",
+            "Fix the file",
+        ],
+    );
+    let (_, text) = rkb_in(dir, &webhook_args("v1alpha1", &["--defaulting"]));
+    assert!(!text.contains("a bug in rkb"), "{text}");
+}
+
+/// Runs `args` in `dir`, expecting a refusal that leaves the files alone and suggests
+/// `hint`; then runs the hint with `placeholders` filled in, which must succeed.
+fn follow_hint(dir: &Path, args: &[&str], hint: &str, placeholders: &[(&str, &str)]) {
+    let before = common::files(dir);
+    let (ok, text) = rkb_in(dir, args);
+    assert!(!ok, "{args:?} should fail:\n{text}");
+    assert!(common::files(dir) == before, "{args:?} changed files");
+    assert!(
+        text.contains(hint),
+        "{args:?}: expected the hint {hint:?} in:\n{text}"
+    );
+    let mut command = hint.to_owned();
+    for (placeholder, value) in placeholders {
+        command = command.replace(placeholder, value);
+    }
+    let words: Vec<&str> = command.split_whitespace().skip(1).collect();
+    let (ok, text) = rkb_in(dir, &words);
+    assert!(ok, "the hint `{command}` of {args:?} failed:\n{text}");
+}
+
+/// `create api` with `args` (after `create api`).
+fn api_args<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    ["create", "api"].iter().chain(args).copied().collect()
+}
+
+/// Every hint that suggests a command works: run as printed (placeholders filled in), it
+/// does what the hint says, and where it is a step before the refused command, that
+/// command then succeeds.
+#[test]
+fn every_hinted_command_does_what_it_says() {
+    let flags = |g, v, k| vec!["--group", g, "--version", v, "--kind", k];
+    // create api: nothing to scaffold, for a new kind and for an existing type.
+    let dir = project();
+    let dir = dir.path();
+    let mut args = api_args(&flags("web", "v1", "Site"));
+    args.extend(["--no-resource", "--no-controller"]);
+    follow_hint(
+        dir,
+        &args,
+        "rkb create api --group web --version v1 --kind Site --no-controller",
+        &[],
+    );
+    let mut args = api_args(&flags("core", "v1", "Pod"));
+    args.extend(["--no-resource", "--no-controller"]);
+    follow_hint(
+        dir,
+        &args,
+        "rkb create api --group core --version v1 --kind Pod --no-resource",
+        &[],
+    );
+    // An unknown built-in kind.
+    let mut args = api_args(&flags("core", "v1", "Secrets"));
+    args.push("--no-resource");
+    let (ok, text) = rkb_in(dir, &args);
+    assert!(
+        !ok && text.contains("rkb create api --group core --version v1 --kind Pod --no-resource"),
+        "{text}"
+    );
+    // --image companions without --image, and --image with a flag it cannot take.
+    let mut args = api_args(&flags("web", "v1", "Cache"));
+    args.extend(["--image-container-port", "11211"]);
+    follow_hint(
+        dir,
+        &args,
+        "rkb create api --group web --version v1 --kind Cache --image memcached:1.6.26-alpine3.19",
+        &[],
+    );
+    let mut args = api_args(&flags("web", "v1", "Store"));
+    args.extend(["--image", "redis:7", "--cluster-scoped"]);
+    follow_hint(
+        dir,
+        &args,
+        "rkb create api --group web --version v1 --kind Store --image memcached:1.6.26-alpine3.19",
+        &[],
+    );
+    // A second version of a kind with a controller: its types only.
+    follow_hint(
+        dir,
+        &api_args(&flags("cache", "v1beta1", "Memcached")),
+        "rkb create api --group cache --version v1beta1 --kind Memcached --no-controller",
+        &[],
+    );
+
+    // One kind in two groups: `rkb edit --multigroup` first, then the command works.
+    for extra in [&[][..], &["--no-controller"]] {
+        let project = project();
+        let mut args = api_args(&flags("web", "v1", "Memcached"));
+        args.extend(extra);
+        follow_hint(project.path(), &args, "rkb edit --multigroup", &[]);
+        rkb_ok(project.path(), &args);
+    }
+
+    // Resource names that clash: the example names work.
+    let project = self::project();
+    let dir = project.path();
+    for (args, hint) in [
+        (
+            &[
+                "--group",
+                "cache",
+                "--version",
+                "v1",
+                "--kind",
+                "Cache",
+                "--plural",
+                "memcacheds",
+            ][..],
+            "rkb create api --group cache --version v1 --kind Cache --plural caches",
+        ),
+        (
+            &[
+                "--group",
+                "cache",
+                "--version",
+                "v1",
+                "--kind",
+                "Memcacheds",
+                "--no-controller",
+            ],
+            "rkb create api --group cache --version v1 --kind MemcachedsItem --no-controller",
+        ),
+        (
+            &[
+                "--group",
+                "cache",
+                "--version",
+                "v1beta1",
+                "--kind",
+                "Memcached",
+                "--no-controller",
+                "--plural",
+                "mcs",
+            ],
+            "rkb create api --group cache --version v1beta1 --kind Memcached --no-controller --plural memcacheds",
+        ),
+    ] {
+        follow_hint(dir, &api_args(args), hint, &[]);
+    }
+
+    // create webhook.
+    let project = self::project();
+    let dir = project.path();
+    let example = "rkb create webhook --group cache --version v1alpha1 --kind Memcached";
+    // The kind in another version: the webhook for the version it has.
+    follow_hint(
+        dir,
+        &webhook_args("v2", &["--defaulting"]),
+        "rkb create webhook --group cache --version v1alpha1 --kind Memcached --defaulting",
+        &[],
+    );
+    // That made the hinted `--defaulting` of the next case a duplicate: start afresh.
+    let project = self::project();
+    let dir = project.path();
+    follow_hint(
+        dir,
+        &webhook_args("v1alpha1", &[]),
+        &format!("{example} --defaulting"),
+        &[],
+    );
+    follow_hint(
+        dir,
+        &webhook_args("v1alpha1", &["--defaulting"]),
+        &format!("{example} --programmatic-validation"),
+        &[],
+    );
+    let mut typo = webhook_args("v1alpha1", &["--defaulting"]);
+    typo[7] = "Memcache";
+    follow_hint(
+        dir,
+        &typo,
+        "rkb create api --group cache --version v1alpha1 --kind Memcache",
+        &[],
+    );
+    rkb_ok(dir, &typo);
+    let to_v1 = webhook_args("v1alpha1", &["--conversion", "--spoke", "v1"]);
+    follow_hint(
+        dir,
+        &to_v1,
+        "rkb create api --group cache --version <other version> --kind Memcached --no-controller",
+        &[("<other version>", "v1")],
+    );
+    follow_hint(
+        dir,
+        &webhook_args("v1alpha1", &["--conversion"]),
+        &format!("{example} --conversion --spoke v1"),
+        &[],
+    );
+    follow_hint(
+        dir,
+        &webhook_args("v1", &["--conversion", "--spoke", "v1alpha1"]),
+        "rkb create webhook --group cache --version v1alpha1 --kind Memcached --conversion --spoke <versions> --force",
+        &[("<versions>", "v1")],
+    );
+    rkb_ok(
+        dir,
+        &api_args(&flags("core", "v1", "Pod"))
+            .into_iter()
+            .chain(["--no-resource"])
+            .collect::<Vec<_>>(),
+    );
+    let mut pod = vec!["create", "webhook"];
+    pod.extend(flags("core", "v1", "Pod"));
+    pod.extend(["--conversion", "--spoke", "v2"]);
+    follow_hint(
+        dir,
+        &pod,
+        "rkb create webhook --group core --version v1 --kind Pod --defaulting",
+        &[],
+    );
+}
+
+/// The hints of `init` and of a directory without a project.
+#[test]
+fn every_hinted_init_command_does_what_it_says() {
+    let scratch = tempfile::tempdir().unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let repo = repo.to_str().unwrap();
+    let dir = scratch.path().join("op");
+    std::fs::create_dir(&dir).unwrap();
+    // No project yet.
+    follow_hint(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "web",
+            "--version",
+            "v1",
+            "--kind",
+            "Site",
+        ],
+        "rkb init --domain example.com",
+        &[],
+    );
+    // A project already: add an API, or start afresh elsewhere.
+    let init = ["init", "--domain", "example.com", "--project-name", "op"];
+    follow_hint(
+        &dir,
+        &init,
+        "rkb create api --group <group> --version <version> --kind <Kind>",
+        &[("<group>", "web"), ("<version>", "v1"), ("<Kind>", "Site")],
+    );
+    follow_hint(
+        &dir,
+        &init,
+        "rkb init --domain example.com --project-name op --dir <new-dir>",
+        &[("<new-dir>", "../fresh")],
+    );
+    assert!(scratch.path().join("fresh/PROJECT").is_file());
+    // --rkb-path with --rkb-source registry: either of them.
+    for (name, hint) in [
+        (
+            "a",
+            "rkb init --domain example.com --project-name op --rkb-source registry".to_owned(),
+        ),
+        (
+            "b",
+            format!("rkb init --domain example.com --project-name op --rkb-path {repo}"),
+        ),
+    ] {
+        let dir = scratch.path().join(name);
+        std::fs::create_dir(&dir).unwrap();
+        let args: Vec<&str> = init
+            .iter()
+            .copied()
+            .chain(["--rkb-source", "registry", "--rkb-path", repo])
+            .collect();
+        follow_hint(&dir, &args, &hint, &[]);
+    }
+    // A source without rkb's crates.
+    let dir = scratch.path().join("c");
+    std::fs::create_dir(&dir).unwrap();
+    let args: Vec<&str> = init
+        .iter()
+        .copied()
+        .chain(["--rkb-path", "/nonexistent/rkb"])
+        .collect();
+    follow_hint(
+        &dir,
+        &args,
+        "rkb init --domain example.com --project-name op --rkb-path /path/to/rkb",
+        &[("/path/to/rkb", repo)],
+    );
 }

@@ -1,10 +1,15 @@
 //! A property test of the project model: random sequences of `init`, `create api`,
 //! `create webhook`, `delete api`, `delete webhook` and `edit --multigroup` with valid and
-//! invalid flags. After every accepted command the project is consistent (PROJECT loads
-//! and passes the whole-project checks, CRD and role names are unique, every module and
-//! kustomize entry points at a file, every Rust file parses); after every refused command
-//! the tree is byte-for-byte unchanged; and a create that added an API or webhooks, undone
-//! by the matching delete, gives the tree back byte for byte.
+//! invalid flags, forced re-runs, and between commands the edits of a user: files
+//! converted to CRLF line endings, and commented-out copies of markers (in a block comment
+//! or a raw string, above the real marker). After every accepted command the project is
+//! consistent (PROJECT loads and passes the whole-project checks, CRD and role names are
+//! unique, every module and kustomize entry points at a file, every Rust file parses, no
+//! file mixes line endings and a CRLF file stays CRLF, every copied marker is untouched),
+//! and a forced re-run of the command just accepted changes nothing; after every refused
+//! command the tree is byte-for-byte unchanged; and a create that added an API or
+//! webhooks, undone by the matching delete, gives the tree back byte for byte, the user's
+//! earlier edits included.
 //! Whether such projects compile is sampled by `fresh_project.rs`, which runs cargo.
 
 mod common;
@@ -39,14 +44,33 @@ const KINDS: &[&str] = &[
     "",
 ];
 const PLURALS: &[Option<&str>] = &[None, None, None, Some("foos"), Some("people"), Some("Bad")];
+// Valid values, drawn more often, so that sequences get past `init` and build up projects
+// for the later steps to work on.
+const VALID_DOMAINS: &[&str] = &["example.com", "demo.io"];
+const VALID_GROUPS: &[&str] = &["cache", "web", "crew"];
+const VALID_VERSIONS: &[&str] = &["v1", "v1alpha1", "v2beta3"];
+const VALID_KINDS: &[&str] = &["Memcached", "Foo", "Policy", "Person", "Sheep"];
+
+/// The valid values of a flag, and all of them.
+type Names = (&'static [&'static str], &'static [&'static str]);
+
+/// Names that are all valid.
+const fn only(valid: &'static [&'static str]) -> Names {
+    (valid, valid)
+}
+
+/// A value of `valid` three times in four, else of `all`.
+fn mostly((valid, all): Names) -> BoxedStrategy<&'static str> {
+    prop_oneof![3 => prop::sample::select(valid), 1 => prop::sample::select(all)].boxed()
+}
 
 /// The names a sequence draws from.
 #[derive(Clone, Copy)]
 struct Pools {
-    domains: &'static [&'static str],
-    groups: &'static [&'static str],
-    versions: &'static [&'static str],
-    kinds: &'static [&'static str],
+    domains: Names,
+    groups: Names,
+    versions: Names,
+    kinds: Names,
     plurals: &'static [Option<&'static str>],
     /// The weights of `create webhook` and `delete webhook` steps against 9 `create api`.
     webhooks: (u32, u32),
@@ -56,10 +80,10 @@ struct Pools {
 
 /// Valid and invalid names, and names that clash.
 const MIXED: Pools = Pools {
-    domains: DOMAINS,
-    groups: GROUPS,
-    versions: VERSIONS,
-    kinds: KINDS,
+    domains: (VALID_DOMAINS, DOMAINS),
+    groups: (VALID_GROUPS, GROUPS),
+    versions: (VALID_VERSIONS, VERSIONS),
+    kinds: (VALID_KINDS, KINDS),
     plurals: PLURALS,
     webhooks: (4, 2),
     mostly_accepted: false,
@@ -68,15 +92,40 @@ const MIXED: Pools = Pools {
 /// Valid names only, few of them, so that APIs, versions of one kind and webhooks pile
 /// up and the deletes meet what they refuse (storage versions, spokes, webhooks).
 const VALID: Pools = Pools {
-    domains: &["example.com"],
-    groups: &["cache", "web", "core"],
-    versions: &["v1", "v1alpha1", "v1beta1"],
-    kinds: &["Memcached", "Foo", "Pod"],
+    domains: only(&["example.com"]),
+    groups: only(&["cache", "web", "core"]),
+    versions: only(&["v1", "v1alpha1", "v1beta1"]),
+    kinds: only(&["Memcached", "Foo", "Pod"]),
     plurals: &[None],
     webhooks: (9, 6),
     mostly_accepted: true,
 };
 
+/// Files a user's editor may convert to CRLF.
+const CRLF_FILES: &[&str] = &[
+    "PROJECT",
+    "src/lib.rs",
+    "src/main.rs",
+    "src/api/mod.rs",
+    "src/controller/mod.rs",
+    "src/webhook/mod.rs",
+    "config/rbac/kustomization.yaml",
+    "config/samples/kustomization.yaml",
+    "config/crd/kustomization.yaml",
+    "config/default/kustomization.yaml",
+];
+
+/// Rust files and the markers `create api` and `create webhook` insert at in them (and
+/// the deletes remove from).
+const DECOYS: &[(&str, &str)] = &[
+    ("src/lib.rs", "crds"),
+    ("src/lib.rs", "rbac"),
+    ("src/lib.rs", "webhooks"),
+    ("src/main.rs", "webhooks"),
+    ("src/api/mod.rs", "groups"),
+    ("src/controller/mod.rs", "modules"),
+    ("src/controller/mod.rs", "controllers"),
+];
 /// Which API a webhook or delete step names: one PROJECT lists (the n-th, modulo their
 /// number), so that most are accepted, or names from the pools.
 #[derive(Debug, Clone)]
@@ -152,10 +201,21 @@ enum Step {
         force: bool,
     },
     EditMultigroup,
+    /// A user's editor converts a file to CRLF line endings.
+    Crlf(&'static str),
+    /// A user's commented-out copy of a marker, above the real one: in a block comment
+    /// (`raw: false`) or a raw string literal. rkb must edit at the real marker only.
+    Decoy {
+        file: &'static str,
+        marker: &'static str,
+        raw: bool,
+    },
+    /// The last accepted `create api` again, with `--force`.
+    ForceAgain,
 }
 
 impl Step {
-    /// The tally's name for the command.
+    /// The tally's name for the command or edit.
     fn name(&self) -> &'static str {
         match self {
             Step::CreateApi { .. } => "create api",
@@ -163,6 +223,9 @@ impl Step {
             Step::DeleteApi { .. } => "delete api",
             Step::DeleteWebhook { .. } => "delete webhook",
             Step::EditMultigroup => "edit --multigroup",
+            Step::Crlf(_) => "files converted to CRLF",
+            Step::Decoy { .. } => "commented-out markers",
+            Step::ForceAgain => "create api --force again",
         }
     }
 
@@ -170,6 +233,9 @@ impl Step {
         let path = Path::new(dir);
         let mut args: Vec<String> = match self {
             Step::EditMultigroup => words(&["edit", "--multigroup"]),
+            Step::Crlf(_) | Step::Decoy { .. } | Step::ForceAgain => {
+                unreachable!("not a command of its own")
+            }
             Step::CreateApi {
                 group,
                 version,
@@ -339,9 +405,9 @@ fn target(pools: Pools) -> BoxedStrategy<Target> {
         return existing.boxed();
     }
     let named = (
-        prop::sample::select(pools.groups),
-        prop::sample::select(pools.versions),
-        prop::sample::select(pools.kinds),
+        mostly(pools.groups),
+        mostly(pools.versions),
+        mostly(pools.kinds),
     )
         .prop_map(|(g, v, k)| Target::Named(g, v, k));
     prop_oneof![4 => existing, 1 => named].boxed()
@@ -349,9 +415,9 @@ fn target(pools: Pools) -> BoxedStrategy<Target> {
 
 fn step(pools: Pools) -> impl Strategy<Value = Step> {
     let create = (
-        prop::sample::select(pools.groups),
-        prop::sample::select(pools.versions),
-        prop::sample::select(pools.kinds),
+        mostly(pools.groups),
+        mostly(pools.versions),
+        mostly(pools.kinds),
         prop::sample::select(pools.plurals),
         prop::bool::weighted(0.2),
         prop::bool::weighted(0.2),
@@ -388,7 +454,7 @@ fn step(pools: Pools) -> impl Strategy<Value = Step> {
         target(pools),
         prop::bool::weighted(0.5),
         prop::bool::weighted(0.5),
-        prop::option::weighted(0.3, prop::sample::select(pools.versions)),
+        prop::option::weighted(0.3, mostly(pools.versions)),
         prop::bool::weighted(0.1),
         prop::bool::weighted(0.5),
     )
@@ -422,12 +488,17 @@ fn step(pools: Pools) -> impl Strategy<Value = Step> {
                 force,
             },
         );
+    let decoy = (prop::sample::select(DECOYS), any::<bool>())
+        .prop_map(|((file, marker), raw)| Step::Decoy { file, marker, raw });
     prop_oneof![
         9 => create,
         pools.webhooks.0 => create_webhook,
         2 => delete_api,
         pools.webhooks.1 => delete_webhook,
         1 => Just(Step::EditMultigroup),
+        2 => prop::sample::select(CRLF_FILES).prop_map(Step::Crlf),
+        2 => decoy,
+        2 => Just(Step::ForceAgain),
     ]
 }
 
@@ -438,6 +509,10 @@ struct Tally {
     commands: BTreeMap<&'static str, (usize, usize, usize)>,
     /// Creates undone by their delete, the tree then checked against the one before.
     undone: BTreeMap<&'static str, usize>,
+    /// The user's edits between commands, by kind.
+    edits: BTreeMap<&'static str, usize>,
+    /// Forced re-runs right after the same command, the tree then checked unchanged.
+    unchanged: usize,
     refusals: BTreeSet<String>,
 }
 
@@ -450,6 +525,101 @@ impl Tally {
         } else {
             entry.2 += 1;
         }
+    }
+}
+
+/// What the user did to the project between commands, checked after each command.
+#[derive(Default)]
+struct Edits {
+    /// Files converted to CRLF.
+    crlf: BTreeSet<&'static str>,
+    /// (file, text): a copied marker's comment or literal, which must stay as it is.
+    decoys: Vec<(&'static str, String)>,
+    /// Decoys made so far: each one's item gets a name of its own.
+    made: usize,
+    /// Since the last accepted `create api`, the user or another command changed files.
+    touched: bool,
+}
+
+impl Edits {
+    /// Applies a user's edit `step` to the project in `dir`; `false` if it did not apply.
+    fn apply(&mut self, step: &Step, dir: &Path) -> bool {
+        let (Step::Crlf(file) | Step::Decoy { file, .. }) = *step else {
+            unreachable!("a command")
+        };
+        let path = dir.join(file);
+        let Ok(text) = fs::read_to_string(&path) else {
+            return false;
+        };
+        let eol = if text.contains("\r\n") { "\r\n" } else { "\n" };
+        match *step {
+            Step::Crlf(file) => {
+                fs::write(&path, text.replace("\r\n", "\n").replace('\n', "\r\n")).unwrap();
+                self.crlf.insert(file);
+            }
+            Step::Decoy { file, marker, raw } => {
+                let tag = format!("// +rkb:scaffold:{marker}");
+                // The real marker: decoys go above it, so it is the last copy.
+                let Some(at) = text.rfind(&tag) else {
+                    return false;
+                };
+                let n = self.made;
+                // Above the real marker, so that taking the first match would take it.
+                let (decoy, at) = if raw {
+                    // A top-level item: before the file's first `pub` item, with a blank
+                    // line after it as rustfmt leaves it (the commands format what they edit).
+                    let Some(item) = text.find("\npub ") else {
+                        return false;
+                    };
+                    (
+                        format!(
+                            "#[allow(dead_code)]{eol}const DECOY_{n}: &str = r#\"{eol}{tag}{eol}\"#;{eol}{eol}"
+                        ),
+                        item + 1,
+                    )
+                } else {
+                    let line = text[..at].rfind('\n').map_or(0, |i| i + 1);
+                    let indent = &text[line..at];
+                    // Closed with ` */`, as rustfmt aligns it: the commands format the Rust
+                    // files they edit, and a user's `cargo fmt` would have done the same.
+                    (
+                        format!("{indent}/* decoy {n}{eol}{indent}{tag}{eol}{indent} */{eol}"),
+                        line,
+                    )
+                };
+                let mut edited = text.clone();
+                edited.insert_str(at, &decoy);
+                fs::write(&path, edited).unwrap();
+                self.made += 1;
+                self.decoys.push((file, decoy.replace("\r\n", "\n")));
+            }
+            _ => unreachable!("matched above"),
+        }
+        self.touched = true;
+        true
+    }
+
+    /// The user's edits survived: CRLF files are still CRLF and every decoy is intact.
+    fn check(&mut self, dir: &Path) -> Result<(), String> {
+        // A file a command removed (`delete`, `edit --multigroup`) took the user's edits
+        // with it; if a later command writes it again, it is rkb's.
+        self.crlf.retain(|file| dir.join(file).is_file());
+        self.decoys.retain(|(file, _)| dir.join(file).is_file());
+        for file in &self.crlf {
+            let text = fs::read_to_string(dir.join(file)).unwrap();
+            if text.replace("\r\n", "").contains('\n') {
+                return Err(format!("{file} was CRLF and now has LF line endings"));
+            }
+        }
+        for (file, decoy) in &self.decoys {
+            let text = fs::read_to_string(dir.join(file)).unwrap();
+            if !text.replace("\r\n", "\n").contains(decoy.as_str()) {
+                return Err(format!(
+                    "{file}: the commented-out marker changed:\n{decoy}\nin:\n{text}"
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -467,14 +637,14 @@ fn recorded(dir: &Path) -> BTreeSet<String> {
 
 #[test]
 fn every_command_leaves_a_consistent_project_or_nothing_changed() {
-    run_sequences(MIXED, 48, 1..10);
+    run_sequences(MIXED, 48, 1..12);
 }
 
 /// With valid names only, every command is both accepted and refused, and creates of
 /// APIs and webhooks are undone by their deletes.
 #[test]
 fn creates_undone_by_their_deletes_give_the_tree_back() {
-    let tally = run_sequences(VALID, 24, 4..14);
+    let tally = run_sequences(VALID, 24, 4..16);
     for command in [
         "create api",
         "create webhook",
@@ -503,7 +673,7 @@ fn run_sequences(pools: Pools, cases: u32, length: std::ops::Range<usize>) -> Ta
         ..Config::default()
     });
     let strategy = (
-        prop::sample::select(pools.domains),
+        mostly(pools.domains),
         any::<bool>(),
         prop::collection::vec(step(pools), length),
     );
@@ -521,9 +691,28 @@ fn run_sequences(pools: Pools, cases: u32, length: std::ops::Range<usize>) -> Ta
                 init.push("--multigroup");
             }
             let init: Vec<String> = init.into_iter().map(String::from).collect();
-            let steps =
-                std::iter::once((None, init)).chain(steps.iter().map(|s| (Some(s), s.args(&d))));
-            for (step, args) in steps {
+            let mut edits = Edits::default();
+            // The last accepted `create api`, for a forced re-run.
+            let mut last_create: Option<Vec<String>> = None;
+            // `None`: the init that starts the sequence.
+            for step in std::iter::once(None).chain(steps.iter().map(Some)) {
+                let (args, repeats) = match step {
+                    None => (init.clone(), false),
+                    Some(edit @ (Step::Crlf(_) | Step::Decoy { .. })) => {
+                        if edits.apply(edit, &dir) {
+                            *tally.edits.entry(edit.name()).or_default() += 1;
+                        }
+                        continue;
+                    }
+                    Some(Step::ForceAgain) => {
+                        let Some(mut args) = last_create.clone() else {
+                            continue;
+                        };
+                        args.push("--force".into());
+                        (args, !edits.touched)
+                    }
+                    Some(step) => (step.args(&d), false),
+                };
                 let name = step.map_or("init", Step::name);
                 let before = common::files(&dir);
                 let recorded_before = recorded(&dir);
@@ -532,14 +721,27 @@ fn run_sequences(pools: Pools, cases: u32, length: std::ops::Range<usize>) -> Ta
                     Ok(_) => {
                         tally.count(name, true);
                         check_project(&dir)
+                            .and_then(|()| edits.check(&dir))
                             .map_err(|e| TestCaseError::fail(format!("after {argv:?}: {e}")))?;
-                        // A create that added an API or webhooks, undone by its delete,
-                        // gives the tree back byte for byte; created again, the tree is
-                        // as after the create, and the sequence goes on from there.
-                        let added = recorded(&dir).difference(&recorded_before).next().is_some();
+                        if repeats {
+                            // Nothing changed since the run it repeats: it regenerates the same.
+                            prop_assert!(
+                                common::files(&dir) == before,
+                                "{argv:?} repeated the command before it and changed files"
+                            );
+                            tally.unchanged += 1;
+                        }
+                        // A create that added or changed one PROJECT entry (an API, its
+                        // webhooks), undone by its delete, gives back the tree before it
+                        // byte for byte, the user's earlier edits included: no edit comes
+                        // between the two. Created again, the tree is as after the create,
+                        // and the sequence goes on from there. Not undone: a new version
+                        // that also joined its kind's conversion webhook as a spoke (two
+                        // entries changed), which `delete api` refuses.
+                        let recorded_now = recorded(&dir);
+                        let one = recorded_now.difference(&recorded_before).count() == 1;
                         let forced = argv.contains(&"--force");
-                        if let Some(undo) =
-                            step.and_then(|s| s.undo(&d)).filter(|_| added && !forced)
+                        if let Some(undo) = step.and_then(|s| s.undo(&d)).filter(|_| one && !forced)
                         {
                             let after = common::files(&dir);
                             let undo: Vec<&str> = undo.iter().map(String::as_str).collect();
@@ -559,6 +761,15 @@ fn run_sequences(pools: Pools, cases: u32, length: std::ops::Range<usize>) -> Ta
                             let differ = differing(&after, &common::files(&dir));
                             prop_assert!(differ.is_empty(), "{argv:?} again differs: {differ:?}");
                             *tally.undone.entry(name).or_default() += 1;
+                        }
+                        // A forced re-run repeats the last `create api`; anything else
+                        // accepted in between may change what it regenerates.
+                        if matches!(step, Some(Step::CreateApi { .. } | Step::ForceAgain)) {
+                            last_create =
+                                Some(args.iter().filter(|a| *a != "--force").cloned().collect());
+                            edits.touched = false;
+                        } else {
+                            edits.touched = true;
                         }
                     }
                     Err(message) => {
@@ -593,6 +804,14 @@ fn run_sequences(pools: Pools, cases: u32, length: std::ops::Range<usize>) -> Ta
     }
     for (command, undone) in &tally.undone {
         eprintln!("  {command}: {undone} undone by delete, tree checked byte for byte");
+    }
+    eprintln!(
+        "  create api --force again: {} right after the same command, tree checked unchanged",
+        tally.unchanged
+    );
+    eprintln!("user edits between commands:");
+    for (edit, n) in &tally.edits {
+        eprintln!("  {edit}: {n}");
     }
     eprintln!("{} distinct first lines of refusals:", tally.refusals.len());
     for refusal in &tally.refusals {

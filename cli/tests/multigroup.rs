@@ -118,6 +118,69 @@ fn edit_moves_controllers_and_every_path_to_them() {
     );
 }
 
+/// User code that reaches controllers by `super::` and by grouped `use` paths follows the
+/// move, so the project still compiles: a controller naming another through `super::`, a
+/// module beside them that stays, and a test importing two controllers in one `use`.
+#[test]
+fn edit_rewrites_relative_and_grouped_paths_to_the_moved_controllers() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
+    init(dir, &[]);
+    create_api(dir, "cache", "v1alpha1", "Memcached", &[]);
+    create_api(dir, "web", "v1", "Site", &[]);
+    let append = |rel: &str, text: &str| {
+        let path = dir.join(rel);
+        let old = fs::read_to_string(&path).unwrap_or_default();
+        fs::write(path, old + text).unwrap();
+    };
+    let registry = read(dir, "src/controller/mod.rs")
+        .replace("pub mod site;\n", "pub mod site;\npub mod util;\n");
+    fs::write(dir.join("src/controller/mod.rs"), registry).unwrap();
+    fs::write(
+        dir.join("src/controller/util.rs"),
+        "pub const ANSWER: usize = 42;\npub use super::site::SiteReconciler;\n",
+    )
+    .unwrap();
+    append(
+        "src/controller/site.rs",
+        "\npub use super::memcached::run as run_memcached;\n\
+         use super::{memcached as cache_controller, util};\n\
+         pub fn sizes() -> usize {\n    \
+         util::ANSWER + std::mem::size_of::<cache_controller::MemcachedReconciler>()\n}\n",
+    );
+    fs::create_dir_all(dir.join("tests")).unwrap();
+    fs::write(
+        dir.join("tests/both.rs"),
+        "use demo::controller::{memcached, site::{self, SiteReconciler}, util};\n\
+         use demo::{api, controller::{memcached::MemcachedReconciler as M}};\n",
+    )
+    .unwrap();
+
+    rkb_in(dir, &["edit", "--multigroup"]);
+    let site = read(dir, "src/controller/web/site.rs");
+    for line in [
+        "pub use super::super::cache::memcached::run as run_memcached;",
+        "use super::super::{cache::memcached as cache_controller, util};",
+        // The controller's own tests module still means the controller by `super`.
+        "    use super::*;",
+    ] {
+        assert!(site.contains(line), "{line:?} in:\n{site}");
+    }
+    assert!(
+        read(dir, "src/controller/util.rs").contains("pub use super::web::site::SiteReconciler;")
+    );
+    assert_eq!(
+        read(dir, "tests/both.rs"),
+        "use demo::controller::{cache::memcached, web::site::{self, SiteReconciler}, util};\n\
+         use demo::{api, controller::{cache::memcached::MemcachedReconciler as M}};\n"
+    );
+    let registry = read(dir, "src/controller/mod.rs");
+    assert!(
+        registry.contains("pub mod cache;\npub mod util;\npub mod web;\n"),
+        "{registry}"
+    );
+}
+
 #[test]
 fn init_can_start_in_the_multigroup_layout() {
     let scratch = tempfile::tempdir().unwrap();

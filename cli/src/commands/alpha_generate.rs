@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, bail};
 use clap::Parser;
 
-use crate::cli::{AlphaGenerateArgs, Cli, Command};
+use crate::cli::{AlphaGenerateArgs, Cli};
 use crate::model;
 use crate::project::{self, DeployImageResource, Project, Resource};
 
@@ -42,13 +42,10 @@ pub fn alpha_generate(args: &AlphaGenerateArgs, out: &mut dyn Write) -> anyhow::
         }
         for step in &steps {
             writeln!(out, "$ {}", shown(step))?;
-            let mut cli = Cli::try_parse_from(step)
+            // Its `init` passes --rkb-source registry, so $RKB_PATH does not count.
+            let cli = Cli::try_parse_from(step)
                 .map_err(|e| anyhow::anyhow!("{e}"))
                 .with_context(|| format!("cannot replay `{}`", shown(step)))?;
-            // `--rkb-path` also comes from $RKB_PATH, which the replay does not use.
-            if let Command::Init(init) = &mut cli.command {
-                init.rkb_path = None;
-            }
             super::run(cli, out).with_context(|| {
                 format!(
                     "replaying {} failed at `{}`",

@@ -8,6 +8,7 @@ use anyhow::bail;
 use rkb_core::rbac;
 use serde::Serialize;
 
+use super::create_webhook;
 use crate::cli::CreateApiArgs;
 use crate::deploy_image::{DeployImage, ImageOptions};
 use crate::model::{self, Layout, ProjectNames};
@@ -33,6 +34,17 @@ pub(super) struct Context {
     pub image_env: String,
     /// The manager's container has an `env:` list: the first image starts it, later ones join it.
     pub env_list_exists: bool,
+    /// The kind's conversion webhook, when the new version joins it as a spoke: its hub as
+    /// the webhook templates see it (`hook`), and the new version (`spoke`).
+    pub hook: Option<create_webhook::Hook>,
+    pub spoke: Option<create_webhook::Spoke>,
+    /// The kind's conversion webhook, when its file cannot take the new spoke (no markers):
+    /// the command that regenerates it with every spoke.
+    #[serde(skip)]
+    pub unwired_spoke: Option<String>,
+    /// What `--image` recorded for the API, when `--force` without it replaces that.
+    #[serde(skip)]
+    pub dropped_image: Option<project::DeployImageResource>,
     /// PROJECT with the new resource.
     #[serde(skip)]
     pub project: Project,
@@ -50,8 +62,13 @@ pub(super) struct Switches {
     resource: bool,
     controller: bool,
     image: bool,
+    /// `--force` without `--image` on an API scaffolded with it: the plain variant replaces
+    /// it, so what only the image variant has goes.
+    drop_image: bool,
     /// The multigroup layout: controllers live in a module per group.
     grouped: bool,
+    /// The kind has a conversion webhook, and this new version becomes one of its spokes.
+    spoke: bool,
 }
 
 const ADMIN: &[(&str, &str)] = &[("role", "admin")];
@@ -182,6 +199,13 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         Template("api/deploy-image/insert/manager_env.yaml.tera"),
     )
     .when(|s| s.controller && s.image),
+    Entry::remove("{{ layout.controller_tests_file }}").when(|s| s.drop_image),
+    Entry::withdraw(
+        model::MANAGER,
+        Marker::Env,
+        Inline("- name: {{ image_env }}"),
+    )
+    .when(|s| s.drop_image),
     Entry::insert_sorted(
         model::CONTROLLERS,
         Marker::Modules,
@@ -219,6 +243,27 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     )
     .rustfmt()
     .when(|s| s.controller),
+    // A new version of a kind with a conversion webhook becomes a spoke of its hub, in the
+    // hub's conversion file, as `create webhook --conversion` would have written it.
+    Entry::insert(
+        create_webhook::CONVERSION,
+        Marker::Spokes,
+        Template("webhook/insert/conversion_spoke.rs.tera"),
+    )
+    .when(|s| s.spoke),
+    Entry::insert(
+        create_webhook::CONVERSION,
+        Marker::SpokeImpls,
+        Template("webhook/insert/conversion_impl.rs.tera"),
+    )
+    .when(|s| s.spoke),
+    Entry::insert(
+        create_webhook::CONVERSION,
+        Marker::SpokeTests,
+        Template("webhook/insert/conversion_test.rs.tera"),
+    )
+    .rustfmt()
+    .when(|s| s.spoke),
     Entry::project(),
 ];
 
@@ -252,9 +297,19 @@ fn model(
 ) -> anyhow::Result<(Context, Switches)> {
     let (resource, controller) = (args.wants_resource(), args.wants_controller());
     if !resource && !controller {
+        // The hint must work: --no-resource only for a type that exists.
+        let exists = project
+            .find(&args.group, &args.version, &args.kind)
+            .is_some_and(|r| r.api.is_some())
+            || builtin_kinds::find(&args.group, &args.version, &args.kind).is_some();
+        let (keep, what) = if exists {
+            ("--no-resource", "a controller for the existing type")
+        } else {
+            ("--no-controller", "only the types")
+        };
         bail!(
             "nothing to scaffold: --no-resource and --no-controller together leave no files to write.\n  \
-             Drop one of them, e.g.:  rkb create api --group {} --version {} --kind {} --no-resource",
+             Drop one of them; for {what}:  rkb create api --group {} --version {} --kind {} {keep}",
             args.group,
             args.version,
             args.kind
@@ -272,17 +327,31 @@ fn model(
         )?;
     }
     check_conflicts(args, project, &api)?;
-    let project = updated_project(args, project, &api, image.is_some())?;
+    let dropped = dropped_image(args, project, &api, image.is_some())?;
+    let mut project = updated_project(args, project, &api, image.is_some())?;
+    let conversion = if args.wants_resource() {
+        join_conversion(&mut project, &api, changes)?
+    } else {
+        Joined::None
+    };
     if project.multigroup && controller {
         names::check_kind_not_group(&api.kind, &api.group)?;
     }
     let layout = Layout::in_project(&project, &api, changes)?;
+    check_file_names(&api, &layout)?;
     let manager = changes.read(model::MANAGER)?.unwrap_or_default();
     let switches = Switches {
         resource,
         controller,
         image: image.is_some(),
+        drop_image: dropped.is_some(),
         grouped: layout.group_mod_file.is_some(),
+        spoke: matches!(conversion, Joined::Spoke(..)),
+    };
+    let (hook, spoke, unwired_spoke) = match conversion {
+        Joined::Spoke(hook, spoke) => (Some(*hook), Some(spoke), None),
+        Joined::Unwired(command) => (None, None, Some(command)),
+        Joined::None => (None, None, None),
     };
     let context = Context {
         names: ProjectNames::read(&project, changes)?,
@@ -296,6 +365,10 @@ fn model(
         api,
         layout,
         image,
+        hook,
+        spoke,
+        unwired_spoke,
+        dropped_image: dropped,
         project,
     };
     Ok((context, switches))
@@ -391,7 +464,9 @@ fn taken_names(image: bool) -> BTreeMap<String, String> {
         resource: true,
         controller: true,
         image,
+        drop_image: false,
         grouped: false,
+        spoke: false,
     };
     let api = PLAN.iter().filter(|e| (e.when)(&variant));
     let templates = api.filter_map(Entry::template).chain(
@@ -426,8 +501,25 @@ fn updated_project(
     );
     let mut planned = project.clone();
     planned.upsert(entry.clone());
-    planned.check_resource_names(&entry)?;
-    if image {
+    // The examples of a refusal keep the flags that are not about names.
+    let kept: String = [
+        (args.no_controller, " --no-controller"),
+        (args.cluster_scoped, " --cluster-scoped"),
+        (args.force, " --force"),
+    ]
+    .into_iter()
+    .filter_map(|(given, flag)| given.then_some(flag))
+    .collect();
+    planned.check_resource_names_keeping(&entry, &kept)?;
+    if !image {
+        // A forced re-run without --image makes the API a plain one again.
+        if let Some(plugin) = &mut planned.plugins.deploy_image {
+            plugin.resources.retain(|r| !api.is_image(r));
+            if plugin.resources.is_empty() {
+                planned.plugins.deploy_image = None;
+            }
+        }
+    } else {
         let resource = project::DeployImageResource {
             container_command: args.image_container_command.clone(),
             container_port: args.image_container_port.clone(),
@@ -447,9 +539,184 @@ fn updated_project(
     Ok(planned)
 }
 
+/// What a new version of a kind does with the kind's conversion webhook.
+enum Joined {
+    /// No conversion webhook, or the version is its hub or a spoke already.
+    None,
+    /// It becomes a spoke: the hub's webhook as its templates see it, and the version.
+    Spoke(Box<create_webhook::Hook>, create_webhook::Spoke),
+    /// The hub's conversion file has no markers to add it at: the command that
+    /// regenerates the file with every spoke.
+    Unwired(String),
+}
+
+/// A new version of a kind whose conversion webhook exists joins it as a spoke, like
+/// kubebuilder's: PROJECT lists it with the hub's spokes, and its conversion goes into the
+/// hub's file (see the `Marker::Spokes` entries). A file without the markers (an older
+/// scaffold's) is left alone; the command says how to regenerate it.
+fn join_conversion(
+    project: &mut Project,
+    api: &model::Resource,
+    changes: &Changes,
+) -> anyhow::Result<Joined> {
+    let Some(hub) = project.resources.iter_mut().find(|r| {
+        r.group == api.group
+            && r.kind == api.kind
+            && r.version != api.version
+            && r.webhooks.as_ref().is_some_and(|w| w.conversion)
+    }) else {
+        return Ok(Joined::None);
+    };
+    let webhooks = hub.webhooks.as_mut().expect("found by its webhooks");
+    if webhooks.spoke.contains(&api.version) {
+        return Ok(Joined::None);
+    }
+    let mut spokes = webhooks.spoke.clone();
+    spokes.push(api.version.clone());
+    spokes.sort();
+    let hub_api = model::Resource::recorded(hub);
+    let hub_layout = Layout::in_project(project, &hub_api, changes)?;
+    let file = changes
+        .read(&hub_layout.conversion_file)?
+        .unwrap_or_default();
+    let markers = [Marker::Spokes, Marker::SpokeImpls, Marker::SpokeTests];
+    let has = |marker: Marker| {
+        let tag = format!("// +rkb:scaffold:{}", marker.name());
+        file.lines().any(|line| line.trim() == tag)
+    };
+    if !markers.into_iter().all(has) {
+        return Ok(Joined::Unwired(format!(
+            "rkb create webhook --group {} --version {} --kind {} --conversion --spoke {} --force",
+            hub_api.group,
+            hub_api.version,
+            hub_api.kind,
+            spokes.join(",")
+        )));
+    }
+    let hub = project
+        .resources
+        .iter_mut()
+        .find(|r| hub_api.is(r))
+        .expect("found above");
+    let webhooks = hub.webhooks.as_mut().expect("found by its webhooks");
+    webhooks.spoke = spokes;
+    let webhooks = webhooks.clone();
+    let hook = create_webhook::Hook::new(project, &hub_api, &hub_layout, &webhooks);
+    let spoke = create_webhook::Spoke {
+        version: api.version.clone(),
+        module: api.version_module.clone(),
+        path: api.type_path.clone(),
+    };
+    Ok(Joined::Spoke(Box::new(hook), spoke))
+}
+
+/// What `--image` recorded for the API when `--force` without `--image` regenerates it:
+/// it becomes a plain API, its image's tests, variable and PROJECT entry go. Regenerating
+/// only its types or only its controller is refused: the image variant's controller and
+/// tests need its types, and its types are no plain controller's.
+fn dropped_image(
+    args: &CreateApiArgs,
+    project: &Project,
+    api: &model::Resource,
+    image: bool,
+) -> anyhow::Result<Option<project::DeployImageResource>> {
+    let recorded = project
+        .plugins
+        .deploy_image
+        .iter()
+        .flat_map(|p| &p.resources)
+        .find(|r| api.is_image(r));
+    let Some(recorded) = recorded.filter(|_| args.force && !image) else {
+        return Ok(None);
+    };
+    if let Some(flag) = [
+        (args.no_resource, "--no-resource"),
+        (args.no_controller, "--no-controller"),
+    ]
+    .into_iter()
+    .find_map(|(given, flag)| given.then_some(flag))
+    {
+        let command = format!(
+            "rkb create api --group {} --version {} --kind {}",
+            api.group, api.version, api.kind
+        );
+        bail!(
+            "{} {}/{} was scaffolded with --image {} (PROJECT, plugin {}): its types, controller \
+             and tests go together, so --force {flag} cannot regenerate one part of them.\n  \
+             To regenerate it as it is:  {command} {} --force\n  \
+             To make it a plain API (its image's tests, variable in {} and PROJECT entry go):  \
+             {command} --force",
+            api.kind,
+            api.group,
+            api.version,
+            recorded.image,
+            project::DEPLOY_IMAGE_PLUGIN,
+            image_flags(recorded),
+            model::MANAGER,
+        );
+    }
+    Ok(Some(recorded.clone()))
+}
+
+/// The `--image` flags that scaffold `recorded` again, quoted for a POSIX shell.
+fn image_flags(recorded: &project::DeployImageResource) -> String {
+    let quote = |value: &str| {
+        let plain = |c: char| c.is_ascii_alphanumeric() || ",._/:=@+-".contains(c);
+        if !value.is_empty() && value.chars().all(plain) {
+            value.to_owned()
+        } else {
+            format!("'{}'", value.replace('\'', r"'\''"))
+        }
+    };
+    let mut flags = format!("--image {}", quote(&recorded.image));
+    for (flag, value) in [
+        ("--image-container-command", &recorded.container_command),
+        ("--image-container-port", &recorded.container_port),
+        ("--run-as-user", &recorded.run_as_user),
+    ] {
+        if let Some(value) = value {
+            flags.push_str(&format!(" {flag} {}", quote(value)));
+        }
+    }
+    flags
+}
+
 /// Tells the user what to do next, like kubebuilder's closing lines.
 fn next_steps(out: &mut dyn Write, context: &Context, switches: &Switches) -> anyhow::Result<()> {
     let Context { api, layout, .. } = context;
+    if let (Some(hook), Some(spoke)) = (&context.hook, &context.spoke) {
+        writeln!(
+            out,
+            "\n{} is now a spoke of the {} conversion webhook (hub {}): map its fields in {}.",
+            spoke.version, hook.kind, hook.version, hook.conversion_file
+        )?;
+    }
+    if let Some(command) = &context.unwired_spoke {
+        writeln!(
+            out,
+            "\nwarning: {kind} has a conversion webhook, but its conversion file has no \
+             `+rkb:scaffold:spokes` markers (an older rkb's scaffold, or removed), so {} is not one \
+             of its spokes and the API server cannot convert {0} objects.\n  \
+             To regenerate the file with every spoke (edits in it are lost):  {command}",
+            api.version,
+            kind = api.kind
+        )?;
+    }
+    if let Some(dropped) = &context.dropped_image {
+        writeln!(
+            out,
+            "\nnote: {kind} no longer deploys {}: --force without --image scaffolded it as a plain \
+             API, so its image's tests, {} in {} and its PROJECT plugin entry are gone.\n  \
+             To scaffold the image controller again:  rkb create api --group {} --version {} --kind {kind} {} --force",
+            dropped.image,
+            context.image_env,
+            model::MANAGER,
+            api.group,
+            api.version,
+            image_flags(dropped),
+            kind = api.kind
+        )?;
+    }
     if let Some(image) = &context.image {
         writeln!(
             out,
@@ -600,6 +867,45 @@ fn check_conflicts(
     check_same_scope(args, project, api)?;
     if args.wants_resource() {
         check_rust_names(project, api)?;
+    }
+    Ok(())
+}
+
+const GROUP_FILE_RULE: &str = "a group short enough for the files named after it \
+                               (config/samples/<group>_<version>_<kind>.yaml; in the multigroup \
+                               layout config/rbac/<group>_<kind>_<role>_role.yaml) to fit the file \
+                               system's limit on names";
+
+/// A group can be a valid API group of up to 253 characters and still make a file name no
+/// file system takes: refused here, by its flag, rather than by the OS at commit. (A
+/// version and a kind have at most 63 characters, so only the group can be too long.)
+fn check_file_names(api: &model::Resource, layout: &Layout) -> anyhow::Result<()> {
+    use crate::scaffold::{FILE_NAME_MAX, NAME_MAX, STAGING_EXTRA};
+    let files = [
+        &layout.sample_file,
+        &layout.types_file,
+        &layout.controller_file,
+        &layout.controller_tests_file,
+        &layout.role_file("viewer"),
+    ];
+    for file in files {
+        let name = file.rsplit('/').next().unwrap_or(file).len();
+        if name > FILE_NAME_MAX {
+            let over = name - FILE_NAME_MAX;
+            Err(names::invalid(
+                "--group",
+                &api.group,
+                format!(
+                    "the file {file} would have a name of {name} bytes, {over} more than rkb can \
+                     write ({FILE_NAME_MAX}: file systems take {NAME_MAX}, and rkb stages each file \
+                     under a name {STAGING_EXTRA} bytes longer); with this --version and --kind, \
+                     the group may have at most {} characters",
+                    api.group.len().saturating_sub(over)
+                ),
+                GROUP_FILE_RULE,
+                "--group cache",
+            ))?;
+        }
     }
     Ok(())
 }

@@ -69,6 +69,8 @@ pub(super) struct Hook {
     /// The versions converted to and from this one, with their module names.
     pub spokes: Vec<Spoke>,
     pub crd: String,
+    /// The kind's conversion file, where `create api` adds the spokes of later versions.
+    pub conversion_file: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -119,6 +121,7 @@ impl Hook {
                 })
                 .collect(),
             crd: api.crd_name(),
+            conversion_file: layout.conversion_file.clone(),
         }
     }
 }
@@ -154,6 +157,8 @@ impl Switches {
 }
 
 const ADMISSION: &str = "{{ layout.admission_file }}";
+/// Also where `create api` inserts a later version's spoke.
+pub(super) const CONVERSION: &str = "{{ hook.conversion_file }}";
 const VERSION_MOD: &str = "{{ layout.webhook_version_file }}";
 const GROUP_MOD: &str = "{{ layout.webhook_group_file }}";
 const WEBHOOKS: &str = model::WEBHOOKS;
@@ -268,7 +273,7 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     )
     .when(|s| s.new_conversion),
     // Conversion: the spokes' From impls, next to the admission file.
-    Entry::file("{{ layout.conversion_file }}", "webhook/conversion.rs.tera")
+    Entry::file(CONVERSION, "webhook/conversion.rs.tera")
         .rustfmt()
         .when(|s| s.conversion),
     Entry::insert_sorted(
@@ -519,10 +524,42 @@ fn find_resource<'p>(
             )
         })
         .collect();
+    // The kind under another group or version is most likely what was meant (a new API
+    // of the same kind could be refused for it, too).
+    let same_kind = project
+        .resources
+        .iter()
+        .filter(|r| r.api.is_some() || r.core)
+        .find(|r| r.kind == args.kind);
+    let example = match same_kind {
+        Some(r) => {
+            let mut flags = String::new();
+            for (given, flag) in [
+                (args.defaulting, " --defaulting"),
+                (args.programmatic_validation, " --programmatic-validation"),
+                (args.conversion, " --conversion"),
+            ] {
+                if given {
+                    flags.push_str(flag);
+                }
+            }
+            for spoke in &args.spoke {
+                flags.push_str(&format!(" --spoke {spoke}"));
+            }
+            format!(
+                "rkb create webhook --group {} --version {} --kind {}{flags}",
+                r.group, r.version, r.kind
+            )
+        }
+        None => format!(
+            "rkb create api --group {} --version {} --kind {}",
+            args.group, args.version, args.kind
+        ),
+    };
     bail!(
         "no API {}/{} {} in PROJECT: webhooks are for a kind this project has (run \
          `rkb create api` first).\n  accepted: {}\n  \
-         example:  rkb create api --group {} --version {} --kind {}",
+         example:  {example}",
         args.group,
         args.version,
         args.kind,
@@ -531,9 +568,6 @@ fn find_resource<'p>(
         } else {
             known.join("; ")
         },
-        args.group,
-        args.version,
-        args.kind
     );
 }
 

@@ -7,6 +7,7 @@
 //! `--controller-concurrency` keys) and role names stay as they are: the operator keeps
 //! behaving exactly as before.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 
@@ -18,7 +19,7 @@ use crate::model::{self, Layout, ProjectNames};
 use crate::names;
 use crate::project::{self, Project};
 use crate::scaffold::plan::{self, Entry, Marker, Text::Template};
-use crate::scaffold::{Changes, Templates};
+use crate::scaffold::{Changes, Templates, rust_code_mask};
 
 /// What the templates of a moved controller's group module see.
 #[derive(Debug, Serialize)]
@@ -75,9 +76,31 @@ pub fn edit(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 
     let templates = Templates::load()?;
     let names = ProjectNames::read(&project, &changes)?;
-    let rust_files = rust_files(&args.dir)?;
-    for resource in project.resources.iter().filter(|r| r.controller) {
-        let api = model::Resource::recorded(resource);
+    let moving: Vec<model::Resource> = project
+        .resources
+        .iter()
+        .filter(|r| r.controller)
+        .map(model::Resource::recorded)
+        .collect();
+    let moves = Moves {
+        modules: moving
+            .iter()
+            .map(|api| (api.kind_snake.clone(), api.group_module.clone()))
+            .collect(),
+        crate_name: names.crate_name.clone(),
+    };
+    // Every path to a moving controller follows it, in every file (the controllers
+    // included) before any moves, so a controller naming another one is rewritten too.
+    for file in rust_files(&args.dir)? {
+        let Some(text) = changes.read(&file)? else {
+            continue;
+        };
+        let rewritten = moves.rewrite(&text, Place::of(&file, &moves));
+        if rewritten != text {
+            changes.create(&file, rewritten, true)?;
+        }
+    }
+    for api in moving {
         let from = Layout::single_group(&api);
         let context = Context {
             names: &names,
@@ -87,20 +110,6 @@ pub fn edit(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         };
         move_controller(&mut changes, &context, &from)?;
         plan::apply(PLAN, &(), &templates, &context, false, &mut changes)?;
-        for file in &rust_files {
-            let Some(text) = changes.read(file)? else {
-                continue;
-            };
-            let moved = rename_path(
-                &text,
-                &format!("controller::{}", from.controller_module),
-                &format!("controller::{}", context.layout.controller_module),
-                true,
-            );
-            if moved != text {
-                changes.create(file, moved, true)?;
-            }
-        }
     }
     changes.create(project::FILE_NAME, project.to_yaml(), true)?;
     super::commit(changes, out)?;
@@ -157,42 +166,238 @@ fn move_controller(changes: &mut Changes, to: &Context, from: &Layout) -> anyhow
         .filter(|l| l.trim() != declaration)
         .map(|l| format!("{l}\n"))
         .collect();
-    // `Runnable::new("memcached", memcached::run)` -> `cache::memcached::run`.
-    let run = format!("{}::run", from.controller_module);
-    let registered = rename_path(
-        &registry,
-        &run,
-        &format!("{}::run", to.layout.controller_module),
-        false,
-    );
-    if registered == registry {
+    // `Runnable::new("memcached", memcached::run)`, which the paths' rewrite made
+    // `cache::memcached::run`.
+    if !registry.contains(&format!("{}::run", to.layout.controller_module)) {
         bail!(
             "{CONTROLLERS} does not register the {} controller as rkb scaffolded it \
-             (`Runnable::new(\"{}\", {run})`); restore that line or move the module by hand",
+             (`Runnable::new(\"{}\", {}::run)`); restore that line or move the module by hand",
             api.kind,
-            from.controller_name
+            from.controller_name,
+            from.controller_module
         );
     }
-    changes.create(CONTROLLERS, registered, true)
+    changes.create(CONTROLLERS, registry, true)
 }
 
-/// `text` with every path `from` replaced by `to`: whole path segments only, and only
-/// after `::` (as in `crate::controller::x`) when `qualified`.
-fn rename_path(text: &str, from: &str, to: &str, qualified: bool) -> String {
-    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find(from) {
-        let before = rest[..at].chars().last().or_else(|| out.chars().last());
-        let after = rest[at + from.len()..].chars().next();
-        let whole = !before.is_some_and(|c| is_ident(c) || (c == ':' && !qualified))
-            && !after.is_some_and(is_ident);
-        out.push_str(&rest[..at]);
-        out.push_str(if whole { to } else { from });
-        rest = &rest[at + from.len()..];
+/// The controller modules that move, and how the project's code names them.
+struct Moves {
+    /// Each controller module below `crate::controller` with the group module it moves
+    /// into: `memcached` to `cache`.
+    modules: BTreeMap<String, String>,
+    /// The library's name in `tests/` and `src/main.rs`.
+    crate_name: String,
+}
+
+/// Where a Rust file sits, which decides what its relative paths mean.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// `src/controller/mod.rs`: its own paths (`memcached::run`) name the controllers.
+    Registry,
+    /// A module right below `crate::controller` (`src/controller/x.rs` or `x/mod.rs`),
+    /// where `super::` is `crate::controller`; `moving` if it is a controller that moves
+    /// one level down, so that every `super::` out of it needs one more.
+    Child { moving: bool },
+    /// Anywhere else: only paths through `controller::` name the controllers.
+    Elsewhere,
+}
+
+impl Place {
+    fn of(file: &str, moves: &Moves) -> Self {
+        let Some(rest) = file.strip_prefix("src/controller/") else {
+            return Place::Elsewhere;
+        };
+        if rest == "mod.rs" {
+            return Place::Registry;
+        }
+        match rest.strip_suffix(".rs") {
+            Some(module) if !module.contains('/') => Place::Child {
+                moving: moves.modules.contains_key(module),
+            },
+            _ if rest.ends_with("/mod.rs") && rest.matches('/').count() == 1 => {
+                Place::Child { moving: false }
+            }
+            _ => Place::Elsewhere,
+        }
     }
-    out.push_str(rest);
-    out
+}
+
+impl Moves {
+    /// `text` with every path to a moving controller following it: absolute ones
+    /// (`crate::controller::memcached`, `demo::controller::{memcached, site}`), relative
+    /// ones from `src/controller/` (`super::memcached`, `memcached::run`), and a moving
+    /// controller's own `super::` paths, one level deeper. Comments and literals are left
+    /// as they are; rewrites only insert (`cache::`, `super::`), so nothing else changes.
+    fn rewrite(&self, text: &str, place: Place) -> String {
+        let code = rust_code_mask(text);
+        let b = text.as_bytes();
+        let is_ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+        let ident_at = |i: usize| {
+            let end = i + b[i..].iter().take_while(|&&c| is_ident(c)).count();
+            &text[i..end]
+        };
+        let skip_space = |mut i: usize| {
+            while i < b.len() && (b[i] as char).is_whitespace() {
+                i += 1;
+            }
+            i
+        };
+        // The position after `::` following position `i` (spaces allowed), if any.
+        let after_sep = |i: usize| {
+            let i = skip_space(i);
+            (b.get(i..i + 2) == Some(b"::")).then(|| skip_space(i + 2))
+        };
+        // The identifier before the `::` that ends right before position `i`, if any.
+        let before_sep = |i: usize| -> Option<&str> {
+            let head = text[..i].trim_end().strip_suffix("::")?.trim_end();
+            let start = head.len() - head.bytes().rev().take_while(|&c| is_ident(c)).count();
+            Some(&head[start..])
+        };
+        let mut inserts: Vec<(usize, String)> = Vec::new();
+        // A path below `crate::controller` starts at `i`: a moving module, or a group of
+        // paths `{memcached, site::X}`.
+        let below_controllers = |i: usize, inserts: &mut Vec<(usize, String)>| {
+            if b.get(i) != Some(&b'{') {
+                if let Some(group) = self.moving(ident_at(i), i, b) {
+                    inserts.push((i, format!("{group}::")));
+                }
+                return;
+            }
+            let mut depth = 0;
+            let mut item = true;
+            for j in i..b.len() {
+                if !code[j] {
+                    continue;
+                }
+                match b[j] {
+                    b'{' => {
+                        depth += 1;
+                        item = depth == 1;
+                    }
+                    b'}' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    b',' if depth == 1 => item = true,
+                    c if item && is_ident(c) => {
+                        item = false;
+                        if let Some(group) = self.moving(ident_at(j), j, b) {
+                            inserts.push((j, format!("{group}::")));
+                        }
+                    }
+                    c if !(c as char).is_whitespace() => item = false,
+                    _ => {}
+                }
+            }
+        };
+        let mut depth = 0usize;
+        // The brace depths of the bodies of inline `mod x { .. }` blocks around us.
+        let mut mods: Vec<usize> = Vec::new();
+        let mut mod_pending = false;
+        let mut i = 0;
+        while i < b.len() {
+            let c = b[i];
+            if !code[i] {
+                i += 1;
+                continue;
+            }
+            match c {
+                b'{' => {
+                    depth += 1;
+                    if std::mem::take(&mut mod_pending) {
+                        mods.push(depth);
+                    }
+                }
+                b'}' => {
+                    if mods.last() == Some(&depth) {
+                        mods.pop();
+                    }
+                    depth = depth.saturating_sub(1);
+                }
+                b';' => mod_pending = false,
+                _ => {}
+            }
+            // Identifiers are taken whole, from their first character.
+            if !(c.is_ascii_alphabetic() || c == b'_') || (i > 0 && is_ident(b[i - 1])) {
+                i += 1;
+                continue;
+            }
+            let word = ident_at(i);
+            let end = i + word.len();
+            let qualifier = before_sep(i);
+            match (word, after_sep(end)) {
+                ("mod", _) => mod_pending = true,
+                ("controller", Some(next))
+                    if qualifier.is_none_or(|q| {
+                        ["crate", "self", "super", self.crate_name.as_str()].contains(&q)
+                    }) =>
+                {
+                    below_controllers(next, &mut inserts);
+                }
+                ("super", Some(_)) if qualifier.is_none() => {
+                    // `super::super::x`: the chain's length against the inline modules
+                    // around it says which module it reaches.
+                    let mut links = 1;
+                    let mut next = after_sep(end).expect("matched above");
+                    while ident_at(next) == "super" {
+                        match after_sep(next + 5) {
+                            Some(after) => {
+                                links += 1;
+                                next = after;
+                            }
+                            None => break,
+                        }
+                    }
+                    let above_file = links - mods.len().min(links);
+                    if place == (Place::Child { moving: true }) && above_file >= 1 {
+                        inserts.push((i, "super::".into()));
+                    }
+                    let at_controllers = match place {
+                        Place::Registry => above_file == 0,
+                        Place::Child { .. } => above_file == 1,
+                        Place::Elsewhere => false,
+                    };
+                    if at_controllers && ident_at(next) != "super" {
+                        below_controllers(next, &mut inserts);
+                    }
+                    i = next;
+                    continue;
+                }
+                ("self", Some(next))
+                    if place == Place::Registry && mods.is_empty() && qualifier.is_none() =>
+                {
+                    below_controllers(next, &mut inserts);
+                }
+                (_, Some(_))
+                    if place == Place::Registry && mods.is_empty() && qualifier.is_none() =>
+                {
+                    below_controllers(i, &mut inserts);
+                }
+                _ => {}
+            }
+            i = end;
+        }
+        let mut out = text.to_owned();
+        inserts.sort();
+        inserts.dedup();
+        for (at, insert) in inserts.into_iter().rev() {
+            out.insert_str(at, &insert);
+        }
+        out
+    }
+
+    /// The group a moving controller module `word` (a whole identifier at `at`) moves into.
+    fn moving(&self, word: &str, at: usize, b: &[u8]) -> Option<&str> {
+        let whole = !b
+            .get(at + word.len())
+            .is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_');
+        self.modules
+            .get(word)
+            .filter(|_| whole && !word.is_empty())
+            .map(String::as_str)
+    }
 }
 
 /// The project's Rust files, relative to `root`, in a stable order. Symbolic links are
@@ -224,36 +429,71 @@ fn rust_files(root: &Path) -> anyhow::Result<Vec<String>> {
 
 #[cfg(test)]
 mod tests {
-    use super::rename_path;
+    use super::{Moves, Place};
+
+    fn moves() -> Moves {
+        Moves {
+            modules: [("memcached", "cache"), ("site", "web")]
+                .map(|(m, g)| (m.to_owned(), g.to_owned()))
+                .into(),
+            crate_name: "demo".into(),
+        }
+    }
 
     #[test]
-    fn renames_whole_paths_only() {
+    fn absolute_and_grouped_paths_follow_the_controllers() {
         let text = "use crate::controller::memcached::Reconciler;\n\
-                    x::controller::memcached_v2::y; mycontroller::memcached::z;\n\
-                    controller::memcached}";
+                    use demo::controller::{memcached, site::{self, SiteReconciler}, util};\n\
+                    use crate::{api, controller::{memcached as m, site}};\n\
+                    x::controller::memcached_v2::y; kube::runtime::controller::site::z;\n\
+                    // crate::controller::memcached in a comment\n\
+                    let s = \"crate::controller::memcached\";\n\
+                    controller::memcached::run}";
         assert_eq!(
-            rename_path(
-                text,
-                "controller::memcached",
-                "controller::cache::memcached",
-                true
-            ),
+            moves().rewrite(text, Place::Elsewhere),
             "use crate::controller::cache::memcached::Reconciler;\n\
-             x::controller::memcached_v2::y; mycontroller::memcached::z;\n\
-             controller::cache::memcached}"
+             use demo::controller::{cache::memcached, web::site::{self, SiteReconciler}, util};\n\
+             use crate::{api, controller::{cache::memcached as m, web::site}};\n\
+             x::controller::memcached_v2::y; kube::runtime::controller::site::z;\n\
+             // crate::controller::memcached in a comment\n\
+             let s = \"crate::controller::memcached\";\n\
+             controller::cache::memcached::run}"
         );
+    }
+
+    #[test]
+    fn relative_paths_follow_from_where_the_file_is() {
+        // A controller that moves: out of its module, `super::` needs one more link.
+        let controller = "use super::{helpers, memcached::MemcachedReconciler};\n\
+                          use super::super::api;\n\
+                          fn f() { super::memcached::run(); }\n\
+                          #[cfg(test)]\nmod tests{\n    use super::*;\n    use super::super::site;\n}\n";
         assert_eq!(
-            rename_path(
-                "Runnable::new(\"memcached\", memcached::run),",
-                "memcached::run",
-                "cache::memcached::run",
-                false
+            moves().rewrite(controller, Place::Child { moving: true }),
+            "use super::super::{helpers, cache::memcached::MemcachedReconciler};\n\
+             use super::super::super::api;\n\
+             fn f() { super::super::cache::memcached::run(); }\n\
+             #[cfg(test)]\nmod tests{\n    use super::*;\n    use super::super::super::web::site;\n}\n"
+        );
+        // A module beside the controllers that stays.
+        assert_eq!(
+            moves().rewrite(
+                "use super::site::X; pub(super) fn f() {}",
+                Place::Child { moving: false }
             ),
-            "Runnable::new(\"memcached\", cache::memcached::run),"
+            "use super::web::site::X; pub(super) fn f() {}"
         );
+        // The registry names its children directly.
         assert_eq!(
-            rename_path("a::memcached::run", "memcached::run", "x", false),
-            "a::memcached::run"
+            moves().rewrite(
+                "pub mod memcached;\nuse self::site::X;\n\
+                 Runnable::new(\"memcached\", memcached::run),\n\
+                 mod tests { use super::memcached; fn f() { memcached::run(); } }",
+                Place::Registry
+            ),
+            "pub mod memcached;\nuse self::web::site::X;\n\
+             Runnable::new(\"memcached\", cache::memcached::run),\n\
+             mod tests { use super::cache::memcached; fn f() { memcached::run(); } }"
         );
     }
 }

@@ -168,10 +168,10 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             "{} already holds a project ({} found); `rkb init` only scaffolds into a directory without \
              PROJECT, Cargo.toml, Makefile or src/.\n  \
              To add an API to an existing rkb project, run:  rkb create api --group <group> --version <version> --kind <Kind>\n  \
-             To start afresh, use another directory:          rkb init --domain {} --dir <new-dir>",
+             To start afresh, use another directory:          {} --dir <new-dir>",
             args.dir.display(),
             found.join(", "),
-            args.domain
+            retry(args)
         );
     }
     let (rkb_source_kind, rkb_crates) = match rkb_patches(args)? {
@@ -200,7 +200,7 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     names::check_project_name_not_a_dependency(&project_name, &dependencies(&cargo_toml)?)
         .map_err(|e| match &args.project_name {
             Some(_) => e,
-            None => from_directory_name(e),
+            None => from_directory_name(e, &directory_name(&args.dir)),
         })?;
     let boilerplate = templates.render_model("init/boilerplate.rs.txt.tera", &context)?;
     context.names = ProjectNames::new(&context.project, &boilerplate);
@@ -225,24 +225,46 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 }
 
 fn default_project_name(dir: &Path) -> anyhow::Result<String> {
-    let absolute = std::path::absolute(dir)
-        .with_context(|| format!("cannot resolve the directory {}", dir.display()))?;
-    let name = absolute
-        .components()
-        .next_back()
-        .and_then(|c| c.as_os_str().to_str())
-        .unwrap_or_default()
-        .to_ascii_lowercase();
-    names::check_project_name(&name).map_err(from_directory_name)?;
+    let directory = directory_name(dir);
+    let name = directory.to_ascii_lowercase();
+    names::check_project_name(&name).map_err(|e| from_directory_name(e, &directory))?;
     Ok(name)
 }
 
-/// A project name taken from the directory is refused: say where it came from.
-fn from_directory_name(mut e: names::InvalidInput) -> names::InvalidInput {
+/// The name of `dir` itself, as the default project name starts from it.
+fn directory_name(dir: &Path) -> String {
+    std::path::absolute(dir)
+        .ok()
+        .and_then(|dir| {
+            dir.components()
+                .next_back()
+                .and_then(|c| c.as_os_str().to_str().map(str::to_owned))
+        })
+        .unwrap_or_default()
+}
+
+/// A project name taken from the directory is refused: say where it came from, blame no
+/// flag the user did not pass, and suggest a name made from the directory's if one works.
+fn from_directory_name(mut e: names::InvalidInput, directory: &str) -> names::InvalidInput {
+    e.flag = "project name";
     e.problem = format!(
-        "the directory name {:?} cannot be the project name ({}); pass --project-name",
-        e.value, e.problem
+        "no --project-name was given, so it would be the directory's name, and the directory \
+         name {directory:?} cannot be the project name ({}); pass --project-name",
+        e.problem
     );
+    let mut suggestion = String::new();
+    for c in directory.to_ascii_lowercase().chars() {
+        match c {
+            'a'..='z' | '0'..='9' => suggestion.push(c),
+            _ if !suggestion.is_empty() && !suggestion.ends_with('-') => suggestion.push('-'),
+            _ => {}
+        }
+    }
+    suggestion.truncate(names::PROJECT_NAME_MAX);
+    let suggestion = suggestion.trim_end_matches('-');
+    if suggestion != e.value && names::check_project_name(suggestion).is_ok() {
+        e.example = format!("--project-name {suggestion}");
+    }
     e
 }
 
@@ -276,24 +298,44 @@ fn dependencies(cargo_toml: &str) -> anyhow::Result<Vec<String>> {
     Ok(names)
 }
 
+/// The environment variable that stands for `--rkb-path`. Read here rather than by clap,
+/// so that an error says which of the two it came from, and `--rkb-source registry` is not
+/// refused for a default the user may not remember exporting.
+const RKB_PATH_ENV: &str = "RKB_PATH";
+
 /// The `[patch.crates-io]` entries for `--rkb-source path` (none for `registry`).
 fn rkb_patches(
     args: &InitArgs,
 ) -> anyhow::Result<Option<(rkb_crates::SourceKind, Vec<rkb_crates::Patch>)>> {
     if args.rkb_source == RkbSource::Registry {
+        // $RKB_PATH is a default for `path`; only a --rkb-path given with it contradicts.
         if let Some(path) = &args.rkb_path {
             bail!(
                 "--rkb-path {} was given with --rkb-source registry, which takes rkb's crates from \
                  the registry and uses no path.\n  \
-                 Drop one of them:  rkb init --domain {} --rkb-source registry\n  \
-                 or:                rkb init --domain {} --rkb-path {}",
+                 Drop one of them:  {retry} --rkb-source registry\n  \
+                 or:                {retry} --rkb-path {}",
                 path.display(),
-                args.domain,
-                args.domain,
-                path.display()
+                path.display(),
+                retry = retry(args)
             );
         }
         return Ok(None);
+    }
+    let from_env = std::env::var_os(RKB_PATH_ENV).filter(|v| !v.is_empty());
+    if args.rkb_path.is_none()
+        && let Some(path) = from_env
+    {
+        let path = std::path::PathBuf::from(path);
+        return rkb_crates::locate(&path, &args.dir, &retry(args))
+            .map(Some)
+            .with_context(|| {
+                format!(
+                    "{RKB_PATH_ENV}={} is set in the environment, and rkb takes it as --rkb-path; \
+                     unset it, or pass --rkb-path to choose another source",
+                    path.display()
+                )
+            });
     }
     let source = match (&args.rkb_path, rkb_crates::default_source()) {
         (Some(path), _) => path.clone(),
@@ -301,13 +343,28 @@ fn rkb_patches(
         (None, None) => bail!(
             "no rkb source to take rkb's crates from: this rkb was not built from a checkout that \
              still exists, and rkb's crates are not on crates.io yet.\n  \
-             Pass one:  rkb init --domain {} --rkb-path /path/to/rkb  (a checkout, or unpacked .crate files; or set RKB_PATH)\n  \
-             or, once they are published:  rkb init --domain {} --rkb-source registry",
-            args.domain,
-            args.domain
+             Pass one:  {retry} --rkb-path /path/to/rkb  (a checkout, or unpacked .crate files; or set RKB_PATH)\n  \
+             or, once they are published:  {retry} --rkb-source registry",
+            retry = retry(args)
         ),
     };
-    rkb_crates::locate(&source, &args.dir).map(Some)
+    rkb_crates::locate(&source, &args.dir, &retry(args)).map(Some)
+}
+
+/// The user's `rkb init` for a hint to complete: the domain and the flags a retry keeps
+/// (the header's --owner aside: it needs quoting, and the default works).
+fn retry(args: &InitArgs) -> String {
+    let mut command = format!("rkb init --domain {}", args.domain);
+    if let Some(name) = &args.project_name {
+        command.push_str(&format!(" --project-name {name}"));
+    }
+    if args.license == License::None {
+        command.push_str(" --license none");
+    }
+    if args.multigroup {
+        command.push_str(" --multigroup");
+    }
+    command
 }
 
 #[cfg(test)]

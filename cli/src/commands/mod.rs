@@ -166,8 +166,11 @@ mod tests {
         let entries = entries();
         for (path, _, action) in &entries {
             let marker = match action {
-                Action::Insert(m) | Action::InsertSorted(m) | Action::Upsert(m) => *m,
-                Action::Write(_) => continue,
+                Action::Insert(m)
+                | Action::InsertSorted(m)
+                | Action::Upsert(m)
+                | Action::Withdraw(m) => *m,
+                Action::Write(_) | Action::Remove => continue,
             };
             let tag = format!("+rkb:scaffold:{}", marker.name());
             let writers: Vec<&str> = entries
@@ -194,8 +197,11 @@ mod tests {
         let inserted: BTreeSet<&str> = entries()
             .iter()
             .filter_map(|(_, _, a)| match a {
-                Action::Insert(m) | Action::InsertSorted(m) | Action::Upsert(m) => Some(m.name()),
-                Action::Write(_) => None,
+                Action::Insert(m)
+                | Action::InsertSorted(m)
+                | Action::Upsert(m)
+                | Action::Withdraw(m) => Some(m.name()),
+                Action::Write(_) | Action::Remove => None,
             })
             .collect();
         let known: BTreeSet<&str> = Marker::ALL.iter().map(|m| m.name()).collect();
@@ -478,6 +484,16 @@ mod tests {
                     command_literals: vec!["\"memcached\"".into()],
                     image_env: layout.image_env(),
                     env_list_exists: false,
+                    hook: Some(super::super::create_webhook::Hook::new(
+                        &project, &hub, &layout, &webhooks,
+                    )),
+                    spoke: Some(super::super::create_webhook::Spoke {
+                        version: spoke.version.clone(),
+                        module: spoke.version_module.clone(),
+                        path: spoke.type_path.clone(),
+                    }),
+                    unwired_spoke: None,
+                    dropped_image: None,
                     project: project.clone(),
                 }),
                 create_webhook: json(&super::super::create_webhook::Context {

@@ -57,6 +57,7 @@ impl Changes {
     /// first brings back to a whole state a project whose last command was interrupted.
     pub fn open(root: impl Into<PathBuf>) -> anyhow::Result<Self> {
         let root = root.into();
+        check_dir_name(&root)?;
         let lock = lock_project(&root)?;
         let recovered = match &lock {
             Some(_) => journal::recover(&root)?,
@@ -87,6 +88,14 @@ impl Changes {
         read_in_project(&self.root, Path::new(rel))
     }
 
+    /// What `rel` held on disk before this change set planned anything for it.
+    pub fn original(&self, rel: &str) -> anyhow::Result<Option<String>> {
+        match self.files.get(Path::new(rel)) {
+            Some(planned) => Ok(planned.original.clone()),
+            None => read_in_project(&self.root, Path::new(rel)),
+        }
+    }
+
     pub fn exists(&self, rel: &str) -> anyhow::Result<bool> {
         Ok(self.read(rel)?.is_some())
     }
@@ -95,6 +104,7 @@ impl Changes {
         match self.files.get_mut(Path::new(rel)) {
             Some(planned) => planned.content = content,
             None => {
+                check_file_name(&self.root, rel)?;
                 let original = read_in_project(&self.root, Path::new(rel))?;
                 self.files.insert(rel.into(), Planned { original, content });
             }
@@ -104,12 +114,22 @@ impl Changes {
     /// Plans a new file. An existing file is an error unless `overwrite` (i.e. `--force`
     /// on a file rkb owns).
     pub fn create(&mut self, rel: &str, content: String, overwrite: bool) -> anyhow::Result<()> {
-        if !overwrite && self.exists(rel)? {
+        let existing = self.read(rel)?;
+        if !overwrite && existing.is_some() {
             bail!(
                 "{rel} already exists; rkb does not overwrite files without --force \
                  (and --force only regenerates the files rkb owns for this API)"
             );
         }
+        // A file rewritten whole (PROJECT, a regenerated one) keeps CRLF line endings, as
+        // an insertion does.
+        let crlf = existing
+            .is_some_and(|old| old.contains("\r\n") && !old.replace("\r\n", "").contains('\n'));
+        let content = if crlf && !content.contains('\r') {
+            content.replace('\n', "\r\n")
+        } else {
+            content
+        };
         self.set(rel, Some(content))
     }
 
@@ -178,11 +198,6 @@ impl Changes {
         })
     }
 
-    /// Plans the removal of `rel` (`rkb delete`).
-    pub fn remove(&mut self, rel: &str) -> anyhow::Result<()> {
-        self.set(rel, None)
-    }
-
     /// Removes the lines an insertion of `snippet` at `marker` left in `rel`, the inverse of
     /// [`Self::insert_at_marker`] and its sorted and upserting kinds. The lines are matched
     /// ignoring whitespace (and, in Rust, the trailing commas rustfmt adds when it wraps a
@@ -211,6 +226,31 @@ impl Changes {
             )
         })?;
         Ok(found)
+    }
+
+    /// Takes back out what [`Self::upsert_at_marker`] put in with the snippet keyed `key`:
+    /// the YAML list item whose first line is `key` (with the lines under it), and the
+    /// list's own key line (`env:`) when no item of it is left above the marker.
+    pub fn withdraw_at_marker(
+        &mut self,
+        rel: &str,
+        marker: Marker,
+        key: &str,
+    ) -> anyhow::Result<()> {
+        if !self.exists(rel)? {
+            return Ok(());
+        }
+        self.edit_at_marker(rel, marker, |content, hidden| {
+            withdraw(content, marker.name(), key.trim(), hidden)
+        })
+    }
+
+    /// Plans the removal of `rel`, if it exists (`rkb delete`, a forced re-run).
+    pub fn remove(&mut self, rel: &str) -> anyhow::Result<()> {
+        if self.exists(rel)? {
+            self.set(rel, None)?;
+        }
+        Ok(())
     }
 
     /// Plans `edit` of the file that holds `marker`, if it changes anything. The file keeps
@@ -630,6 +670,98 @@ fn refuse_links(root: &Path, rel: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The longest name of a file or directory most file systems take (Linux's NAME_MAX), and
+/// of a whole path (PATH_MAX, less its terminating NUL).
+pub const NAME_MAX: usize = 255;
+const PATH_MAX: usize = 4095;
+/// What a staged copy or backup adds to a file's name: `.` and `.rkb-new-<16 hex>`.
+pub const STAGING_EXTRA: usize = ".".len() + ".rkb-new-".len() + 16;
+/// The longest file name rkb can write: its staged copy must fit in [`NAME_MAX`] too.
+pub const FILE_NAME_MAX: usize = NAME_MAX - STAGING_EXTRA;
+
+/// Refuses a project directory whose name no file system takes, before the OS answers
+/// with a bare "File name too long".
+fn check_dir_name(root: &Path) -> anyhow::Result<()> {
+    let long = root
+        .components()
+        .map(|c| c.as_os_str())
+        .find(|name| name.len() > NAME_MAX);
+    if let Some(name) = long {
+        bail!(
+            "the directory {} cannot be a project: its name {:?} is {} bytes long, and file \
+             systems take names of at most {NAME_MAX} bytes. Choose a shorter directory (--dir)",
+            root.display(),
+            name.to_string_lossy(),
+            name.len()
+        );
+    }
+    // The nearest existing path up from the root must be a directory: a file there gives
+    // "Not a directory (os error 20)" at the first read.
+    if let Some(file) = root
+        .ancestors()
+        .filter(|p| !p.as_os_str().is_empty())
+        .find(|p| p.exists())
+        .filter(|p| !p.is_dir())
+    {
+        bail!(
+            "{} cannot be a project directory: {} is a file, not a directory. Pass the project's \
+             directory (--dir), or for `rkb init` a new or empty one",
+            root.display(),
+            file.display()
+        );
+    }
+    let full = std::path::absolute(root).map_or(0, |r| r.as_os_str().len());
+    if full > PATH_MAX {
+        bail!(
+            "the directory {} cannot be a project: its path is {full} bytes long, and file \
+             systems take paths of at most {PATH_MAX} bytes. Choose a shorter directory (--dir)",
+            root.display()
+        );
+    }
+    Ok(())
+}
+
+/// Refuses a file whose name, or whose staged copy's name, is too long to create, naming
+/// it and the limit rather than letting the commit fail with the OS's bare error.
+fn check_file_name(root: &Path, rel: &str) -> anyhow::Result<()> {
+    let path = Path::new(rel);
+    let file = path.file_name().map_or(0, |n| n.len());
+    let dir = path
+        .parent()
+        .into_iter()
+        .flat_map(Path::components)
+        .map(|c| c.as_os_str())
+        .find(|name| name.len() > NAME_MAX);
+    if let Some(dir) = dir {
+        bail!(
+            "cannot write {rel}: its directory name {:?} is {} bytes long, and file systems take \
+             names of at most {NAME_MAX} bytes. Shorten the names it is made of (such as --group)",
+            dir.to_string_lossy(),
+            dir.len()
+        );
+    }
+    if file > FILE_NAME_MAX {
+        bail!(
+            "cannot write {rel}: its file name is {file} bytes long, and rkb writes names of at \
+             most {FILE_NAME_MAX} bytes (file systems take {NAME_MAX}, and rkb stages each file \
+             under a name {STAGING_EXTRA} bytes longer). Shorten the names it is made of (such \
+             as --group or --kind)"
+        );
+    }
+    let full = std::path::absolute(root).map_or(0, |r| r.as_os_str().len()) + 1 + rel.len();
+    if full + STAGING_EXTRA > PATH_MAX {
+        bail!(
+            "cannot write {rel} in {}: the path would be {full} bytes long, and rkb writes \
+             paths of at most {} bytes (file systems take {PATH_MAX}, and rkb stages each file \
+             under a name {STAGING_EXTRA} bytes longer). Use a project directory with a shorter \
+             path",
+            root.display(),
+            PATH_MAX - STAGING_EXTRA
+        );
+    }
+    Ok(())
+}
+
 /// A fresh random name next to `target` (`.<name>.rkb-<tag>-<random>`), for a staged copy
 /// or a backup. Staged copies are then opened with `create_new`, which fails rather than
 /// follow or reuse whatever might be at that name.
@@ -689,9 +821,23 @@ fn marker_line(lines: &[&str], marker: &str, hidden: &[bool]) -> anyhow::Result<
 }
 
 /// For each line of Rust source, whether it begins inside a block comment or a string
-/// literal, where a `// +rkb:scaffold:` line is text rather than a marker. A lexer of just
-/// what decides that: comments (nested), strings with escapes, raw strings, char literals.
+/// literal, where a `// +rkb:scaffold:` line is text rather than a marker.
 fn rust_lines_in_literals(src: &str) -> Vec<bool> {
+    let code = rust_code_mask(src);
+    let mut hidden = vec![false];
+    hidden.extend(
+        src.bytes()
+            .zip(&code)
+            .filter(|(b, _)| *b == b'\n')
+            .map(|(_, code)| !code),
+    );
+    hidden
+}
+
+/// For each byte of Rust source, whether it is code: not inside a comment, a string or a
+/// char literal (the newline that ends a `//` comment counts as code). A lexer of just
+/// what decides that: comments (nested), strings with escapes, raw strings, char literals.
+pub(crate) fn rust_code_mask(src: &str) -> Vec<bool> {
     #[derive(Clone, Copy, PartialEq)]
     enum State {
         Code,
@@ -703,15 +849,10 @@ fn rust_lines_in_literals(src: &str) -> Vec<bool> {
     let at = |i: usize| b.get(i).copied().unwrap_or(0);
     let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     let mut state = State::Code;
-    let mut hidden = vec![false];
+    let mut code = vec![false; b.len()];
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
-        if c == b'\n' {
-            hidden.push(state != State::Code);
-            i += 1;
-            continue;
-        }
         match state {
             State::Code => {
                 if c == b'/' && at(i + 1) == b'/' {
@@ -749,6 +890,8 @@ fn rust_lines_in_literals(src: &str) -> Vec<bool> {
                     } else if at(i + 2) == b'\'' {
                         i += 2;
                     }
+                } else {
+                    code[i] = true;
                 }
                 i += 1;
             }
@@ -794,7 +937,7 @@ fn rust_lines_in_literals(src: &str) -> Vec<bool> {
             }
         }
     }
-    hidden
+    code
 }
 
 /// `content` with `line` added to the contiguous block above the marker, in version-sort order.
@@ -813,7 +956,11 @@ fn insert_sorted(
     {
         start -= 1;
     }
-    if lines[start..at].iter().any(|l| l.trim() == line) {
+    // Already there, in this block or elsewhere in code (a comment between the block and
+    // the marker starts a new block): a second `pub mod x;` would not compile.
+    let present =
+        |(i, l): (usize, &&str)| l.trim() == line && !hidden.get(i).copied().unwrap_or(false);
+    if lines.iter().enumerate().any(present) {
         return Ok(content.to_owned());
     }
     let indent = &lines[at][..lines[at].len() - lines[at].trim_start().len()];
@@ -969,6 +1116,37 @@ fn remove_snippet(
         text.push('\n');
     }
     Some(text)
+}
+
+/// `content` without the list item keyed `key` (see [`Changes::withdraw_at_marker`]).
+fn withdraw(content: &str, marker: &str, key: &str, hidden: &[bool]) -> anyhow::Result<String> {
+    let mut lines: Vec<&str> = content.lines().collect();
+    let indent = |line: &str| line.len() - line.trim_start().len();
+    let Some(at) = lines.iter().position(|l| l.trim() == key) else {
+        return Ok(content.to_owned());
+    };
+    // The item's body is indented under its `- ` line.
+    let end = at
+        + 1
+        + lines[at + 1..]
+            .iter()
+            .take_while(|l| !l.trim().is_empty() && indent(l) > indent(lines[at]))
+            .count();
+    // A list key the first insertion opened (`env:`) goes with its last item, so the file
+    // is again what it was before any: a key without items would be `env: null`.
+    let opener = lines[..at].last().map(|l| l.trim()).unwrap_or_default();
+    let last_item = marker_line(&lines, marker, hidden).is_ok_and(|m| m == end)
+        && opener.ends_with(':')
+        && !opener.starts_with(['-', '#']);
+    lines.drain(at..end);
+    if last_item {
+        lines.remove(at - 1);
+    }
+    let mut text = lines.join("\n");
+    if content.ends_with('\n') {
+        text.push('\n');
+    }
+    Ok(text)
 }
 
 /// The text of `content` with `snippet` inserted before its marker line.
@@ -1486,6 +1664,33 @@ mod tests {
             err.contains("mixes Windows (CRLF) and Unix (LF) line endings"),
             "{err}"
         );
+    }
+
+    /// Found by `command_sequences`: a file rewritten whole (PROJECT) lost its CRLF line
+    /// endings, and a comment between a module list and its marker made a re-run declare
+    /// a module twice.
+    #[test]
+    fn rewritten_files_keep_crlf_and_a_module_is_declared_once() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("PROJECT"), "domain: a\r\nresources: []\r\n").unwrap();
+        fs::write(dir.path().join("lf.yaml"), "a: 1\n").unwrap();
+        let mods =
+            "pub mod cache;\n/* old\n// +rkb:scaffold:modules\n*/\n// +rkb:scaffold:modules\n";
+        fs::write(dir.path().join("mod.rs"), mods).unwrap();
+        let mut changes = Changes::open(dir.path()).unwrap();
+        changes
+            .create("PROJECT", "domain: b\nresources: []\n".into(), true)
+            .unwrap();
+        changes.create("lf.yaml", "a: 2\n".into(), true).unwrap();
+        changes
+            .insert_sorted_at_marker("mod.rs", Marker::Modules, "pub mod cache;")
+            .unwrap();
+        assert_eq!(
+            changes.read("PROJECT").unwrap().unwrap(),
+            "domain: b\r\nresources: []\r\n"
+        );
+        assert_eq!(changes.read("lf.yaml").unwrap().unwrap(), "a: 2\n");
+        assert_eq!(changes.read("mod.rs").unwrap().unwrap(), mods);
     }
 
     #[test]

@@ -7,7 +7,8 @@ mod changes;
 pub mod journal;
 pub mod plan;
 
-pub use changes::{Changes, Written};
+pub(crate) use changes::rust_code_mask;
+pub use changes::{Changes, FILE_NAME_MAX, NAME_MAX, STAGING_EXTRA, Written};
 pub use plan::{Entry, IfExists, Marker, Text};
 
 use anyhow::Context as _;
@@ -87,7 +88,9 @@ pub fn source_header(boilerplate: &str) -> String {
 }
 
 /// Formats generated Rust sources with rustfmt (edition 2024), so lines that depend on
-/// the length of a kind's name wrap exactly as `cargo fmt` would wrap them.
+/// the length of a kind's name wrap exactly as `cargo fmt` would wrap them. `originals` are
+/// the files as they were before this command (`None`: new), for telling a user's file that
+/// does not parse from a bug in what rkb generated.
 ///
 /// Each source goes through its own rustfmt process on stdin, all at once: on stdin
 /// rustfmt never follows `mod` declarations into the user's files. Without rustfmt the
@@ -95,26 +98,12 @@ pub fn source_header(boilerplate: &str) -> String {
 pub fn rustfmt(
     paths: &[String],
     sources: Vec<String>,
+    originals: &[Option<String>],
 ) -> anyhow::Result<(Vec<String>, Option<String>)> {
-    use std::io::Write as _;
-    use std::process::{Command, Stdio};
-
-    let spawn = || {
-        Command::new("rustfmt")
-            .args(["--edition", "2024", "--emit", "stdout"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-    };
     let mut children = Vec::new();
     for source in &sources {
-        match spawn() {
-            Ok(mut child) => {
-                let mut stdin = child.stdin.take().expect("stdin is piped");
-                stdin.write_all(source.as_bytes())?;
-                children.push(child);
-            }
+        match spawn_rustfmt(source) {
+            Ok(child) => children.push(child),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let warning = "rustfmt was not found, so the new Rust files are not formatted: run `cargo fmt`";
                 return Ok((sources, Some(warning.into())));
@@ -123,19 +112,47 @@ pub fn rustfmt(
         }
     }
     let mut formatted = Vec::with_capacity(children.len());
-    for (child, path) in children.into_iter().zip(paths) {
+    for ((child, path), original) in children.into_iter().zip(paths).zip(originals) {
         let output = child.wait_with_output().context("rustfmt did not finish")?;
-        // Only files rkb generates whole are formatted, never a user's: a failure here is
-        // rkb's, with the names the user gave.
-        anyhow::ensure!(
-            output.status.success(),
-            "rustfmt rejected the generated {path}, so nothing was written (a bug in rkb: please \
-             report it with the command you ran):\n{}",
-            String::from_utf8_lossy(&output.stderr).trim_end()
-        );
+        if !output.status.success() {
+            // A file of the user's that rkb inserted into: is it theirs that does not parse?
+            if let Some(original) = original {
+                let theirs = spawn_rustfmt(original)
+                    .and_then(|child| child.wait_with_output())
+                    .context("cannot run rustfmt")?;
+                anyhow::ensure!(
+                    theirs.status.success(),
+                    "{path} does not parse as Rust, so rkb cannot insert code into it (it \
+                     formats the file afterwards), and nothing was written. rustfmt says:\n{}\n  \
+                     Fix the file (`cargo check` shows the same) and run the command again",
+                    String::from_utf8_lossy(&theirs.stderr).trim_end()
+                );
+            }
+            anyhow::bail!(
+                "rustfmt rejected the generated {path}, so nothing was written (a bug in rkb: \
+                 please report it with the command you ran):\n{}",
+                String::from_utf8_lossy(&output.stderr).trim_end()
+            );
+        }
         formatted.push(String::from_utf8(output.stdout).context("rustfmt printed non-UTF-8")?);
     }
     Ok((formatted, None))
+}
+
+/// A rustfmt process formatting `source`, fed on stdin.
+fn spawn_rustfmt(source: &str) -> std::io::Result<std::process::Child> {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+
+    let mut child = Command::new("rustfmt")
+        .args(["--edition", "2024", "--emit", "stdout"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    stdin.write_all(source.as_bytes())?;
+    Ok(child)
 }
 
 fn collect(dir: &'static Dir<'static>, out: &mut Vec<(&'static str, &'static str)>) {

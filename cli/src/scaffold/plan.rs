@@ -51,6 +51,10 @@ pub enum Marker {
     WebhookReplacements,
     /// `config/webhook/kustomization.yaml`: the rendered webhook configurations.
     WebhookManifests,
+    /// A kind's conversion file: its spokes, their `Convertible` impls and their tests.
+    Spokes,
+    SpokeImpls,
+    SpokeTests,
 }
 
 impl Marker {
@@ -74,6 +78,9 @@ impl Marker {
         Marker::WebhookPatches,
         Marker::WebhookReplacements,
         Marker::WebhookManifests,
+        Marker::Spokes,
+        Marker::SpokeImpls,
+        Marker::SpokeTests,
     ];
 
     /// The name after `+rkb:scaffold:` in generated files.
@@ -98,6 +105,9 @@ impl Marker {
             Marker::WebhookPatches => "webhook-patches",
             Marker::WebhookReplacements => "webhook-replacements",
             Marker::WebhookManifests => "webhook-manifests",
+            Marker::Spokes => "spokes",
+            Marker::SpokeImpls => "spoke-impls",
+            Marker::SpokeTests => "spoke-tests",
         }
     }
 }
@@ -145,6 +155,11 @@ pub enum Action {
     /// Inserts the text above the marker; when the file has the text's first line already
     /// (its key, like `- name: MEMCACHED_IMAGE`), replaces the lines under it instead.
     Upsert(Marker),
+    /// Takes out what an [`Action::Upsert`] at the marker put in: the YAML list item whose
+    /// first line is the text (its key), and the list's key if no item is left.
+    Withdraw(Marker),
+    /// Removes the file, if it exists: what a variant of the API no longer asked for had.
+    Remove,
 }
 
 /// One generated file or insertion of a command. `S` is the command's switches: what the
@@ -195,6 +210,16 @@ impl<S> Entry<S> {
     /// An insertion at `marker` that a later run updates rather than repeats.
     pub const fn upsert(path: &'static str, marker: Marker, text: Text) -> Self {
         Self::new(path, text, Action::Upsert(marker))
+    }
+
+    /// Takes the YAML list item keyed by `key` back out of the block above `marker`.
+    pub const fn withdraw(path: &'static str, marker: Marker, key: Text) -> Self {
+        Self::new(path, key, Action::Withdraw(marker))
+    }
+
+    /// Removes `path` if it exists.
+    pub const fn remove(path: &'static str) -> Self {
+        Self::new(path, Text::Inline(""), Action::Remove)
     }
 
     /// PROJECT, rewritten with what the command changed.
@@ -300,16 +325,20 @@ pub fn apply<S>(
                 changes.insert_sorted_at_marker(&path, marker, &text()?)?
             }
             Action::Upsert(marker) => changes.upsert_at_marker(&path, marker, &text()?)?,
+            Action::Withdraw(marker) => changes.withdraw_at_marker(&path, marker, &text()?)?,
+            Action::Remove => changes.remove(&path)?,
         }
         if entry.rustfmt && !to_format.contains(&path) {
             to_format.push(path);
         }
     }
     let mut sources = Vec::with_capacity(to_format.len());
+    let mut originals = Vec::with_capacity(to_format.len());
     for path in &to_format {
         sources.push(changes.read(path)?.context("a file planned above")?);
+        originals.push(changes.original(path)?);
     }
-    let (formatted, warning) = super::rustfmt(&to_format, sources)?;
+    let (formatted, warning) = super::rustfmt(&to_format, sources, &originals)?;
     for (path, source) in to_format.iter().zip(formatted) {
         changes.create(path, source, true)?;
     }

@@ -24,6 +24,7 @@ impl Hub for v1alpha1::Memcached {}
 /// The conversion the manager serves for the memcacheds.cache.example.com CRD.
 pub fn conversion() -> Conversion<v1alpha1::Memcached> {
     Conversion::hub().spoke::<v1beta1::Memcached>()
+    // +rkb:scaffold:spokes
 }
 
 /// The versions hold the same information under other names: nothing needs keeping in
@@ -57,6 +58,8 @@ impl Convertible<v1alpha1::Memcached> for v1beta1::Memcached {
         })
     }
 }
+
+// +rkb:scaffold:spoke-impls
 
 #[cfg(test)]
 mod tests {
@@ -101,4 +104,6 @@ mod tests {
         assert_eq!(back, spoke);
         assert_eq!(back.to_hub().unwrap(), hub);
     }
+
+    // +rkb:scaffold:spoke-tests
 }
