@@ -431,11 +431,15 @@ pub(super) fn recorded(
             layout.controller_tests_file = single.controller_tests_file;
         }
     }
+    // As a fresh scaffold of the entry: not replacing an image variant, and not a new
+    // spoke (`delete api` refuses a spoke, and a hub's spokes live in the hub's file).
     let switches = Switches {
         resource: entry.api.is_some(),
         controller: entry.controller,
         image: image.is_some(),
+        drop_image: false,
         grouped: layout.group_mod_file.is_some(),
+        spoke: false,
     };
     let context = Context {
         names: ProjectNames::read(project, changes)?,
@@ -451,6 +455,10 @@ pub(super) fn recorded(
         api,
         layout,
         image,
+        hook: None,
+        spoke: None,
+        unwired_spoke: None,
+        dropped_image: None,
         project: project.clone(),
     };
     Ok((context, switches))

@@ -450,7 +450,8 @@ pub fn unapply(
     for r in gone {
         let marker = match r.action {
             Action::Insert(m) | Action::InsertSorted(m) | Action::Upsert(m) => m,
-            Action::Write(_) => continue,
+            // Taking out and removing are what a forced re-run does, never what it left.
+            Action::Write(_) | Action::Withdraw(_) | Action::Remove => continue,
         };
         if kept.has_insertion(r) {
             continue;
@@ -483,14 +484,18 @@ pub fn unapply(
     }
     let mut paths = to_format.clone();
     let mut sources = Vec::new();
+    let mut originals = Vec::new();
     for path in &to_format {
         sources.push(changes.read(path)?.context("a file checked above")?);
+        originals.push(changes.original(path)?);
     }
+    // rkb's own text, as new: if it does not parse, that is rkb's bug, not the user's.
     for r in written.iter().filter(|r| r.rustfmt) {
         paths.push(r.path.clone());
         sources.push(r.text.clone());
+        originals.push(None);
     }
-    let (formatted, warning) = super::rustfmt(&paths, sources)?;
+    let (formatted, warning) = super::rustfmt(&paths, sources, &originals)?;
     unapplied.warning = warning;
     let mut formatted = formatted.into_iter();
     for path in &to_format {
