@@ -246,8 +246,10 @@ async fn the_bluegreen_crd_installs_with_client_side_kubectl_apply() {
         .await
         .unwrap_err()
         .to_string();
+    // Containers are a list keyed by name (Kubernetes' own list-map semantics, which the
+    // CRD carries), so the error names the container, not its index.
     assert!(
-        refused.contains("spec.blueSpec.containers[0].securityContext.runAsUser"),
+        refused.contains(r#"spec.blueSpec.containers[name="app"].securityContext.runAsUser"#),
         "{refused}"
     );
 }
