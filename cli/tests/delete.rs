@@ -8,11 +8,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-fn rkb_in(dir: &Path, args: &[&str]) -> String {
-    let mut full = args.to_vec();
-    full.extend(["--dir", dir.to_str().unwrap()]);
-    common::rkb(&full).unwrap_or_else(|e| panic!("{args:?}: {e}"))
-}
+use common::rkb_in;
 
 /// Runs a command that must be refused; returns its message after checking that the
 /// tree did not change.
@@ -26,21 +22,6 @@ fn refused(dir: &Path, args: &[&str]) -> String {
         "{args:?} was refused but changed files:\n{message}"
     );
     message
-}
-
-fn init(dir: &Path, extra: &[&str]) {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let mut args = vec![
-        "init",
-        "--domain",
-        "example.com",
-        "--project-name",
-        "demo",
-        "--rkb-path",
-        repo.to_str().unwrap(),
-    ];
-    args.extend(extra);
-    rkb_in(dir, &args);
 }
 
 fn api<'a>(verb: &'a str, group: &'a str, version: &'a str, kind: &'a str) -> Vec<&'a str> {
@@ -123,7 +104,7 @@ fn create_then_delete(dir: &Path, create: &[&str], delete: &[&str]) {
 fn a_single_api_and_a_second_version_come_and_go() {
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path();
-    init(dir, &[]);
+    common::init_demo(dir, &[]);
     create_then_delete(
         dir,
         &api("create", "cache", "v1alpha1", "Memcached"),
@@ -153,7 +134,7 @@ fn a_single_api_and_a_second_version_come_and_go() {
 fn long_names_wrapped_by_rustfmt_come_and_go() {
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path();
-    init(dir, &[]);
+    common::init_demo(dir, &[]);
     let (group, kind) = (
         "averyveryverylonggroupname",
         "AVeryLongKindNameForTestingPurposes",
@@ -183,7 +164,7 @@ fn long_names_wrapped_by_rustfmt_come_and_go() {
 fn image_apis_come_and_go_in_any_order() {
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path();
-    init(dir, &[]);
+    common::init_demo(dir, &[]);
     let before = common::files(dir);
     let mut redis = api("create", "web", "v1", "Redis");
     redis.extend(["--image", "redis:7", "--image-container-port", "6379"]);
@@ -215,7 +196,7 @@ fn image_apis_come_and_go_in_any_order() {
 fn every_kind_of_webhook_comes_and_goes() {
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path();
-    init(dir, &[]);
+    common::init_demo(dir, &[]);
     rkb_in(dir, &api("create", "cache", "v1alpha1", "Memcached"));
     let mut second = api("create", "cache", "v1beta1", "Memcached");
     second.push("--no-controller");
@@ -274,7 +255,7 @@ fn every_kind_of_webhook_comes_and_goes() {
 fn multigroup_apis_and_webhooks_come_and_go() {
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path();
-    init(dir, &["--multigroup"]);
+    common::init_demo(dir, &["--multigroup"]);
     create_then_delete(
         dir,
         &api("create", "cache", "v1alpha1", "Memcached"),
@@ -314,7 +295,7 @@ fn apis_from_before_edit_multigroup_are_deleted_whole() {
     let scratch = tempfile::tempdir().unwrap();
     let (dir, bare) = (scratch.path().join("p"), scratch.path().join("bare"));
     for dir in [&dir, &bare] {
-        init(dir, &[]);
+        common::init_demo(dir, &[]);
     }
     rkb_in(&dir, &api("create", "cache", "v1alpha1", "Memcached"));
     let mut pod = api("create", "core", "v1", "Pod");
@@ -334,7 +315,7 @@ fn apis_from_before_edit_multigroup_are_deleted_whole() {
 fn refusals_say_what_is_wrong_and_change_nothing() {
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path();
-    init(dir, &[]);
+    common::init_demo(dir, &[]);
     let message = refused(dir, &api("delete", "cache", "v1alpha1", "Memcached"));
     assert!(
         message.contains("no API cache/v1alpha1 Memcached"),
@@ -402,7 +383,7 @@ fn refusals_say_what_is_wrong_and_change_nothing() {
 fn changed_files_are_refused_unless_forced() {
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path();
-    init(dir, &[]);
+    common::init_demo(dir, &[]);
     let before = common::files(dir);
     rkb_in(dir, &api("create", "cache", "v1alpha1", "Memcached"));
     let types = dir.join("src/api/cache/v1alpha1/memcached.rs");

@@ -40,21 +40,11 @@ fn rkb(dir: &Path) -> Command {
     command
 }
 
-/// `rkb init` of a project named demo in `dir`, taking rkb's crates from this checkout.
-fn init(dir: &str) {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let repo = repo.to_str().unwrap();
-    let args = ["init", "--domain", "example.com", "--project-name", "demo"];
-    let mut args = args.to_vec();
-    args.extend(["--dir", dir, "--rkb-path", repo]);
-    common::rkb(&args).unwrap();
-}
-
 #[test]
 fn a_killed_create_api_leaves_the_project_as_before_or_as_after() {
     let base = tempfile::tempdir().unwrap();
     let b = base.path().to_str().unwrap();
-    init(b);
+    common::init_demo(base.path(), &[]);
     common::rkb(&[
         "create",
         "api",
@@ -131,8 +121,7 @@ fn a_killed_create_api_leaves_the_project_as_before_or_as_after() {
 #[test]
 fn the_scaffold_ignores_what_an_interrupted_run_could_leave() {
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().to_str().unwrap();
-    init(d);
+    common::init_demo(dir.path(), &[]);
     for ignore in [".gitignore", ".dockerignore"] {
         let text = std::fs::read_to_string(dir.path().join(ignore)).unwrap();
         assert!(

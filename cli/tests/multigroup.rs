@@ -7,29 +7,10 @@ mod common;
 use std::fs;
 use std::path::Path;
 
-fn rkb_in(dir: &Path, args: &[&str]) -> String {
-    let mut full = args.to_vec();
-    full.extend(["--dir", dir.to_str().unwrap()]);
-    common::rkb(&full).unwrap_or_else(|e| panic!("{args:?}: {e}"))
-}
+use common::rkb_in;
 
 fn read(dir: &Path, rel: &str) -> String {
     fs::read_to_string(dir.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
-}
-
-fn init(dir: &Path, extra: &[&str]) {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let mut args = vec![
-        "init",
-        "--domain",
-        "example.com",
-        "--project-name",
-        "demo",
-        "--rkb-path",
-        repo.to_str().unwrap(),
-    ];
-    args.extend(extra);
-    rkb_in(dir, &args);
 }
 
 fn create_api(dir: &Path, group: &str, version: &str, kind: &str, extra: &[&str]) {
@@ -51,7 +32,7 @@ fn create_api(dir: &Path, group: &str, version: &str, kind: &str, extra: &[&str]
 fn edit_moves_controllers_and_every_path_to_them() {
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path();
-    init(dir, &[]);
+    common::init_demo(dir, &[]);
     create_api(dir, "cache", "v1alpha1", "Memcached", &[]);
     create_api(dir, "core", "v1", "Pod", &["--no-resource"]);
     let reconciler = read(dir, "src/controller/memcached.rs");
@@ -125,7 +106,7 @@ fn edit_moves_controllers_and_every_path_to_them() {
 fn edit_rewrites_relative_and_grouped_paths_to_the_moved_controllers() {
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path();
-    init(dir, &[]);
+    common::init_demo(dir, &[]);
     create_api(dir, "cache", "v1alpha1", "Memcached", &[]);
     create_api(dir, "web", "v1", "Site", &[]);
     let append = |rel: &str, text: &str| {
@@ -185,7 +166,7 @@ fn edit_rewrites_relative_and_grouped_paths_to_the_moved_controllers() {
 fn init_can_start_in_the_multigroup_layout() {
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path();
-    init(dir, &["--multigroup"]);
+    common::init_demo(dir, &["--multigroup"]);
     assert!(read(dir, "PROJECT").contains("multigroup: true"));
     create_api(dir, "cache", "v1", "Memcached", &[]);
     create_api(dir, "web", "v1", "Memcached", &[]);
@@ -222,7 +203,7 @@ fn init_can_start_in_the_multigroup_layout() {
 fn webhooks_from_before_the_edit_stay_where_they_are() {
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path();
-    init(dir, &[]);
+    common::init_demo(dir, &[]);
     create_api(dir, "cache", "v1alpha1", "Memcached", &[]);
     let webhook = |group: &str, flag: &str| {
         rkb_in(

@@ -119,3 +119,27 @@ pub fn unified_diff(path: &Path, old: &[u8], new: &[u8]) -> String {
         .header(&format!("testdata/{}", path.display()), "generated")
         .to_string()
 }
+
+/// Runs rkb in-process in `dir` (`--dir`), panicking with its message if it refuses.
+pub fn rkb_in(dir: &Path, args: &[&str]) -> String {
+    let mut full = args.to_vec();
+    full.extend(["--dir", dir.to_str().unwrap()]);
+    rkb(&full).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+}
+
+/// `rkb init` of a project named demo in `dir`, taking rkb's crates from this checkout,
+/// with `extra` flags.
+pub fn init_demo(dir: &Path, extra: &[&str]) {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let mut args = vec![
+        "init",
+        "--domain",
+        "example.com",
+        "--project-name",
+        "demo",
+        "--rkb-path",
+        repo.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    rkb_in(dir, &args);
+}
