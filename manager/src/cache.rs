@@ -1,0 +1,256 @@
+//! Controllers that read what they watch, as controller-runtime's cached client does: a
+//! reconcile looks objects up in the watches' stores instead of asking the API server,
+//! and a status the reconciler wrote itself does not bring it back.
+//!
+//! ```ignore
+//! let memcacheds = rkb_runtime::cache::controller(Api::<Memcached>::all(client.clone()), config());
+//! let (controller, deployments) = rkb_runtime::cache::owns(memcacheds, Api::<Deployment>::all(client), config());
+//! // in the reconciler: deployments.get_synced(&namespace, &name).await
+//! ```
+//!
+//! kube-runtime's `Controller::owns` watches only the metadata of owned objects and keeps no
+//! store of them; [`owns`] watches them whole, into a [`Lister`] the reconciler reads. Both
+//! still make one watch per kind.
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures::{Stream, StreamExt as _};
+use kube::Api;
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::watcher::{self, Event};
+use kube::runtime::{Controller, WatchStreamExt as _, predicates};
+use kube::{Resource, ResourceExt as _};
+use tokio::sync::watch;
+
+use crate::client::{Lister, Object};
+
+/// A controller of the objects of `api` that reconciles one when its generation (its spec),
+/// labels, annotations, finalizers, owners or deletion change, and not when only its status
+/// does: the reconciler's own status writes do not trigger it again (controller-runtime's
+/// `GenerationChangedPredicate`, with metadata changes kept).
+pub fn controller<K: Object>(api: Api<K>, config: watcher::Config) -> Controller<K> {
+    let (store, writer) = reflector::store();
+    let changes = reflector::reflector(writer, watcher::watcher(api, config))
+        .applied_objects()
+        .predicate_filter(reconcile_worthy, Default::default());
+    Controller::for_stream(changes, store)
+}
+
+/// What of an object, when it changes, needs a reconcile.
+fn reconcile_worthy<K: Resource>(object: &K) -> Option<u64> {
+    let meta = object.meta();
+    let mut hasher = DefaultHasher::new();
+    (
+        meta.generation,
+        predicates::labels(object),
+        predicates::annotations(object),
+        predicates::finalizers(object),
+        object
+            .owner_references()
+            .iter()
+            .map(|o| &o.uid)
+            .collect::<Vec<_>>(),
+        meta.deletion_timestamp.as_ref().map(|t| t.0.as_second()),
+    )
+        .hash(&mut hasher);
+    Some(hasher.finish())
+}
+
+/// `controller` also reconciles an object when one it owns (the controller owner reference)
+/// changes, as `Controller::owns` does, and keeps those objects whole in the returned
+/// [`Lister`] for the reconciler to read (after [`Lister::wait_until_synced`]).
+pub fn owns<K, Child>(
+    controller: Controller<K>,
+    api: Api<Child>,
+    config: watcher::Config,
+) -> (Controller<K>, Lister<Child>)
+where
+    K: Object,
+    Child: Object,
+{
+    let (lister, changes) = reflected(api, config);
+    (controller.owns_stream(changes), lister)
+}
+
+/// A lister of `api` and the stream of changes that fills it; the lister says it is synced
+/// once the stream has delivered the first full list.
+fn reflected<K: Object>(
+    api: Api<K>,
+    config: watcher::Config,
+) -> (
+    Lister<K>,
+    impl Stream<Item = Result<K, watcher::Error>> + Send + 'static,
+) {
+    let (store, writer): (Store<K>, _) = reflector::store();
+    let (synced, watch_synced) = watch::channel(false);
+    let events =
+        reflector::reflector(writer, watcher::watcher(api, config)).inspect(move |event| {
+            if matches!(event, Ok(Event::InitDone)) {
+                synced.send_replace(true);
+            }
+        });
+    (
+        Lister::synced_by(store, watch_synced),
+        events.touched_objects(),
+    )
+}
+
+/// The objects a controller wrote itself, so that a reconcile handed a copy its own write
+/// has already replaced (the watch has not delivered the write yet) works on what it wrote
+/// rather than writing it again: without it, a status read from such a stale copy differs
+/// from the desired one and is written a second time.
+///
+/// A copy is known stale when its resourceVersion is one that a recorded write replaced;
+/// resourceVersions are only compared for equality, as Kubernetes asks.
+pub struct OwnWrites<K> {
+    written: Mutex<HashMap<String, Written<K>>>,
+}
+
+/// The resourceVersions this controller's writes of one object (by UID) replaced, and the
+/// last object written.
+type Written<K> = (Vec<String>, Arc<K>);
+
+impl<K> Default for OwnWrites<K> {
+    fn default() -> Self {
+        OwnWrites {
+            written: Mutex::default(),
+        }
+    }
+}
+
+impl<K> std::fmt::Debug for OwnWrites<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OwnWrites").finish_non_exhaustive()
+    }
+}
+
+impl<K: Resource> OwnWrites<K> {
+    /// `object`, or the object this controller last wrote over that very version of it.
+    /// Once the watch delivers a version no write of this controller replaced (its own
+    /// last write, or anyone else's), the record is dropped and `object` is current.
+    pub fn latest(&self, object: Arc<K>) -> Arc<K> {
+        let (Some(uid), Some(version)) = (object.uid(), object.resource_version()) else {
+            return object;
+        };
+        let mut written = self.lock();
+        match written.get(&uid) {
+            Some((replaced, last)) if replaced.contains(&version) => last.clone(),
+            Some(_) => {
+                written.remove(&uid);
+                object
+            }
+            None => object,
+        }
+    }
+
+    /// Records that this controller wrote `after` over `before`.
+    pub fn record(&self, before: &K, after: K) {
+        let (Some(uid), Some(version)) = (before.uid(), before.resource_version()) else {
+            return;
+        };
+        let after = Arc::new(after);
+        self.lock()
+            .entry(uid)
+            .and_modify(|(replaced, last)| {
+                replaced.push(version.clone());
+                *last = after.clone();
+            })
+            .or_insert_with(|| (vec![version], after));
+    }
+
+    /// Forgets `object` (deleted).
+    pub fn forget(&self, object: &K) {
+        if let Some(uid) = object.uid() {
+            self.lock().remove(&uid);
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Written<K>>> {
+        self.written.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use kube::api::ObjectMeta;
+
+    use super::*;
+
+    fn deployment(generation: i64, labels: &[(&str, &str)]) -> Deployment {
+        Deployment {
+            metadata: ObjectMeta {
+                name: Some("web".into()),
+                generation: Some(generation),
+                labels: Some(
+                    labels
+                        .iter()
+                        .map(|(k, v)| (k.to_string(), v.to_string()))
+                        .collect(),
+                ),
+                ..ObjectMeta::default()
+            },
+            ..Deployment::default()
+        }
+    }
+
+    #[test]
+    fn a_status_change_needs_no_reconcile_but_spec_and_metadata_changes_do() {
+        let before = deployment(1, &[("app", "web")]);
+        let mut status_only = before.clone();
+        status_only.status = Some(Default::default());
+        status_only.metadata.resource_version = Some("8".into());
+        assert_eq!(reconcile_worthy(&before), reconcile_worthy(&status_only));
+
+        let mut deleted = before.clone();
+        deleted.metadata.deletion_timestamp =
+            Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                k8s_openapi::jiff::Timestamp::now(),
+            ));
+        let mut finalized = before.clone();
+        finalized.metadata.finalizers = Some(vec!["a/b".into()]);
+        for changed in [
+            deployment(2, &[("app", "web")]),
+            deployment(1, &[("app", "db")]),
+            deleted,
+            finalized,
+        ] {
+            assert_ne!(
+                reconcile_worthy(&before),
+                reconcile_worthy(&changed),
+                "{changed:?}"
+            );
+        }
+    }
+
+    fn versioned(version: &str, replicas: i32) -> Deployment {
+        let mut deployment = deployment(1, &[]);
+        deployment.metadata.uid = Some("u1".into());
+        deployment.metadata.resource_version = Some(version.into());
+        deployment.spec = Some(k8s_openapi::api::apps::v1::DeploymentSpec {
+            replicas: Some(replicas),
+            ..Default::default()
+        });
+        deployment
+    }
+
+    #[test]
+    fn a_copy_that_an_own_write_replaced_gives_way_to_the_write() {
+        let writes = OwnWrites::default();
+        let (r1, r2, r3) = (versioned("1", 1), versioned("2", 2), versioned("3", 3));
+        writes.record(&r1, r2.clone());
+        writes.record(&r2, r3.clone());
+        // The watch is behind: it still has 1 or 2, both replaced by this controller.
+        assert_eq!(*writes.latest(Arc::new(r1.clone())), r3);
+        assert_eq!(*writes.latest(Arc::new(r2)), r3);
+        // It caught up (3), or someone else wrote (4): the record goes, the copy is current.
+        assert_eq!(*writes.latest(Arc::new(r3.clone())), r3);
+        assert_eq!(*writes.latest(Arc::new(r1.clone())), r1);
+        writes.record(&r1, r3.clone());
+        let other = versioned("4", 9);
+        assert_eq!(*writes.latest(Arc::new(other.clone())), other);
+        assert_eq!(*writes.latest(Arc::new(r1.clone())), r1);
+    }
+}
