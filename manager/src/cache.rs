@@ -12,12 +12,14 @@
 //! store of them; [`owns`] watches them whole, into a [`Lister`] the reconciler reads. Both
 //! still make one watch per kind.
 
+use std::any::TypeId;
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::{Stream, StreamExt as _};
 use kube::Api;
+use kube::core::NamespaceResourceScope;
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::watcher::{self, Event};
 use kube::runtime::{Controller, WatchStreamExt as _, predicates};
@@ -25,6 +27,7 @@ use kube::{Resource, ResourceExt as _};
 use tokio::sync::watch;
 
 use crate::client::{Lister, Object};
+use crate::manager::workqueue::triggered;
 
 /// A controller of the objects of `api` that reconciles one when its generation (its spec),
 /// labels, annotations, finalizers, owners or deletion change, and not when only its status
@@ -34,8 +37,21 @@ pub fn controller<K: Object>(api: Api<K>, config: watcher::Config) -> Controller
     let (store, writer) = reflector::store();
     let changes = reflector::reflector(writer, watcher::watcher(api, config))
         .applied_objects()
-        .predicate_filter(reconcile_worthy, Default::default());
+        .predicate_filter(reconcile_worthy, Default::default())
+        .inspect(|object| {
+            if let Ok(object) = object {
+                triggered(key(object.meta().namespace.as_deref(), &object.name_any()));
+            }
+        });
     Controller::for_stream(changes, store)
+}
+
+/// The manager's key of an object: `namespace/name`, or `name`.
+fn key(namespace: Option<&str>, name: &str) -> String {
+    match namespace {
+        Some(namespace) => format!("{namespace}/{name}"),
+        None => name.to_owned(),
+    }
 }
 
 /// What of an object, when it changes, needs a reconcile.
@@ -71,6 +87,20 @@ where
     Child: Object,
 {
     let (lister, changes) = reflected(api, config);
+    let changes = changes.inspect(|child| {
+        // The owner kube-runtime will reconcile: the controller owner reference of K's kind.
+        let Ok(child) = child else { return };
+        let owner = child.owner_references().iter().find(|o| {
+            o.controller == Some(true)
+                && o.kind == K::kind(&())
+                && o.api_version == K::api_version(&())
+        });
+        if let Some(owner) = owner {
+            let namespaced = TypeId::of::<K::Scope>() == TypeId::of::<NamespaceResourceScope>();
+            let namespace = child.meta().namespace.as_deref().filter(|_| namespaced);
+            triggered(key(namespace, &owner.name));
+        }
+    });
     (controller.owns_stream(changes), lister)
 }
 

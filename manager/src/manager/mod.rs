@@ -75,7 +75,10 @@ mod controller;
 mod health;
 mod leader;
 mod metrics;
+mod process_metrics;
 mod reads;
+mod rest_metrics;
+pub(crate) mod workqueue;
 
 use std::sync::Arc;
 
@@ -116,11 +119,12 @@ impl std::fmt::Debug for Manager {
 impl Manager {
     /// A manager for the operator `name` (the default Lease is `<name>-leader`).
     pub fn new(name: impl Into<String>, client: Client, args: Args) -> Self {
+        let metrics = Metrics::new();
         Self {
             name: name.into(),
-            client,
+            client: metrics.instrument(client),
             args,
-            metrics: Metrics::new(),
+            metrics,
             readiness: Readiness::default(),
             webhooks: None,
             shutdown: CancellationToken::new(),
