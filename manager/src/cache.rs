@@ -12,11 +12,12 @@
 //! store of them; [`owns`] watches them whole, into a [`Lister`] the reconciler reads. Both
 //! still make one watch per kind.
 
-use std::any::TypeId;
+use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use futures::channel::mpsc;
 use futures::{Stream, StreamExt as _};
 use kube::Api;
 use kube::core::NamespaceResourceScope;
@@ -25,6 +26,7 @@ use kube::runtime::watcher::{self, Event};
 use kube::runtime::{Controller, WatchStreamExt as _, predicates};
 use kube::{Resource, ResourceExt as _};
 use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 use crate::client::{Lister, Object};
 use crate::manager::workqueue::triggered;
@@ -87,7 +89,17 @@ where
     Child: Object,
 {
     let (lister, changes) = reflected(api, config);
-    let changes = changes.inspect(|child| {
+    (
+        controller.owns_stream(count_owners::<K, Child>(changes)),
+        lister,
+    )
+}
+
+/// `changes` of owned objects, each counted as an add to the queue of its owner.
+fn count_owners<K: Object, Child: Object>(
+    changes: impl Stream<Item = Result<Child, watcher::Error>> + Send + 'static,
+) -> impl Stream<Item = Result<Child, watcher::Error>> + Send + 'static {
+    changes.inspect(|child| {
         // The owner kube-runtime will reconcile: the controller owner reference of K's kind.
         let Ok(child) = child else { return };
         let owner = child.owner_references().iter().find(|o| {
@@ -100,8 +112,135 @@ where
             let namespace = child.meta().namespace.as_deref().filter(|_| namespaced);
             triggered(key(namespace, &owner.name));
         }
-    });
-    (controller.owns_stream(changes), lister)
+    })
+}
+
+/// Watches shared by the controllers of one manager (`Context::cache`): one watch per kind,
+/// namespace and watch configuration, however many controllers own those objects, as
+/// controller-runtime's shared informer cache. Each controller still gets every change.
+///
+/// The watch starts with the first controller that asks for it, through that controller's
+/// client, and stops when the manager shuts down.
+#[derive(Clone, Default)]
+pub struct SharedCache {
+    watches: Arc<Mutex<HashMap<String, Box<dyn Any + Send + Sync>>>>,
+    shutdown: CancellationToken,
+}
+
+impl std::fmt::Debug for SharedCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let watches = self.watches.lock().unwrap_or_else(PoisonError::into_inner);
+        f.debug_struct("SharedCache")
+            .field("watches", &watches.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// One shared watch: its store, whether it has listed, and the streams of its subscribers.
+struct SharedWatch<K: Object> {
+    lister: Lister<K>,
+    subscribers: Arc<Mutex<Vec<mpsc::UnboundedSender<K>>>>,
+}
+
+impl SharedCache {
+    /// A cache whose watches stop when `shutdown` is cancelled.
+    pub fn new(shutdown: CancellationToken) -> Self {
+        SharedCache {
+            watches: Arc::default(),
+            shutdown,
+        }
+    }
+
+    /// [`owns`], with the owned objects' watch shared with every other controller of the
+    /// manager that owns the same objects through this cache.
+    pub fn owns<K, Child>(
+        &self,
+        controller: Controller<K>,
+        api: Api<Child>,
+        config: watcher::Config,
+    ) -> (Controller<K>, Lister<Child>)
+    where
+        K: Object,
+        Child: Object,
+    {
+        let (lister, changes) = self.subscribe(api, config);
+        (
+            controller.owns_stream(count_owners::<K, Child>(changes)),
+            lister,
+        )
+    }
+
+    /// The lister of the shared watch of `api` with `config`, started if it is not yet,
+    /// and a stream of its changes from now on.
+    fn subscribe<K: Object>(
+        &self,
+        api: Api<K>,
+        config: watcher::Config,
+    ) -> (
+        Lister<K>,
+        impl Stream<Item = Result<K, watcher::Error>> + Send + 'static,
+    ) {
+        let key = format!(
+            "{} {} {config:?}",
+            std::any::type_name::<K>(),
+            api.resource_url()
+        );
+        let mut watches = self.watches.lock().unwrap_or_else(PoisonError::into_inner);
+        let watch = watches
+            .entry(key)
+            .or_insert_with(|| Box::new(self.start(api, config)))
+            .downcast_ref::<SharedWatch<K>>()
+            .expect("one type per key: the key starts with the type's name");
+        let (sender, receiver) = mpsc::unbounded();
+        watch
+            .subscribers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(sender);
+        (watch.lister.clone(), receiver.map(Ok))
+    }
+
+    fn start<K: Object>(&self, api: Api<K>, config: watcher::Config) -> SharedWatch<K> {
+        let (store, writer): (Store<K>, _) = reflector::store();
+        let (synced, watch_synced) = watch::channel(false);
+        let subscribers: Arc<Mutex<Vec<mpsc::UnboundedSender<K>>>> = Arc::default();
+        let fan_out = subscribers.clone();
+        let events = reflector::reflector(writer, watcher::watcher(api, config))
+            .default_backoff()
+            .for_each(move |event| {
+                let object = match event {
+                    Ok(Event::Apply(object) | Event::InitApply(object) | Event::Delete(object)) => {
+                        Some(object)
+                    }
+                    Ok(Event::InitDone) => {
+                        synced.send_replace(true);
+                        None
+                    }
+                    Ok(Event::Init) => None,
+                    // The client noted the failure for readiness; the backoff retries.
+                    Err(error) => {
+                        tracing::debug!(%error, "shared watch failed");
+                        None
+                    }
+                };
+                if let Some(object) = object {
+                    let mut subscribers = fan_out.lock().unwrap_or_else(PoisonError::into_inner);
+                    subscribers.retain(|s| s.unbounded_send(object.clone()).is_ok());
+                }
+                futures::future::ready(())
+            });
+        let shutdown = self.shutdown.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = events => {}
+                () = shutdown.cancelled() => {}
+            }
+        });
+        SharedWatch {
+            lister: Lister::synced_by(store, watch_synced),
+            subscribers,
+        }
+    }
 }
 
 /// A lister of `api` and the stream of changes that fills it; the lister says it is synced

@@ -72,6 +72,7 @@ pub struct Context {
     pub(crate) shutdown: CancellationToken,
     pub(crate) metrics: Metrics,
     pub(crate) ready: Check,
+    pub(crate) cache: crate::cache::SharedCache,
 }
 
 impl Debug for Context {
@@ -102,6 +103,12 @@ impl Context {
     /// Cancelled when the manager shuts down; runnables other than controllers stop on it.
     pub fn shutdown(&self) -> &CancellationToken {
         &self.shutdown
+    }
+
+    /// The watches this manager's controllers share (`cache.owns(...)`): one watch of a
+    /// kind, however many controllers own its objects.
+    pub fn cache(&self) -> &crate::cache::SharedCache {
+        &self.cache
     }
 
     /// The operator's metrics registry, to add metrics of its own.

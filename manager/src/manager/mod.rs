@@ -236,6 +236,7 @@ impl Manager {
             tracing::warn!("no controllers yet: add one with `rkb create api`");
         }
         let mut tasks = JoinSet::new();
+        let cache = crate::cache::SharedCache::new(self.shutdown.clone());
         for runnable in runnables {
             // Readiness follows every list and watch of the runnable's client too, not
             // only the primary store `Context::run` waits for.
@@ -245,6 +246,7 @@ impl Manager {
                 client: reads.follow(self.client.clone()),
                 shutdown: self.shutdown.clone(),
                 metrics: self.metrics.clone(),
+                cache: cache.clone(),
                 ready: self
                     .readiness
                     .add_following(format!("controller/{}", runnable.name), reads),
