@@ -201,43 +201,29 @@ impl SharedCache {
     }
 
     fn start<K: Object>(&self, api: Api<K>, config: watcher::Config) -> SharedWatch<K> {
-        let (store, writer): (Store<K>, _) = reflector::store();
-        let (synced, watch_synced) = watch::channel(false);
+        let (lister, changes) = reflected(api, config);
         let subscribers: Arc<Mutex<Vec<mpsc::UnboundedSender<K>>>> = Arc::default();
         let fan_out = subscribers.clone();
-        let events = reflector::reflector(writer, watcher::watcher(api, config))
-            .default_backoff()
-            .for_each(move |event| {
-                let object = match event {
-                    Ok(Event::Apply(object) | Event::InitApply(object) | Event::Delete(object)) => {
-                        Some(object)
-                    }
-                    Ok(Event::InitDone) => {
-                        synced.send_replace(true);
-                        None
-                    }
-                    Ok(Event::Init) => None,
-                    // The client noted the failure for readiness; the backoff retries.
-                    Err(error) => {
-                        tracing::debug!(%error, "shared watch failed");
-                        None
-                    }
-                };
-                if let Some(object) = object {
+        let changes = changes.default_backoff().for_each(move |change| {
+            match change {
+                Ok(object) => {
                     let mut subscribers = fan_out.lock().unwrap_or_else(PoisonError::into_inner);
                     subscribers.retain(|s| s.unbounded_send(object.clone()).is_ok());
                 }
-                futures::future::ready(())
-            });
+                // The client noted the failure for readiness; the backoff retries.
+                Err(error) => tracing::debug!(%error, "shared watch failed"),
+            }
+            futures::future::ready(())
+        });
         let shutdown = self.shutdown.clone();
         tokio::spawn(async move {
             tokio::select! {
-                () = events => {}
+                () = changes => {}
                 () = shutdown.cancelled() => {}
             }
         });
         SharedWatch {
-            lister: Lister::synced_by(store, watch_synced),
+            lister,
             subscribers,
         }
     }

@@ -75,6 +75,7 @@ mod controller;
 mod health;
 mod leader;
 mod metrics;
+mod observed;
 mod process_metrics;
 mod reads;
 mod rest_metrics;

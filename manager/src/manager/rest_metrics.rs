@@ -2,13 +2,7 @@
 //! operator sends, by answer code and method, and its latency by verb, under the names
 //! controller-runtime exports (kube-rs#1917 asks kube for them).
 
-use std::task::{Context, Poll};
-use std::time::Instant;
-
-use futures::future::BoxFuture;
-use http::{Request, Response};
 use kube::Client;
-use kube::client::Body;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -51,13 +45,16 @@ impl RestMetrics {
 
     /// `client`, with every request it sends counted and timed.
     pub(crate) fn instrument(&self, client: Client) -> Client {
-        let namespace = client.default_namespace().to_owned();
-        let service = Instrumented {
-            inner: client,
-            metrics: self.clone(),
-            host: api_server_host(),
-        };
-        Client::new(service, namespace)
+        let (metrics, host) = (self.clone(), api_server_host());
+        super::observed::observed(client, move |sent| {
+            // client-go's code label: the HTTP status, or `<error>` without an answer.
+            let code = match sent.response {
+                Ok(response) => response.status().as_u16().to_string(),
+                Err(kube::Error::Api(status)) => status.code.to_string(),
+                Err(_) => "<error>".to_owned(),
+            };
+            metrics.observe(&host, sent.method.as_str(), &code, sent.took.as_secs_f64());
+        })
     }
 
     fn observe(&self, host: &str, method: &str, code: &str, seconds: f64) {
@@ -114,38 +111,4 @@ fn api_server_host() -> String {
             Some(uri.authority()?.to_string())
         })
         .unwrap_or_else(|| "unknown".into())
-}
-
-#[derive(Clone)]
-struct Instrumented {
-    inner: Client,
-    metrics: RestMetrics,
-    host: String,
-}
-
-impl tower::Service<Request<Body>> for Instrumented {
-    type Response = Response<Body>;
-    type Error = kube::Error;
-    type Future = BoxFuture<'static, Result<Response<Body>, kube::Error>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), kube::Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<Body>) -> Self::Future {
-        let method = request.method().as_str().to_owned();
-        let (inner, metrics, host) = (self.inner.clone(), self.metrics.clone(), self.host.clone());
-        Box::pin(async move {
-            let started = Instant::now();
-            let response = inner.send(request).await;
-            // client-go's code label: the HTTP status, or `<error>` without an answer.
-            let code = match &response {
-                Ok(response) => response.status().as_u16().to_string(),
-                Err(kube::Error::Api(status)) => status.code.to_string(),
-                Err(_) => "<error>".to_owned(),
-            };
-            metrics.observe(&host, &method, &code, started.elapsed().as_secs_f64());
-            response
-        })
-    }
 }
