@@ -98,6 +98,10 @@ async fn a_manager_exports_workqueue_rest_client_and_process_metrics() {
         "--health-probe-bind-address=0",
         &format!("--metrics-bind-address=127.0.0.1:{port}"),
         "--metrics-secure=false",
+        // Leading, so that leader_election_master_status has a sample.
+        "--leader-elect",
+        &format!("--leader-election-namespace={namespace}"),
+        "--leader-election-retry-period=100ms",
     ]);
     let manager = Manager::new("metrics-test", admin.clone(), args);
     let shutdown = manager.shutdown_token();
@@ -189,6 +193,21 @@ async fn a_manager_exports_workqueue_rest_client_and_process_metrics() {
     assert!(sample(&text, "process_cpu_seconds_total", &[]) > Some(0.0));
     assert!(sample(&text, "process_open_fds", &[]) > Some(0.0));
 
+    // Every metric the scaffold's Grafana dashboards query is exported: no empty panel.
+    let exported: std::collections::BTreeSet<&str> = text
+        .lines()
+        .filter(|line| !line.starts_with('#'))
+        .filter_map(|line| line.split(['{', ' ']).next())
+        .collect();
+    let queried = dashboard_metrics();
+    assert!(queried.len() >= 15, "{queried:?}");
+    for (panel, metric) in &queried {
+        assert!(
+            exported.contains(metric.as_str()),
+            "{panel}: {metric} is not exported:\n{text}"
+        );
+    }
+
     // A Secret owned by `a` changes: one more add, for its owner.
     let owner = config_maps.get("a").await.unwrap();
     let mut secret = Secret::default();
@@ -205,4 +224,75 @@ async fn a_manager_exports_workqueue_rest_client_and_process_metrics() {
 
     shutdown.cancel();
     running.await.unwrap().unwrap();
+}
+
+/// (panel, metric) for every metric the PromQL of the scaffold's dashboards
+/// (templates/grafana/) reads, and every metric their variables list labels of.
+fn dashboard_metrics() -> Vec<(String, String)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../templates/grafana");
+    let mut metrics = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        // The templates' only tera: raw blocks and the project's name in the titles.
+        let source = std::fs::read_to_string(&path).unwrap();
+        let json = source
+            .replace("{% raw %}", "")
+            .replace("{% endraw %}", "")
+            .replace("{{ project_name }}", "demo");
+        let dashboard: serde_json::Value = serde_json::from_str(&json).unwrap();
+        for panel in dashboard["panels"].as_array().unwrap() {
+            let title = format!("{}: {}", path.display(), panel["title"]);
+            for target in panel["targets"].as_array().unwrap() {
+                // Grafana's own variables, as it would substitute them.
+                let expr = target["expr"]
+                    .as_str()
+                    .unwrap()
+                    .replace("$__rate_interval", "5m");
+                let ast = promql_parser::parser::parse(&expr)
+                    .unwrap_or_else(|e| panic!("{title}: {e}: {expr}"));
+                let mut names = Vec::new();
+                selected(&ast, &mut names);
+                assert!(!names.is_empty(), "{title}: no metric in {expr}");
+                metrics.extend(names.into_iter().map(|n| (title.clone(), n)));
+            }
+        }
+        for variable in dashboard["templating"]["list"].as_array().unwrap() {
+            if let Some(query) = variable["definition"].as_str() {
+                let metric = query
+                    .trim_start_matches("label_values(")
+                    .split(['{', ','])
+                    .next()
+                    .unwrap();
+                metrics.push((
+                    format!("{}: variable {}", path.display(), variable["name"]),
+                    metric.to_owned(),
+                ));
+            }
+        }
+    }
+    metrics
+}
+
+/// The names of the series `expr` selects.
+fn selected(expr: &promql_parser::parser::Expr, names: &mut Vec<String>) {
+    use promql_parser::parser::Expr;
+    match expr {
+        Expr::VectorSelector(vs) => names.extend(vs.name.clone()),
+        Expr::MatrixSelector(ms) => names.extend(ms.vs.name.clone()),
+        Expr::Aggregate(e) => {
+            selected(&e.expr, names);
+            if let Some(param) = &e.param {
+                selected(param, names);
+            }
+        }
+        Expr::Unary(e) => selected(&e.expr, names),
+        Expr::Binary(e) => {
+            selected(&e.lhs, names);
+            selected(&e.rhs, names);
+        }
+        Expr::Paren(e) => selected(&e.expr, names),
+        Expr::Subquery(e) => selected(&e.expr, names),
+        Expr::Call(call) => call.args.args.iter().for_each(|arg| selected(arg, names)),
+        Expr::NumberLiteral(_) | Expr::StringLiteral(_) | Expr::Extension(_) => {}
+    }
 }
