@@ -76,7 +76,7 @@ pub fn compare(old: &CustomResourceDefinition, new: &CustomResourceDefinition) -
             }
         }
     }
-    out.sort_by(|a, b| (a.rule, a.location()).cmp(&(b.rule, b.location())));
+    out.sort_by_key(|f| (f.rule, f.location()));
     out
 }
 
