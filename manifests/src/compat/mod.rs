@@ -24,5 +24,5 @@ mod tests;
 
 pub use crd::{compare, removed};
 pub use finding::{Allowance, AllowanceError, Finding};
-pub use report::Breaking;
+pub use report::{Breaking, Line};
 pub use rule::{Rule, UnknownRule};

@@ -39,23 +39,36 @@ impl fmt::Display for Breaking {
     }
 }
 
-/// One finding's line.
+/// One finding's line: where, which rule, before and after, what to do.
+#[derive(Clone, Copy, Debug)]
+pub struct Line<'a>(pub &'a Finding);
+
+impl fmt::Display for Line<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let finding = self.0;
+        f.write_str(&finding.crd)?;
+        if let Some(version) = &finding.version {
+            write!(f, " {version}")?;
+        }
+        if let Some(path) = &finding.path {
+            write!(f, " {path}")?;
+        }
+        write!(
+            f,
+            ": {} ({} -> {}): {}",
+            finding.rule,
+            finding.old,
+            finding.new,
+            finding.rule.remedy()
+        )
+    }
+}
+
+/// A breaking finding's line, with the allowance to copy.
 fn line(finding: &Finding) -> String {
-    let mut at = finding.crd.clone();
-    if let Some(version) = &finding.version {
-        at.push(' ');
-        at.push_str(version);
-    }
-    if let Some(path) = &finding.path {
-        at.push(' ');
-        at.push_str(path);
-    }
     format!(
-        "{at}: {} ({} -> {}): {}; or allow it: ALLOW_BREAKING={}",
-        finding.rule,
-        finding.old,
-        finding.new,
-        finding.rule.remedy(),
+        "{}; or allow it: ALLOW_BREAKING={}",
+        Line(finding),
         finding.allowance()
     )
 }

@@ -25,6 +25,8 @@ pub enum Rule {
     TypeChanged,
     /// An enum lost a value, or a property without one got one.
     EnumValueRemoved,
+    /// An enum got a value: a warning, not a failure (see [`Rule::breaks`]).
+    EnumValueAdded,
     /// A property that was optional (or new) is required, without a default.
     RequiredAdded,
     /// `minimum`/`maximum` added, raised or lowered, or made exclusive.
@@ -53,7 +55,7 @@ pub enum Rule {
 
 impl Rule {
     /// Every rule, in the order findings are reported.
-    pub const ALL: [Rule; 20] = [
+    pub const ALL: [Rule; 21] = [
         Rule::CrdRemoved,
         Rule::ScopeChanged,
         Rule::VersionRemoved,
@@ -62,6 +64,7 @@ impl Rule {
         Rule::FieldRemoved,
         Rule::TypeChanged,
         Rule::EnumValueRemoved,
+        Rule::EnumValueAdded,
         Rule::RequiredAdded,
         Rule::BoundsTightened,
         Rule::LengthTightened,
@@ -87,6 +90,7 @@ impl Rule {
             Rule::FieldRemoved => "field-removed",
             Rule::TypeChanged => "type-changed",
             Rule::EnumValueRemoved => "enum-value-removed",
+            Rule::EnumValueAdded => "enum-value-added",
             Rule::RequiredAdded => "required-added",
             Rule::BoundsTightened => "bounds-tightened",
             Rule::LengthTightened => "length-tightened",
@@ -100,6 +104,13 @@ impl Rule {
             Rule::NullableRemoved => "nullable-removed",
             Rule::UnknownFieldsPruned => "unknown-fields-pruned",
         }
+    }
+
+    /// Whether the gate fails on it. A rule that does not break (an enum value added)
+    /// is reported as a note: objects stored before stay valid, but clients that
+    /// switch on the value may meet one they do not know.
+    pub fn breaks(self) -> bool {
+        self != Rule::EnumValueAdded
     }
 
     /// What to do instead of the change, for a finding's line.
@@ -133,6 +144,10 @@ impl Rule {
             Rule::EnumValueRemoved => {
                 "keep accepting the value in this version (stored objects may hold it); refuse \
                  it for new objects in a validating webhook, or drop it in a new version"
+            }
+            Rule::EnumValueAdded => {
+                "stored objects stay valid, but clients built for the released CRD may not \
+                 know the value: say in the field's doc comment how to treat unknown values"
             }
             Rule::RequiredAdded => {
                 "give the field a default, e.g. #[rkb(default = ...)], or keep it optional: \

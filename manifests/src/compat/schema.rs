@@ -130,6 +130,19 @@ impl<'a> SchemaDiff<'a> {
                         format!("{} (without {})", list(new_values), list(&removed)),
                     );
                 }
+                let added: Vec<JSON> = new_values
+                    .iter()
+                    .filter(|n| !old_values.iter().any(|v| same(&v.0, &n.0)))
+                    .cloned()
+                    .collect();
+                if !added.is_empty() {
+                    self.push(
+                        path,
+                        Rule::EnumValueAdded,
+                        list(old_values),
+                        format!("{} (with {})", list(new_values), list(&added)),
+                    );
+                }
             }
         }
     }

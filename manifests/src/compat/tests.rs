@@ -538,3 +538,58 @@ fn every_rule_has_a_test() {
         assert!(source.contains(&test), "no test `{test}` for rule {rule}");
     }
 }
+
+/// The pairs of `testdata/compat/` (which `hack/crdify-compare.sh` also gives crdify): a
+/// directory named after a rule breaks exactly that rule, once; `ok-*` breaks nothing.
+#[test]
+fn testdata_pairs() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/compat");
+    let read = |path: std::path::PathBuf| -> CustomResourceDefinition {
+        serde_yaml_ng::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    };
+    let mut rules_seen = std::collections::BTreeSet::new();
+    let mut pairs = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+        let findings = compare(&read(path.join("old.yaml")), &read(path.join("new.yaml")));
+        pairs += 1;
+        if name.starts_with("ok-") {
+            assert_eq!(findings, vec![], "{name}");
+            continue;
+        }
+        let rule: Rule = name.parse().unwrap();
+        assert!(
+            matches!(findings.as_slice(), [one] if one.rule == rule),
+            "{name}: {findings:#?}"
+        );
+        rules_seen.insert(rule);
+    }
+    assert!(pairs >= 26, "{pairs} pairs");
+    // Every rule but crd-removed (one CRD compared with none) has a pair.
+    let missing: Vec<Rule> = Rule::ALL
+        .into_iter()
+        .filter(|r| *r != Rule::CrdRemoved && !rules_seen.contains(r))
+        .collect();
+    assert_eq!(missing, vec![]);
+}
+
+#[test]
+fn enum_value_added() {
+    let e = |values: Value| crd(spec(json!({"mode": {"type": "string", "enum": values}})));
+    let (o, n) = breaks_one_way(
+        &e(json!(["Fast", "Safe"])),
+        &e(json!(["Fast", "Safe", "Eco"])),
+        Rule::EnumValueAdded,
+        &at(".spec.mode"),
+    );
+    assert_eq!(
+        (o.as_str(), n.as_str()),
+        (
+            r#"["Fast", "Safe"]"#,
+            r#"["Fast", "Safe", "Eco"] (with ["Eco"])"#
+        )
+    );
+    assert!(!Rule::EnumValueAdded.breaks());
+    assert!(Rule::ALL.iter().filter(|r| !r.breaks()).count() == 1);
+}

@@ -41,6 +41,8 @@ pub(super) struct Gate {
     pub allowed: Vec<Finding>,
     /// Allowances in [`ALLOW_FILE`] that accept nothing any more.
     pub unused: Vec<Allowance>,
+    /// Changes that break no stored object but are worth a look (see [`compat::Rule::breaks`]).
+    pub warnings: Vec<Finding>,
 }
 
 impl Gate {
@@ -59,6 +61,9 @@ impl Gate {
                 " but {} allowed in {ALLOW_FILE}",
                 self.allowed.len()
             ));
+        }
+        for warning in &self.warnings {
+            note.push_str(&format!("\nnote: {}", compat::Line(warning)));
         }
         for unused in &self.unused {
             note.push_str(&format!(
@@ -101,6 +106,8 @@ impl Manifests {
                 }
             }
         }
+        let (findings, warnings): (Vec<Finding>, Vec<Finding>) =
+            findings.into_iter().partition(|f| f.rule.breaks());
         let recorded = allowances(project_root)?;
         if let Some(unmatched) = extra
             .iter()
@@ -129,6 +136,7 @@ impl Manifests {
             compared,
             allowed,
             unused,
+            warnings,
         })
     }
 
@@ -391,6 +399,38 @@ mod tests {
         assert!(
             matches!(v1.check(root), Err(Error::OutOfDate { .. })),
             "adding a field back breaks nothing"
+        );
+    }
+
+    #[test]
+    fn an_enum_value_added_is_a_note_not_a_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let mode = |values: Value| widgets(json!({"mode": {"type": "string", "enum": values}}));
+        run(&mode(json!(["Fast", "Safe"])), root, &["--release-crds"]).unwrap();
+        let summary = run(&mode(json!(["Fast", "Safe", "Eco"])), root, &[]).unwrap();
+        assert!(
+            summary.contains(
+                "\nnote: widgets.example.com v1 .spec.mode: enum-value-added ([\"Fast\", \"Safe\"] -> \
+                 [\"Fast\", \"Safe\", \"Eco\"] (with [\"Eco\"])): stored objects stay valid"
+            ),
+            "{summary}"
+        );
+        let err = run(
+            &mode(json!(["Fast", "Eco"])),
+            root,
+            &[
+                "--allow-breaking",
+                "enum-value-added@widgets.example.com/v1:.spec.mode",
+            ],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.ends_with(
+                "the changes found are: enum-value-removed@widgets.example.com/v1:.spec.mode"
+            ),
+            "a note needs no allowance: {err}"
         );
     }
 
