@@ -340,10 +340,14 @@ impl<'a> SchemaDiff<'a> {
                 .get(name)
                 .is_some_and(|f| f.default.is_some());
             if !old_required.contains(name) && !defaulted {
+                let existed = old
+                    .properties
+                    .as_ref()
+                    .is_some_and(|p| p.contains_key(name));
                 self.push(
                     &format!("{path}.{name}"),
                     Rule::RequiredAdded,
-                    "optional",
+                    if existed { "optional" } else { "absent" },
                     "required",
                 );
             }

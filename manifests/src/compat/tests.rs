@@ -222,7 +222,19 @@ fn required_added() {
     let fields = json!({"size": {"type": "integer"}});
     let old = crd(spec(fields.clone()));
     let new = crd(json!({"type": "object", "properties": fields, "required": ["size"]}));
-    breaks_one_way(&old, &new, Rule::RequiredAdded, &at(".spec.size"));
+    let (o, _) = breaks_one_way(&old, &new, Rule::RequiredAdded, &at(".spec.size"));
+    assert_eq!(o, "optional");
+    // A new field that is required is as bad: stored objects lack it.
+    let new_field = crd(json!({
+        "type": "object", "required": ["mode"],
+        "properties": {"size": {"type": "integer"}, "mode": {"type": "string"}},
+    }));
+    let (o, n) = only(
+        compare(&old, &new_field),
+        Rule::RequiredAdded,
+        &at(".spec.mode"),
+    );
+    assert_eq!((o.as_str(), n.as_str()), ("absent", "required"));
     // A new required field with a default is filled in for stored objects.
     let defaulted = crd(json!({
         "type": "object", "required": ["size", "mode"],

@@ -52,15 +52,14 @@ impl Gate {
             return None;
         }
         let mut note = format!(
-            "compared {} CRD{} with {RELEASED_DIR}/: no breaking change",
+            "compared {} CRD{} with {RELEASED_DIR}/: ",
             self.compared,
             if self.compared == 1 { "" } else { "s" }
         );
-        if !self.allowed.is_empty() {
-            note.push_str(&format!(
-                " but {} allowed in {ALLOW_FILE}",
-                self.allowed.len()
-            ));
+        match self.allowed.len() {
+            0 => note.push_str("no breaking change"),
+            1 => note.push_str(&format!("1 breaking change, allowed in {ALLOW_FILE}")),
+            n => note.push_str(&format!("{n} breaking changes, allowed in {ALLOW_FILE}")),
         }
         for warning in &self.warnings {
             note.push_str(&format!("\nnote: {}", compat::Line(warning)));
@@ -357,7 +356,7 @@ mod tests {
         let summary = run(&v2, root, &["--allow-breaking", key]).unwrap();
         assert!(
             summary.contains(
-                "no breaking change but 1 allowed in config/crd/released/allow-breaking.txt"
+                "compared 1 CRD with config/crd/released/: 1 breaking change, allowed in config/crd/released/allow-breaking.txt"
             ),
             "{summary}"
         );
