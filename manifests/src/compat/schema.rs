@@ -322,9 +322,13 @@ impl<'a> SchemaDiff<'a> {
     fn fields(&mut self, old: &JSONSchemaProps, new: &JSONSchemaProps, path: &str) {
         let no_properties = Default::default();
         let new_properties = new.properties.as_ref().unwrap_or(&no_properties);
+        // A level made schemaless (x-kubernetes-preserve-unknown-fields, as the size policy
+        // makes deep levels) keeps the fields it no longer lists: their data is not pruned.
+        let keeps_unknown = new.x_kubernetes_preserve_unknown_fields == Some(true);
         for (name, old_field) in old.properties.iter().flatten() {
             let field_path = format!("{path}.{name}");
             match new_properties.get(name) {
+                None if keeps_unknown => {}
                 None => self.push(
                     &field_path,
                     Rule::FieldRemoved,
@@ -363,6 +367,7 @@ impl<'a> SchemaDiff<'a> {
             (Some(JSONSchemaPropsOrBool::Schema(o)), Some(JSONSchemaPropsOrBool::Schema(n))) => {
                 self.compare(o, n, &values_path);
             }
+            _ if keeps_unknown => {}
             (
                 Some(JSONSchemaPropsOrBool::Schema(o)),
                 None | Some(JSONSchemaPropsOrBool::Bool(false)),

@@ -526,6 +526,27 @@ fn unknown_fields_pruned() {
 }
 
 #[test]
+fn levels_made_schemaless_keep_their_fields() {
+    // What the size policy does to deep levels: the fields' data is preserved, not pruned.
+    let old = crd(spec(json!({
+        "pod": spec(json!({"image": {"type": "string"}})),
+        "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+    })));
+    let capped = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
+    let new = crd(spec(json!({"pod": capped, "labels": capped})));
+    assert_eq!(compare(&old, &new), vec![]);
+    // Without preserve-unknown-fields, the same schemas prune the fields.
+    let pruned = crd(spec(
+        json!({"pod": {"type": "object"}, "labels": {"type": "object"}}),
+    ));
+    let removed: Vec<String> = compare(&old, &pruned)
+        .iter()
+        .map(Finding::location)
+        .collect();
+    assert_eq!(removed, [at(".spec.labels.*"), at(".spec.pod.image")]);
+}
+
+#[test]
 fn additions_break_nothing() {
     let old = crd(spec(json!({"size": {"type": "integer"}})));
     let new = crd(spec(json!({
