@@ -35,7 +35,7 @@ const ALLOW_FILE_HEADER: &str = "\
 /// it let through.
 #[derive(Debug, Default)]
 pub(super) struct Gate {
-    /// CRDs compared with a released one (0: no released CRDs, no gate).
+    /// Released CRDs compared (0: none, no gate).
     pub compared: usize,
     /// Findings that an allowance accepted.
     pub allowed: Vec<Finding>,
@@ -85,7 +85,6 @@ impl Manifests {
     ) -> Result<Gate, Error> {
         let released = released_crds(project_root)?;
         let mut findings = Vec::new();
-        let mut compared = 0;
         if !released.is_empty() {
             let mut rendered = BTreeMap::new();
             for (path, text) in files.iter().filter(|(p, _)| p.starts_with(CRD_DIR)) {
@@ -97,10 +96,7 @@ impl Manifests {
             }
             for (_, old) in &released {
                 match rendered.get(old.metadata.name.as_deref().unwrap_or_default()) {
-                    Some(new) => {
-                        compared += 1;
-                        findings.extend(compat::compare(old, new));
-                    }
+                    Some(new) => findings.extend(compat::compare(old, new)),
                     None => findings.push(compat::removed(old)),
                 }
             }
@@ -132,7 +128,7 @@ impl Manifests {
             .filter(|a| !allowed.iter().any(|f| a.accepts(f)))
             .collect();
         Ok(Gate {
-            compared,
+            compared: released.len(),
             allowed,
             unused,
             warnings,
@@ -444,6 +440,17 @@ mod tests {
         assert!(
             err.contains("  widgets.example.com: crd-removed (versions v1 -> absent): "),
             "{err}"
+        );
+        let summary = run(
+            &none,
+            root,
+            &["--allow-breaking", "crd-removed@widgets.example.com"],
+        )
+        .unwrap();
+        assert!(
+            summary
+                .contains("compared 1 CRD with config/crd/released/: 1 breaking change, allowed"),
+            "{summary}"
         );
         let released = root.join(RELEASED_DIR).join("example.com_widgets.yaml");
         std::fs::write(&released, "---\nkind: CustomResourceDefinition\n").unwrap();
