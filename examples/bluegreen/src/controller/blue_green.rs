@@ -276,6 +276,21 @@ pub async fn reconcile(
     let deployments = Deployment::api(client.clone(), &namespace).with_field_manager(MANAGER);
     for phase in RouteTo::ALL {
         let deployment = deployment_name(&name, phase);
+        let Some(pod_spec) = object.spec.pod_spec(phase) else {
+            // Deleted only if the watch holds it (it carries this controller's label) and this
+            // BlueGreen controls it; no lookup of a Deployment that is not declared, so that a
+            // BlueGreen with one phase costs no request per reconcile. (One of ours whose
+            // label was removed goes with the BlueGreen, by its owner reference.)
+            ctx.caches.deployments.wait_until_synced().await;
+            let existing = ctx.caches.deployments.get(&namespace, &deployment);
+            if existing
+                .as_ref()
+                .is_some_and(|d| controlled_by(&d.metadata, &uid))
+            {
+                delete(&deployments, existing.as_deref()).await?;
+            }
+            continue;
+        };
         let existing = cached_or_fresh(
             &ctx.caches.deployments,
             &deployments,
@@ -283,12 +298,11 @@ pub async fn reconcile(
             &deployment,
         )
         .await?;
-        let ours = existing.as_ref().map(|d| controlled_by(&d.metadata, &uid));
-        match (object.spec.pod_spec(phase), ours) {
-            (Some(_), Some(false)) => {
+        match existing {
+            Some(other) if !controlled_by(&other.metadata, &uid) => {
                 not_owned.push(format!("Deployment {namespace}/{deployment}"));
             }
-            (Some(pod_spec), _) => {
+            existing => {
                 deployments
                     .apply_if_changed(
                         &desired_deployment(&object, phase, pod_spec)?,
@@ -296,9 +310,6 @@ pub async fn reconcile(
                     )
                     .await?;
             }
-            (None, Some(true)) => delete(&deployments, existing.as_deref()).await?,
-            // Nothing to delete, or not ours to delete.
-            (None, _) => {}
         }
     }
 
