@@ -5,12 +5,15 @@
 //! ```ignore
 //! let memcacheds = rkb_runtime::cache::controller(Api::<Memcached>::all(client.clone()), config());
 //! let (controller, deployments) = rkb_runtime::cache::owns(memcacheds, Api::<Deployment>::all(client), config());
-//! // in the reconciler: deployments.get_synced(&namespace, &name).await
+//! // in the reconciler:
+//! deployments.wait_until_synced().await;
+//! let deployment = deployments.get(&namespace, &name);
 //! ```
 //!
 //! kube-runtime's `Controller::owns` watches only the metadata of owned objects and keeps no
-//! store of them; [`owns`] watches them whole, into a [`Lister`] the reconciler reads. Both
-//! still make one watch per kind.
+//! store of them; [`owns`] watches them whole, into a [`Lister`] the reconciler reads, and
+//! [`watches`] does the same for objects related some other way (by label, say). Each still
+//! makes one watch per kind.
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -21,7 +24,7 @@ use futures::channel::mpsc;
 use futures::{Stream, StreamExt as _};
 use kube::Api;
 use kube::core::NamespaceResourceScope;
-use kube::runtime::reflector::{self, Store};
+use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher::{self, Event};
 use kube::runtime::{Controller, WatchStreamExt as _, predicates};
 use kube::{Resource, ResourceExt as _};
@@ -34,7 +37,8 @@ use crate::manager::workqueue::triggered;
 /// A controller of the objects of `api` that reconciles one when its generation (its spec),
 /// labels, annotations, finalizers, owners or deletion change, and not when only its status
 /// does: the reconciler's own status writes do not trigger it again (controller-runtime's
-/// `GenerationChangedPredicate`, with metadata changes kept).
+/// `GenerationChangedPredicate`, with metadata changes kept). Objects of kinds that keep no
+/// generation (ConfigMaps, Secrets: no spec, no status) reconcile on every change.
 pub fn controller<K: Object>(api: Api<K>, config: watcher::Config) -> Controller<K> {
     let (store, writer) = reflector::store();
     let changes = reflector::reflector(writer, watcher::watcher(api, config))
@@ -59,6 +63,11 @@ fn key(namespace: Option<&str>, name: &str) -> String {
 /// What of an object, when it changes, needs a reconcile.
 fn reconcile_worthy<K: Resource>(object: &K) -> Option<u64> {
     let meta = object.meta();
+    // Without a generation, a change of the data (a ConfigMap's, a Secret's) would show in
+    // nothing hashed here but the resourceVersion.
+    if meta.generation.is_none() {
+        return predicates::resource_version(object);
+    }
     let mut hasher = DefaultHasher::new();
     (
         meta.generation,
@@ -229,6 +238,39 @@ impl SharedCache {
     }
 }
 
+/// `controller` also reconciles the objects `mapper` names when an object of `api` changes,
+/// as `Controller::watches` does, and keeps the objects of `api` whole in the returned
+/// [`Lister`] for the reconciler to read (after [`Lister::wait_until_synced`]): for a kind
+/// the controller reads but does not own, e.g. the pods of its Deployments, found by label.
+///
+/// A reconcile that a change of such an object starts finds that change in the lister: the
+/// store takes each change before the controller sees it. With [`Lister::reflect`] instead,
+/// the lister's watch is not one of the controller's triggers, so a reconcile may read it
+/// before it has seen the change the reconcile is about (or after the last reconcile).
+pub fn watches<K, Other, I>(
+    controller: Controller<K>,
+    api: Api<Other>,
+    config: watcher::Config,
+    mapper: impl Fn(Other) -> I + Sync + Send + 'static,
+) -> (Controller<K>, Lister<Other>)
+where
+    K: Object,
+    Other: Object,
+    I: IntoIterator<Item = ObjectRef<K>> + 'static,
+    I::IntoIter: Send,
+{
+    let (lister, changes) = reflected(api, config);
+    // Each object a change maps to is an add to the controller's queue.
+    let mapper = move |other| {
+        let objects: Vec<ObjectRef<K>> = mapper(other).into_iter().collect();
+        for object in &objects {
+            triggered(key(object.namespace.as_deref(), &object.name));
+        }
+        objects
+    };
+    (controller.watches_stream(changes, mapper), lister)
+}
+
 /// A lister of `api` and the stream of changes that fills it; the lister says it is synced
 /// once the stream has delivered the first full list.
 fn reflected<K: Object>(
@@ -378,6 +420,27 @@ mod tests {
                 "{changed:?}"
             );
         }
+    }
+
+    #[test]
+    fn every_change_of_a_kind_without_generation_needs_a_reconcile() {
+        let secret = |version: &str, value: &str| k8s_openapi::api::core::v1::Secret {
+            metadata: ObjectMeta {
+                name: Some("db".into()),
+                resource_version: Some(version.into()),
+                ..ObjectMeta::default()
+            },
+            string_data: Some([("password".to_owned(), value.to_owned())].into()),
+            ..Default::default()
+        };
+        assert_ne!(
+            reconcile_worthy(&secret("1", "old")),
+            reconcile_worthy(&secret("2", "new"))
+        );
+        assert_eq!(
+            reconcile_worthy(&secret("2", "new")),
+            reconcile_worthy(&secret("2", "new"))
+        );
     }
 
     fn versioned(version: &str, replicas: i32) -> Deployment {

@@ -25,6 +25,12 @@
 //! with its uid) are never adopted, changed or deleted: the reconcile does everything else,
 //! then fails with [`Error::NotOwned`] so that the conflict is logged and retried with backoff
 //! until someone removes or renames the other object.
+//!
+//! The reconciler reads the Services and Deployments from the controller's watches
+//! ([`rkb_runtime::cache`]), which hold only the objects carrying this controller's
+//! `managed-by` label, and writes only what differs from them: a BlueGreen that is as
+//! declared costs the API server no request. Only an object the watches do not hold is read
+//! from the API server (see [`reconcile`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -40,8 +46,10 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Api, Client, Resource, ResourceExt};
 use rkb_runtime::backoff::ErrorBackoff;
+use rkb_runtime::cache::{self, OwnWrites};
+use rkb_runtime::client::Object;
 use rkb_runtime::manager::Context;
-use rkb_runtime::{NamespacedApi, Rbac, TypedApi};
+use rkb_runtime::{Lister, NamespacedApi, Rbac, TypedApi};
 
 use crate::api::app::v1::{BlueGreen, BlueGreenStatus, RouteTo};
 
@@ -56,7 +64,9 @@ pub const LABEL_PHASE: &str = "app.kubernetes.io/phase";
 ///
 /// The `rbac` attributes are exactly the requests the controller makes (the RBAC audit test
 /// checks config/rbac/role.yaml against them). `create` on services and deployments is
-/// there because a server-side apply that creates an object is also authorized as `create`.
+/// there because a server-side apply that creates an object is also authorized as `create`;
+/// `get` because a Service or Deployment the watches do not hold (not labelled by this
+/// controller) is looked up before the apply that would create it.
 #[derive(Rbac)]
 #[rbac(groups = ["app.demo.kakao.com"], resources = ["bluegreens"], verbs = [list, watch])]
 #[rbac(groups = ["app.demo.kakao.com"], resources = ["bluegreens/status"], verbs = [patch])]
@@ -64,15 +74,48 @@ pub const LABEL_PHASE: &str = "app.kubernetes.io/phase";
 #[rbac(groups = ["apps"], resources = ["deployments"], verbs = [get, list, watch, create, patch, delete])]
 pub struct BlueGreenReconciler {
     pub client: Client,
+    caches: Caches,
+    /// What this controller wrote, for reconciles of copies its writes replaced.
+    writes: OwnWrites<BlueGreen>,
     backoff: ErrorBackoff,
 }
 
+/// What the reconciler reads instead of asking the API server: the watches of the
+/// Controller that [`controller`] makes, of the objects labelled
+/// `app.kubernetes.io/managed-by: bluegreen-controller`.
+#[derive(Clone, Debug)]
+pub struct Caches {
+    pub deployments: Lister<Deployment>,
+    pub services: Lister<Service>,
+}
+
 impl BlueGreenReconciler {
-    pub fn new(client: Client) -> Self {
+    /// `caches` are the ones [`controller`] returns with the Controller.
+    pub fn new(client: Client, caches: Caches) -> Self {
         Self {
             client,
+            caches,
+            writes: OwnWrites::default(),
             backoff: ErrorBackoff::default(),
         }
+    }
+}
+
+/// The object `name` as the watch behind `cache` holds it, or else as the API server has it.
+/// The watches hold only the objects labelled by this controller: one they do not hold may
+/// still exist (someone else's, or one of ours whose label was removed), and an apply must
+/// not take it over unseen. So this read is fresh, and costs a request only while the object
+/// is missing from the watch: before it is created, or while it is not ours.
+async fn cached_or_fresh<K: Object>(
+    cache: &Lister<K>,
+    api: &TypedApi<K>,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<Arc<K>>, Error> {
+    cache.wait_until_synced().await;
+    match cache.get(namespace, name) {
+        Some(cached) => Ok(Some(cached)),
+        None => Ok(api.get_or_none(name).await?.map(Arc::new)),
     }
 }
 
@@ -189,15 +232,21 @@ fn controlled_by(child: &ObjectMeta, owner_uid: &str) -> bool {
         .any(|r| r.controller == Some(true) && r.uid == owner_uid)
 }
 
-/// Makes the cluster match what the BlueGreen declares. It runs after every change
-/// and after every failure, so it must be idempotent.
+/// Makes the cluster match what the BlueGreen declares. It runs after every change (of the
+/// BlueGreen's spec or metadata, or of a Service or Deployment it owns) and after every
+/// failure, so it must be idempotent. It reads the Service and Deployments from the
+/// controller's watches (from the API server only when a watch does not hold them, see
+/// [`cached_or_fresh`]) and sends only the writes that change something.
 pub async fn reconcile(
     object: Arc<BlueGreen>,
     ctx: Arc<BlueGreenReconciler>,
 ) -> Result<Action, Error> {
+    // The watch may not have delivered this controller's last status write yet.
+    let object = ctx.writes.latest(object);
     let key = ObjectRef::from(object.as_ref()).to_string();
     if object.meta().deletion_timestamp.is_some() {
         // Garbage collection removes the Service and Deployments.
+        ctx.writes.forget(&object);
         return Ok(Action::await_change());
     }
     let namespace = object
@@ -210,13 +259,15 @@ pub async fn reconcile(
 
     // The Service: its selector is the switch between the phases.
     let services = Service::api(client.clone(), &namespace).with_field_manager(MANAGER);
-    let routed = match services.get_or_none(&name).await? {
+    let routed = match cached_or_fresh(&ctx.caches.services, &services, &namespace, &name).await? {
         Some(other) if !controlled_by(&other.metadata, &uid) => {
             not_owned.push(format!("Service {namespace}/{name}"));
             false
         }
-        _ => {
-            services.apply(&desired_service(&object)?).await?;
+        existing => {
+            services
+                .apply_if_changed(&desired_service(&object)?, existing.as_deref())
+                .await?;
             true
         }
     };
@@ -225,30 +276,51 @@ pub async fn reconcile(
     let deployments = Deployment::api(client.clone(), &namespace).with_field_manager(MANAGER);
     for phase in RouteTo::ALL {
         let deployment = deployment_name(&name, phase);
-        let existing = deployments.get_or_none(&deployment).await?;
-        let ours = existing.as_ref().map(|d| controlled_by(&d.metadata, &uid));
-        match (object.spec.pod_spec(phase), ours) {
-            (Some(_), Some(false)) => {
+        let Some(pod_spec) = object.spec.pod_spec(phase) else {
+            // Deleted only if the watch holds it (it carries this controller's label) and this
+            // BlueGreen controls it; no lookup of a Deployment that is not declared, so that a
+            // BlueGreen with one phase costs no request per reconcile. (One of ours whose
+            // label was removed goes with the BlueGreen, by its owner reference.)
+            ctx.caches.deployments.wait_until_synced().await;
+            let existing = ctx.caches.deployments.get(&namespace, &deployment);
+            if existing
+                .as_ref()
+                .is_some_and(|d| controlled_by(&d.metadata, &uid))
+            {
+                delete(&deployments, existing.as_deref()).await?;
+            }
+            continue;
+        };
+        let existing = cached_or_fresh(
+            &ctx.caches.deployments,
+            &deployments,
+            &namespace,
+            &deployment,
+        )
+        .await?;
+        match existing {
+            Some(other) if !controlled_by(&other.metadata, &uid) => {
                 not_owned.push(format!("Deployment {namespace}/{deployment}"));
             }
-            (Some(pod_spec), _) => {
+            existing => {
                 deployments
-                    .apply(&desired_deployment(&object, phase, pod_spec)?)
+                    .apply_if_changed(
+                        &desired_deployment(&object, phase, pod_spec)?,
+                        existing.as_deref(),
+                    )
                     .await?;
             }
-            (None, Some(true)) => delete(&deployments, existing.as_ref()).await?,
-            // Nothing to delete, or not ours to delete.
-            (None, _) => {}
         }
     }
 
     // Status: the phase the Service now selects (only written when it changed).
     let route_to = Some(object.spec.route_to);
     if routed && object.status.as_ref().and_then(|s| s.route_to) != route_to {
-        BlueGreen::api(client, &namespace)
+        let written = BlueGreen::api(client, &namespace)
             .with_field_manager(MANAGER)
-            .apply_status(&object, &BlueGreenStatus { route_to })
+            .apply_status(object.as_ref(), &BlueGreenStatus { route_to })
             .await?;
+        ctx.writes.record(object.as_ref(), written);
     }
 
     if !not_owned.is_empty() {
@@ -295,19 +367,32 @@ pub fn error_policy(
     Action::requeue(delay)
 }
 
-/// The Controller of `objects`: a change to a Service or Deployment a BlueGreen owns
-/// reconciles that BlueGreen; only the objects this controller labelled are cached.
+/// The Controller of `objects`, and the caches of its watches for the reconciler: a change
+/// of a BlueGreen's spec or metadata (not of its status alone, which this controller
+/// writes) reconciles it, and so does a change to a Service or Deployment it owns; only the
+/// objects this controller labelled are cached.
 pub fn controller(
     objects: Api<BlueGreen>,
     deployments: Api<Deployment>,
     services: Api<Service>,
-) -> Controller<BlueGreen> {
-    let ours = watcher::Config::default()
+) -> (Controller<BlueGreen>, Caches) {
+    let controller = cache::controller(objects, watcher::Config::default().any_semantic());
+    let (controller, deployments) = cache::owns(controller, deployments, ours());
+    let (controller, services) = cache::owns(controller, services, ours());
+    (
+        controller,
+        Caches {
+            deployments,
+            services,
+        },
+    )
+}
+
+/// The configuration of the watches of Services and Deployments: this controller's only.
+pub fn ours() -> watcher::Config {
+    watcher::Config::default()
         .any_semantic()
-        .labels(&format!("{LABEL_MANAGED_BY}={MANAGER}"));
-    Controller::new(objects, watcher::Config::default().any_semantic())
-        .owns(deployments, ours.clone())
-        .owns(services, ours)
+        .labels(&format!("{LABEL_MANAGED_BY}={MANAGER}"))
 }
 
 /// Runs the BlueGreen controller; the manager starts it once this replica leads and adds
@@ -320,8 +405,9 @@ pub async fn run(ctx: Context) -> anyhow::Result<()> {
         .list(&ListParams::default().limit(1))
         .await
         .context("cannot list bluegreens.app.demo.kakao.com: is the CRD installed (`make install`) and is the manager allowed to?")?;
-    let controller = controller(objects, Api::all(client.clone()), Api::all(client.clone()));
-    let reconciler = Arc::new(BlueGreenReconciler::new(client));
+    let (controller, caches) =
+        controller(objects, Api::all(client.clone()), Api::all(client.clone()));
+    let reconciler = Arc::new(BlueGreenReconciler::new(client, caches));
     ctx.run(controller, reconcile, error_policy, reconciler)
         .await
 }

@@ -12,6 +12,10 @@
 
 //! Reconciles Memcached objects (cache.example.com/v1alpha1): each one gets a Deployment of
 //! memcached pods and a Service in front of them, both owned by it; its status lists the pods.
+//!
+//! It reads from its watches, not from the API server: the Deployments, Services and pods
+//! from the controller's own caches ([`rkb_runtime::cache`]), and it skips every write that
+//! would change nothing, so a Memcached that is as declared costs the API server no request.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -26,14 +30,16 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, LabelSelector, O
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::ListParams;
+use kube::core::Selector;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Api, Client, Resource, ResourceExt};
 use rkb_runtime::backoff::ErrorBackoff;
+use rkb_runtime::cache::{self, OwnWrites};
 use rkb_runtime::manager::Context;
-use rkb_runtime::{NamespacedApi, Rbac};
+use rkb_runtime::{Lister, NamespacedApi, Rbac};
 
 use crate::api::cache::v1alpha1::{Memcached, MemcachedStatus};
 
@@ -48,24 +54,63 @@ pub const CONTROLLER_NAME: &str = "memcached-controller";
 /// (the RBAC audit in tests/controller.rs fails on a missing or an unused rule); `make
 /// manifests` turns them into config/rbac/role.yaml. Deployments and Services are created
 /// and kept as desired by server-side apply, a `patch` that the API server also authorizes
-/// as a `create` when the object does not exist yet. There is no
+/// as a `create` when the object does not exist yet; they and the pods are read from the
+/// controller's watches (`list`, `watch`), so no `get`. There is no
 /// finalizer, hence no update on `memcacheds`: the owner references let the garbage
 /// collector delete the Deployment and Service with their Memcached.
 #[derive(Rbac)]
 #[rbac(groups = ["cache.example.com"], resources = ["memcacheds"], verbs = [list, watch])]
 #[rbac(groups = ["cache.example.com"], resources = ["memcacheds/status"], verbs = [patch])]
-#[rbac(groups = ["apps"], resources = ["deployments"], verbs = [get, list, watch, create, patch])]
-#[rbac(groups = [""], resources = ["services"], verbs = [get, list, watch, create, patch])]
-#[rbac(groups = [""], resources = ["pods"], verbs = [list])]
+#[rbac(groups = ["apps"], resources = ["deployments"], verbs = [list, watch, create, patch])]
+#[rbac(groups = [""], resources = ["services"], verbs = [list, watch, create, patch])]
+#[rbac(groups = [""], resources = ["pods"], verbs = [list, watch])]
 #[rbac(groups = ["events.k8s.io"], resources = ["events"], verbs = [create, patch])]
 pub struct MemcachedReconciler {
     pub client: Client,
+    caches: Caches,
+    /// What this controller wrote, for reconciles of copies its writes replaced.
+    writes: OwnWrites<Memcached>,
     recorder: Recorder,
     backoff: ErrorBackoff,
 }
 
+/// What the reconciler reads instead of asking the API server: the watches of the
+/// Controller that [`controller`] makes.
+#[derive(Clone, Debug)]
+pub struct Caches {
+    /// The Deployments in the controller's scope.
+    pub deployments: Lister<Deployment>,
+    /// The Services in the controller's scope.
+    pub services: Lister<Service>,
+    /// The pods of Memcacheds (labelled `app.kubernetes.io/managed-by: memcached-example`).
+    pub pods: Lister<Pod>,
+}
+
+impl Caches {
+    /// Caches filled by watches of their own rather than a Controller's, for reconciles
+    /// called directly (the unit tests, the benchmark), and the future that fills them:
+    /// spawn it.
+    pub fn reflect(
+        client: &Client,
+        namespace: Option<&str>,
+    ) -> (Self, impl Future<Output = ()> + Send + 'static) {
+        let (deployments, d) = Lister::reflect(scoped(client, namespace), config());
+        let (services, s) = Lister::reflect(scoped(client, namespace), config());
+        let (pods, p) = Lister::reflect(scoped(client, namespace), pods_config());
+        let caches = Caches {
+            deployments,
+            services,
+            pods,
+        };
+        (caches, async move {
+            tokio::join!(d, s, p);
+        })
+    }
+}
+
 impl MemcachedReconciler {
-    pub fn new(client: Client) -> Self {
+    /// `caches` are the ones [`controller`] returns with the Controller.
+    pub fn new(client: Client, caches: Caches) -> Self {
         let reporter = Reporter {
             controller: CONTROLLER_NAME.into(),
             // In a pod, HOSTNAME is the pod's name: which replica reported the Event.
@@ -74,8 +119,15 @@ impl MemcachedReconciler {
         Self {
             recorder: Recorder::new(client.clone(), reporter),
             client,
+            caches,
+            writes: OwnWrites::default(),
             backoff: ErrorBackoff::default(),
         }
+    }
+
+    /// The caches it reads.
+    pub fn caches(&self) -> &Caches {
+        &self.caches
     }
 
     /// Records an Event about `object`. Best effort, as in controller-runtime: a failure is
@@ -268,15 +320,19 @@ fn available_condition(
 }
 
 /// Makes the cluster match what the Memcached declares. It runs after every change
-/// (of the Memcached, or of a Deployment or Service it owns) and after every failure, so it
-/// is idempotent: every write declares the whole desired state.
+/// (of the Memcached's spec or metadata, of a Deployment or Service it owns, or of one of
+/// its pods) and after every failure, so it is idempotent: every write declares the whole
+/// desired state. It reads from the controller's caches and writes only what differs.
 pub async fn reconcile(
     object: Arc<Memcached>,
     ctx: Arc<MemcachedReconciler>,
 ) -> Result<Action, Error> {
+    // The watch may not have delivered this controller's last status write yet.
+    let object = ctx.writes.latest(object);
     let key = ObjectRef::from(object.as_ref()).to_string();
     if object.metadata.deletion_timestamp.is_some() {
         // No finalizer: the garbage collector deletes the owned objects.
+        ctx.writes.forget(&object);
         return Ok(Action::await_change());
     }
     let namespace = object
@@ -287,13 +343,28 @@ pub async fn reconcile(
 
     // The Deployment, created or updated by the same server-side apply, so that one field
     // manager owns its fields from the start: a field the spec no longer sets (e.g. the old
-    // container port) is removed, not left behind under the manager of a POST. The read
-    // before tells whether it was created or scaled (for the Events).
+    // container port) is removed, not left behind under the manager of a POST. The cached
+    // copy says whether the apply would change anything (if not, it is not sent) and
+    // whether it creates or scales (for the Events).
     let deployments = Deployment::api(ctx.client.clone(), &namespace);
-    let existing = deployments.get_or_none(&name).await?;
-    let deployment = deployments.apply(&desired_deployment(&object)?).await?;
-    let related = Some(reference(&deployment));
-    match existing.and_then(|d| d.spec).and_then(|s| s.replicas) {
+    // Each cache is read once it holds its first full list.
+    ctx.caches.deployments.wait_until_synced().await;
+    let existing = ctx.caches.deployments.get(&namespace, &name);
+    let deployment = match deployments
+        .apply_if_changed(&desired_deployment(&object)?, existing.as_deref())
+        .await?
+    {
+        Some(applied) => Arc::new(applied),
+        None => existing
+            .clone()
+            .expect("only an existing Deployment can be unchanged"),
+    };
+    let related = Some(reference(deployment.as_ref()));
+    match existing
+        .as_ref()
+        .and_then(|d| d.spec.as_ref())
+        .and_then(|s| s.replicas)
+    {
         None => {
             let note = format!("Created Deployment {name} with {size} replicas");
             ctx.record(&object, related, "Created", note).await;
@@ -307,25 +378,29 @@ pub async fn reconcile(
 
     // The Service in front of the pods.
     let services = Service::api(ctx.client.clone(), &namespace);
-    let existing = services.get_or_none(&name).await?;
-    let service = services.apply(&desired_service(&object)?).await?;
-    if existing.is_none() {
+    ctx.caches.services.wait_until_synced().await;
+    let existing = ctx.caches.services.get(&namespace, &name);
+    let applied = services
+        .apply_if_changed(&desired_service(&object)?, existing.as_deref())
+        .await?;
+    if let (None, Some(service)) = (existing, applied) {
         let note = format!("Created Service {name}");
         ctx.record(&object, Some(reference(&service)), "Created", note)
             .await;
     }
 
-    // The status: the names of the pods, and whether they are all available.
-    let selector = labels(&name)
+    // The status: the names of the pods (from the pod watch, whose changes reconcile the
+    // Memcached again), and whether they are all available.
+    let selector = Selector::from_iter(labels(&name));
+    ctx.caches.pods.wait_until_synced().await;
+    let nodes: Vec<String> = ctx
+        .caches
+        .pods
+        .list_matching(&selector)
         .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(",");
-    let pods = Api::<Pod>::namespaced(ctx.client.clone(), &namespace)
-        .list(&ListParams::default().labels(&selector))
-        .await?;
-    let mut nodes: Vec<String> = pods.items.iter().map(|p| p.name_any()).collect();
-    nodes.sort();
+        .filter(|p| p.namespace().as_deref() == Some(namespace.as_str()))
+        .map(|p| p.name_any())
+        .collect();
     let current = object.status.clone().unwrap_or_default();
     let previous = current.conditions.iter().find(|c| c.type_ == "Available");
     let status = MemcachedStatus {
@@ -333,9 +408,10 @@ pub async fn reconcile(
         conditions: vec![available_condition(&object, &deployment, previous)],
     };
     if status != current {
-        Memcached::api(ctx.client.clone(), &namespace)
-            .apply_status(&object, &status)
+        let written = Memcached::api(ctx.client.clone(), &namespace)
+            .apply_status(object.as_ref(), &status)
             .await?;
+        ctx.writes.record(object.as_ref(), written);
     }
 
     tracing::info!(object = %key, "reconciled");
@@ -356,15 +432,43 @@ pub fn error_policy(
     Action::requeue(delay)
 }
 
-/// The Memcached controller: it watches Memcacheds and the Deployments and Services they
-/// own, in `namespace` or (with `None`) in every namespace. A change of an owned Deployment
-/// (e.g. pods becoming available) or Service (e.g. edited by hand) reconciles its Memcached
-/// again.
-pub fn controller(client: &Client, namespace: Option<&str>) -> Controller<Memcached> {
-    let config = || watcher::Config::default().any_semantic();
-    Controller::new(scoped(client, namespace), config())
-        .owns(scoped::<Deployment>(client, namespace), config())
-        .owns(scoped::<Service>(client, namespace), config())
+/// The Memcached controller: it watches Memcacheds, the Deployments and Services they own
+/// and their pods, in `namespace` or (with `None`) in every namespace, and returns the
+/// caches of those watches for the reconciler. A change of a Memcached's spec or metadata
+/// (not of its status alone, which this controller writes), of an owned Deployment (e.g.
+/// pods becoming available) or Service (e.g. edited by hand), or of a pod (created,
+/// deleted) reconciles the Memcached again.
+pub fn controller(client: &Client, namespace: Option<&str>) -> (Controller<Memcached>, Caches) {
+    let controller = cache::controller(scoped(client, namespace), config());
+    let (controller, deployments) = cache::owns(controller, scoped(client, namespace), config());
+    let (controller, services) = cache::owns(controller, scoped(client, namespace), config());
+    let (controller, pods) = cache::watches(
+        controller,
+        scoped(client, namespace),
+        pods_config(),
+        |pod: Pod| {
+            let memcached = pod.labels().get("app.kubernetes.io/instance")?;
+            Some(ObjectRef::new(memcached).within(&pod.namespace()?))
+        },
+    );
+    let caches = Caches {
+        deployments,
+        services,
+        pods,
+    };
+    (controller, caches)
+}
+
+/// The configuration of the watches.
+fn config() -> watcher::Config {
+    watcher::Config::default().any_semantic()
+}
+
+/// The pod watch holds the pods of Memcacheds only, by the label [`labels`] gives them.
+fn pods_config() -> watcher::Config {
+    let (key, value) = ("app.kubernetes.io/managed-by", "memcached-example");
+    debug_assert_eq!(labels("").get(key).map(String::as_str), Some(value));
+    config().labels(&format!("{key}={value}"))
 }
 
 /// The API of `K` in `namespace`, or in every namespace.
@@ -387,14 +491,10 @@ pub async fn run(ctx: Context) -> anyhow::Result<()> {
         .list(&ListParams::default().limit(1))
         .await
         .context("cannot list memcacheds.cache.example.com: is the CRD installed (`make install`) and is the manager allowed to?")?;
-    let reconciler = Arc::new(MemcachedReconciler::new(client.clone()));
-    ctx.run(
-        controller(&client, None),
-        reconcile,
-        error_policy,
-        reconciler,
-    )
-    .await
+    let (controller, caches) = controller(&client, None);
+    let reconciler = Arc::new(MemcachedReconciler::new(client.clone(), caches));
+    ctx.run(controller, reconcile, error_policy, reconciler)
+        .await
 }
 
 #[cfg(test)]
@@ -407,8 +507,9 @@ mod tests {
     use crate::api::cache::v1alpha1::MemcachedSpec;
 
     /// A Memcached in a fresh namespace of the test binary's real API server (envtest),
-    /// with the CRD installed as `make install` would; tests/controller.rs has the rest.
-    async fn sample() -> (Client, Memcached) {
+    /// with the CRD installed as `make install` would, and a reconciler with the caches
+    /// of that namespace; tests/controller.rs has the rest.
+    async fn sample() -> (Arc<MemcachedReconciler>, Memcached) {
         let env = envtest::shared().await;
         let crds = crate::manifests().crds().unwrap_or_else(|e| panic!("{e}"));
         env.apply().crds(crds).await.unwrap();
@@ -426,22 +527,22 @@ mod tests {
             .create(&PostParams::default(), &object)
             .await
             .unwrap();
-        (client, object)
+        let (caches, filling) = Caches::reflect(&client, Some(&namespace));
+        tokio::spawn(filling);
+        (Arc::new(MemcachedReconciler::new(client, caches)), object)
     }
 
     #[tokio::test]
     async fn reconciling_an_object_succeeds_and_waits_for_changes() {
-        let (client, object) = sample().await;
-        let ctx = Arc::new(MemcachedReconciler::new(client));
+        let (ctx, object) = sample().await;
         let action = reconcile(Arc::new(object), ctx).await.unwrap();
         assert_eq!(action, Action::await_change());
     }
 
     #[tokio::test]
     async fn failures_back_off_per_object_until_a_success() {
-        let (client, object) = sample().await;
+        let (ctx, object) = sample().await;
         let object = Arc::new(object);
-        let ctx = Arc::new(MemcachedReconciler::new(client));
         let status =
             kube::core::Status::failure("etcd is unavailable", "InternalError").with_code(500);
         let error = Error::Kube(kube::Error::Api(status.boxed()));

@@ -13,6 +13,10 @@
 //! Reconciles Foo objects (samplecontroller.k8s.io/v1alpha1) as the upstream
 //! sample-controller does: each Foo gets the nginx Deployment its spec names, with its
 //! replicas; its status reports the Deployment's available replicas.
+//!
+//! As upstream's `deploymentsLister`, it reads the Deployments from the controller's watch
+//! ([`rkb_runtime::cache`]), not from the API server, and it writes only what changed: a
+//! Foo that is as declared costs the API server no request.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -29,8 +33,9 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Api, Client, Resource, ResourceExt};
 use rkb_runtime::backoff::ErrorBackoff;
+use rkb_runtime::cache::{self, OwnWrites};
 use rkb_runtime::manager::Context;
-use rkb_runtime::{NamespacedApi, Rbac};
+use rkb_runtime::{Lister, NamespacedApi, Rbac};
 
 use crate::api::samplecontroller::v1alpha1::{Foo, FooStatus};
 
@@ -51,20 +56,25 @@ pub const MESSAGE_RESOURCE_SYNCED: &str = "Foo synced successfully";
 /// (the RBAC audit in tests/controller.rs fails on a missing or an unused rule); `make
 /// manifests` turns them into config/rbac/role.yaml. There is no finalizer, hence no update
 /// on `foos`: the owner reference lets the garbage collector delete the Deployment with its
-/// Foo.
+/// Foo. Deployments are read from the controller's watch (`list`, `watch`), so no `get`.
 #[derive(Rbac)]
 #[rbac(groups = ["samplecontroller.k8s.io"], resources = ["foos"], verbs = [list, watch])]
 #[rbac(groups = ["samplecontroller.k8s.io"], resources = ["foos/status"], verbs = [patch])]
-#[rbac(groups = ["apps"], resources = ["deployments"], verbs = [get, list, watch, create, update])]
+#[rbac(groups = ["apps"], resources = ["deployments"], verbs = [list, watch, create, update])]
 #[rbac(groups = ["events.k8s.io"], resources = ["events"], verbs = [create, patch])]
 pub struct FooReconciler {
     pub client: Client,
+    /// The Deployments the controller watches (upstream's `deploymentsLister`).
+    deployments: Lister<Deployment>,
+    /// What this controller wrote, for reconciles of copies its writes replaced.
+    writes: OwnWrites<Foo>,
     recorder: Recorder,
     backoff: ErrorBackoff,
 }
 
 impl FooReconciler {
-    pub fn new(client: Client) -> Self {
+    /// `deployments` is the lister [`controller`] returns with the Controller.
+    pub fn new(client: Client, deployments: Lister<Deployment>) -> Self {
         let reporter = Reporter {
             controller: CONTROLLER_NAME.into(),
             // In a pod, HOSTNAME is the pod's name: which replica reported the Event.
@@ -73,6 +83,8 @@ impl FooReconciler {
         Self {
             recorder: Recorder::new(client.clone(), reporter),
             client,
+            deployments,
+            writes: OwnWrites::default(),
             backoff: ErrorBackoff::default(),
         }
     }
@@ -180,12 +192,16 @@ pub fn is_controlled_by(deployment: &Deployment, object: &Foo) -> bool {
 }
 
 /// Makes the cluster match what the Foo declares (upstream's `syncHandler`). It runs after
-/// every change (of the Foo, or of a Deployment it owns) and after every failure, so it is
-/// idempotent.
+/// every change (of the Foo's spec or metadata, or of a Deployment it owns) and after every
+/// failure, so it is idempotent. It reads the Deployment from the controller's watch and
+/// writes only what differs.
 pub async fn reconcile(object: Arc<Foo>, ctx: Arc<FooReconciler>) -> Result<Action, Error> {
+    // The watch may not have delivered this controller's last status write yet.
+    let object = ctx.writes.latest(object);
     let key = ObjectRef::from(object.as_ref()).to_string();
     if object.metadata.deletion_timestamp.is_some() {
         // No finalizer: the garbage collector deletes the Deployment.
+        ctx.writes.forget(&object);
         return Ok(Action::await_change());
     }
     let namespace = object
@@ -194,10 +210,14 @@ pub async fn reconcile(object: Arc<Foo>, ctx: Arc<FooReconciler>) -> Result<Acti
     let name = &object.spec.deployment_name;
     let deployments = Deployment::api(ctx.client.clone(), &namespace);
 
-    // Create the Deployment if it does not exist.
-    let mut deployment = match deployments.get_or_none(name).await? {
-        Some(deployment) => deployment,
+    // Create the Deployment if the watch has not seen it. (If the watch is behind, the
+    // create fails with a 409 AlreadyExists and the reconcile is retried, as upstream.)
+    ctx.deployments.wait_until_synced().await;
+    let mut changed = false;
+    let mut deployment = match ctx.deployments.get(&namespace, name) {
+        Some(deployment) => deployment.as_ref().clone(),
         None => {
+            changed = true;
             deployments
                 .create(&PostParams::default(), &new_deployment(&object)?)
                 .await?
@@ -212,8 +232,9 @@ pub async fn reconcile(object: Arc<Foo>, ctx: Arc<FooReconciler>) -> Result<Acti
         return Err(Error::ResourceExists(message));
     }
 
-    // Keep the replicas at the Foo's. The update carries the resourceVersion read above, so
-    // a concurrent change makes it fail with a conflict, and the reconcile is retried.
+    // Keep the replicas at the Foo's. The update carries the resourceVersion of the cached
+    // copy, so a change the watch has not delivered yet makes it fail with a conflict, and
+    // the reconcile is retried.
     let replicas = object.spec.replicas;
     if deployment.spec.as_ref().and_then(|s| s.replicas) != Some(replicas) {
         tracing::info!(object = %key, deployment = %name, replicas, "updating the replicas");
@@ -224,6 +245,7 @@ pub async fn reconcile(object: Arc<Foo>, ctx: Arc<FooReconciler>) -> Result<Acti
         deployment = deployments
             .replace(name, &PostParams::default(), &deployment)
             .await?;
+        changed = true;
     }
 
     // Report the Deployment's available replicas.
@@ -235,18 +257,24 @@ pub async fn reconcile(object: Arc<Foo>, ctx: Arc<FooReconciler>) -> Result<Acti
             .unwrap_or(0),
     };
     if object.status.as_ref() != Some(&status) {
-        Foo::api(ctx.client.clone(), &namespace)
-            .apply_status(&object, &status)
+        let written = Foo::api(ctx.client.clone(), &namespace)
+            .apply_status(object.as_ref(), &status)
             .await?;
+        ctx.writes.record(object.as_ref(), written);
+        changed = true;
     }
 
-    ctx.record(
-        &object,
-        EventType::Normal,
-        SUCCESS_SYNCED,
-        MESSAGE_RESOURCE_SYNCED,
-    )
-    .await;
+    // Upstream records it after every sync; here only after one that changed something, so
+    // that a Foo as declared costs no request.
+    if changed {
+        ctx.record(
+            &object,
+            EventType::Normal,
+            SUCCESS_SYNCED,
+            MESSAGE_RESOURCE_SYNCED,
+        )
+        .await;
+    }
     tracing::info!(object = %key, "reconciled");
     ctx.backoff.reset(&key);
     // Changes of the Deployment (pods becoming available) trigger the next reconcile.
@@ -263,9 +291,14 @@ pub fn error_policy(object: Arc<Foo>, error: &Error, ctx: Arc<FooReconciler>) ->
 }
 
 /// The Foo controller: it watches Foos and the Deployments they control, in `namespace` or
-/// (with `None`) in every namespace. A change of a Deployment controlled by a Foo
-/// reconciles that Foo again (upstream's `handleObject`).
-pub fn controller(client: &Client, namespace: Option<&str>) -> Controller<Foo> {
+/// (with `None`) in every namespace, and returns the lister of those Deployments for the
+/// reconciler. A change of a Foo's spec or metadata (not of its status alone, which this
+/// controller writes) reconciles it, and so does a change of a Deployment it controls
+/// (upstream's `handleObject`).
+pub fn controller(
+    client: &Client,
+    namespace: Option<&str>,
+) -> (Controller<Foo>, Lister<Deployment>) {
     let config = || watcher::Config::default().any_semantic();
     let (foos, deployments) = match namespace {
         Some(namespace) => (
@@ -274,7 +307,7 @@ pub fn controller(client: &Client, namespace: Option<&str>) -> Controller<Foo> {
         ),
         None => (Api::all(client.clone()), Api::all(client.clone())),
     };
-    Controller::new(foos, config()).owns::<Deployment>(deployments, config())
+    cache::owns(cache::controller(foos, config()), deployments, config())
 }
 
 /// Runs the Foo controller; the manager starts it once this replica leads and adds metrics,
@@ -288,28 +321,29 @@ pub async fn run(ctx: Context) -> anyhow::Result<()> {
         .await
         .context("cannot list foos.samplecontroller.k8s.io: is the CRD installed (`make install`) and is the manager allowed to?")?;
     tracing::info!("Setting up event handlers");
-    let controller = controller(&client, None);
+    let (controller, deployments) = controller(&client, None);
     tracing::info!("Starting Foo controller");
     tracing::info!("Waiting for informer caches to sync");
     let store = controller.store();
     let workers = ctx.concurrency();
+    let deployments_synced = deployments.clone();
     let started = tokio::spawn(async move {
         // As the manager does: kube-runtime's `wait_until_ready` can miss a wake-up when the
         // store has another waiter, so ask again every 100 ms.
         loop {
             let ready = tokio::time::timeout(Duration::from_millis(100), store.wait_until_ready());
             match ready.await {
-                Ok(Ok(())) => {
-                    tracing::info!(count = workers, "Starting workers");
-                    tracing::info!("Started workers");
-                    break;
-                }
-                Ok(Err(_)) => break, // the controller stopped before its first list
+                Ok(Ok(())) => break,
                 Err(_) => {}
+                Ok(Err(_)) => return, // the controller stopped before its first list
             }
         }
+        // Upstream waits for both informers, the Foos' and the Deployments'.
+        deployments_synced.wait_until_synced().await;
+        tracing::info!(count = workers, "Starting workers");
+        tracing::info!("Started workers");
     });
-    let reconciler = Arc::new(FooReconciler::new(client.clone()));
+    let reconciler = Arc::new(FooReconciler::new(client.clone(), deployments));
     let result = ctx
         .run(controller, reconcile, error_policy, reconciler)
         .await;
@@ -327,8 +361,9 @@ mod tests {
     use crate::api::samplecontroller::v1alpha1::FooSpec;
 
     /// A Foo in a fresh namespace of the test binary's real API server (envtest), with the
-    /// CRD installed as `make install` would; tests/controller.rs has the rest.
-    async fn sample() -> (Client, Foo) {
+    /// CRD installed as `make install` would, and a reconciler reading a watch of that
+    /// namespace's Deployments; tests/controller.rs has the rest.
+    async fn sample() -> (Arc<FooReconciler>, Foo) {
         let env = envtest::shared().await;
         let crds = crate::manifests().crds().unwrap_or_else(|e| panic!("{e}"));
         env.apply().crds(crds).await.unwrap();
@@ -346,22 +381,25 @@ mod tests {
             .create(&PostParams::default(), &object)
             .await
             .unwrap();
-        (client, object)
+        let (deployments, filling) = Lister::reflect(
+            Api::namespaced(client.clone(), &namespace),
+            watcher::Config::default(),
+        );
+        tokio::spawn(filling);
+        (Arc::new(FooReconciler::new(client, deployments)), object)
     }
 
     #[tokio::test]
     async fn reconciling_an_object_succeeds_and_waits_for_changes() {
-        let (client, object) = sample().await;
-        let ctx = Arc::new(FooReconciler::new(client));
+        let (ctx, object) = sample().await;
         let action = reconcile(Arc::new(object), ctx).await.unwrap();
         assert_eq!(action, Action::await_change());
     }
 
     #[tokio::test]
     async fn failures_back_off_per_object_until_a_success() {
-        let (client, object) = sample().await;
+        let (ctx, object) = sample().await;
         let object = Arc::new(object);
-        let ctx = Arc::new(FooReconciler::new(client));
         let status =
             kube::core::Status::failure("etcd is unavailable", "InternalError").with_code(500);
         let error = Error::Kube(kube::Error::Api(status.boxed()));

@@ -29,9 +29,13 @@
 //! - **Copies are watched** (by their marker labels) and each event is mapped back to its
 //!   source, so a copy deleted or edited by hand is put back at once.
 //! - **New namespaces**: the Controller also watches Namespaces and maps each event to every
-//!   source, and each reconcile reads the target namespaces from the API server (not from a
-//!   cache that may not have seen the new namespace yet), so a namespace created later gets
-//!   its copies.
+//!   source, so a namespace created later gets its copies.
+//! - **Reads come from the watches** ([`rkb_runtime::cache::watches`]): the target
+//!   namespaces and the copies are read from the stores of the Controller's own watches,
+//!   which take each change before the reconcile it triggers starts, and a write is sent only
+//!   when it changes something: a source whose copies are as declared costs the API server no
+//!   request. Two reads stay fresh, each saying why: the lookup of a same-named Secret where
+//!   no copy is cached, and the list of the copies to delete when a source goes.
 //! - **Foreign Secrets**: a same-named Secret in a target namespace that secret-sync does not
 //!   manage is left alone: a warning is logged and a Warning Event recorded on the source.
 //! - **No secret data in logs**: only `namespace/name` is logged; [`SecretReconciler`]'s
@@ -44,14 +48,16 @@ use anyhow::Context as _;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{DeleteParams, ListParams};
+use kube::core::Selector;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Api, Client, Resource, ResourceExt};
 use rkb_runtime::backoff::ErrorBackoff;
+use rkb_runtime::cache;
 use rkb_runtime::manager::Context;
-use rkb_runtime::{NamespacedApi, Rbac, TypedApi};
+use rkb_runtime::{Lister, NamespacedApi, Rbac, TypedApi};
 
 /// The namespace whose Secrets are copied (unless `--source-namespace` says otherwise).
 pub const SOURCE_NAMESPACE: &str = "secretsync";
@@ -106,24 +112,30 @@ impl Settings {
 
     /// The label selector of the copies of every source (`name`: of one source).
     pub fn copies_selector(&self, name: Option<&str>) -> String {
-        let mut selector = format!(
-            "{}={},{SOURCE_NAMESPACE_LABEL}={}",
-            MANAGED_BY.0, MANAGED_BY.1, self.source_namespace
-        );
+        self.copies_labels(name)
+            .iter()
+            .map(|(key, value)| format!("{key}={value}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// The labels that every copy (`name`: of one source) carries.
+    fn copies_labels(&self, name: Option<&str>) -> BTreeMap<String, String> {
+        let mut labels = BTreeMap::from([
+            (MANAGED_BY.0.to_owned(), MANAGED_BY.1.to_owned()),
+            (
+                SOURCE_NAMESPACE_LABEL.to_owned(),
+                self.source_namespace.clone(),
+            ),
+        ]);
         if let Some(name) = name {
-            selector.push_str(&format!(",{SOURCE_NAME_LABEL}={name}"));
+            labels.insert(SOURCE_NAME_LABEL.to_owned(), name.to_owned());
         }
-        selector
+        labels
     }
 
-    fn namespaces_params(&self) -> ListParams {
-        match &self.namespace_selector {
-            Some(selector) => ListParams::default().labels(selector),
-            None => ListParams::default(),
-        }
-    }
-
-    fn namespaces_config(&self, base: watcher::Config) -> watcher::Config {
+    /// The configuration of the watch of the target namespaces.
+    pub fn namespaces_config(&self, base: watcher::Config) -> watcher::Config {
         match &self.namespace_selector {
             Some(selector) => base.labels(selector),
             None => base,
@@ -135,11 +147,12 @@ impl Settings {
 ///
 /// The permissions, exactly what the controller uses (`make manifests` writes them to
 /// config/rbac/role.yaml):
-/// - Secrets: `get` (is a same-named Secret ours?), `list` and `watch` (the sources in
-///   `secretsync`, and the copies cluster-wide by their labels), `patch` (server-side apply
-///   of the copies; the finalizer on sources), `create` (a server-side apply that creates a
-///   missing copy is authorized as `create`), `delete` (copies of deleted sources).
-/// - Namespaces: `list` (the target namespaces, read on every reconcile) and `watch` (new
+/// - Secrets: `get` (where no copy is cached: is a same-named Secret there?), `list` and
+///   `watch` (the sources in `secretsync`, and the copies cluster-wide by their labels;
+///   `list` also for the copies of a deleted source), `patch` (server-side apply of the
+///   copies; the finalizer on sources), `create` (a server-side apply that creates a missing
+///   copy is authorized as `create`), `delete` (copies of deleted sources).
+/// - Namespaces: `list` and `watch` (the target namespaces, read from the watch; new
 ///   namespaces get copies).
 /// - Events (`events.k8s.io`): `create`, and `patch` for a repeated Event.
 #[derive(Rbac)]
@@ -149,8 +162,41 @@ impl Settings {
 pub struct SecretReconciler {
     pub client: Client,
     settings: Settings,
+    caches: Caches,
     recorder: Recorder,
     backoff: ErrorBackoff,
+}
+
+/// What the reconciler reads instead of asking the API server: the watches of the
+/// Controller that [`controller`] makes.
+#[derive(Clone)]
+pub struct Caches {
+    /// The target namespaces (those the namespace selector picks).
+    pub namespaces: Lister<Namespace>,
+    /// The copies of every source, by their labels.
+    pub copies: Lister<Secret>,
+}
+
+impl Caches {
+    /// Caches filled by watches of their own rather than a Controller's, for reconciles
+    /// called directly (the tests), and the future that fills them: spawn it.
+    pub fn reflect(
+        client: &Client,
+        settings: &Settings,
+        base: watcher::Config,
+    ) -> (Self, impl Future<Output = ()> + Send + 'static) {
+        let (namespaces, n) = Lister::reflect(
+            Api::all(client.clone()),
+            settings.namespaces_config(base.clone()),
+        );
+        let (copies, c) = Lister::reflect(
+            Api::all(client.clone()),
+            base.labels(&settings.copies_selector(None)),
+        );
+        (Caches { namespaces, copies }, async move {
+            tokio::join!(n, c);
+        })
+    }
 }
 
 /// Prints the settings only: never a Secret.
@@ -163,7 +209,8 @@ impl std::fmt::Debug for SecretReconciler {
 }
 
 impl SecretReconciler {
-    pub fn new(client: Client, settings: Settings) -> Self {
+    /// `caches` are the ones [`controller`] returns with the Controller.
+    pub fn new(client: Client, settings: Settings, caches: Caches) -> Self {
         let reporter = Reporter {
             controller: "secret-sync".into(),
             instance: std::env::var("POD_NAME").ok(),
@@ -172,6 +219,7 @@ impl SecretReconciler {
             recorder: Recorder::new(client.clone(), reporter),
             client,
             settings,
+            caches,
             backoff: ErrorBackoff::default(),
         }
     }
@@ -183,35 +231,46 @@ impl SecretReconciler {
     /// Copies `source` into every target namespace and deletes its copies elsewhere.
     async fn sync(&self, source: &Secret) -> kube::Result<Action> {
         let name = source.name_any();
-        // Read from the API server, not a cache: a namespace whose event triggered this
-        // reconcile is there even if a cache has not seen it yet.
-        let targets: BTreeSet<String> = Api::<Namespace>::all(self.client.clone())
-            .list(&self.settings.namespaces_params())
-            .await?
+        // From the Namespace watch, which a namespace's event went through before it
+        // triggered this reconcile.
+        self.caches.namespaces.wait_until_synced().await;
+        let targets: BTreeSet<String> = self
+            .caches
+            .namespaces
+            .list_all()
             .into_iter()
             // A terminating namespace accepts no new objects, and its copies go with it.
             .filter(|ns| ns.metadata.deletion_timestamp.is_none())
             .map(|ns| ns.name_any())
             .filter(|ns| self.settings.is_target(ns))
             .collect();
-        let mut copies = self.copies_of(&name).await?;
+        let mut copies = self.cached_copies_of(&name).await;
         for namespace in &targets {
             let desired = copy_of(source, namespace);
             let secrets = self.secrets(namespace);
-            match copies.remove(namespace) {
-                Some(copy) if same_content(&copy, &desired) => continue,
-                Some(_) => {}
-                None => {
-                    if secrets.get_or_none(&name).await?.is_some() {
+            let existing = match copies.remove(namespace) {
+                Some(copy) => Some(copy),
+                // Fresh: the watch holds only copies, and a Secret of that name that is
+                // not one (someone else's) must not be taken over; or the watch has not
+                // delivered a copy just written. Only where no copy is cached.
+                None => match secrets.get_or_none(&name).await? {
+                    Some(secret) if is_copy_of(&secret, source) => Some(Arc::new(secret)),
+                    Some(_) => {
                         self.foreign_secret(source, namespace).await;
                         continue;
                     }
-                }
-            }
+                    None => None,
+                },
+            };
             // The window between the check above and this apply is the only moment a
             // foreign Secret created at the same time could be taken over.
-            secrets.apply(&desired).await?;
-            tracing::info!(source = %key(&self.settings.source_namespace, &name), copy = %key(namespace, &name), "copied");
+            if secrets
+                .apply_if_changed(&desired, existing.as_deref())
+                .await?
+                .is_some()
+            {
+                tracing::info!(source = %key(&self.settings.source_namespace, &name), copy = %key(namespace, &name), "copied");
+            }
         }
         // What is left: copies in namespaces that are no target (any more), e.g. blocklisted.
         for namespace in copies.into_keys() {
@@ -222,24 +281,36 @@ impl SecretReconciler {
 
     /// Deletes every copy of the source `name` (it is being deleted).
     async fn cleanup(&self, name: &str) -> kube::Result<Action> {
-        for namespace in self.copies_of(name).await?.into_keys() {
-            self.delete_copy(&namespace, name).await?;
+        // Fresh, not from the watch of the copies: once the finalizer is gone nothing
+        // deletes a copy the watch had not delivered yet (one written just before the
+        // source was deleted). One list per deleted source.
+        let selector = self.settings.copies_selector(Some(name));
+        let copies = Api::<Secret>::all(self.client.clone())
+            .list(&ListParams::default().labels(&selector))
+            .await?;
+        for copy in copies {
+            let Some(namespace) = copy.namespace() else {
+                continue;
+            };
+            if namespace != self.settings.source_namespace {
+                self.delete_copy(&namespace, name).await?;
+            }
         }
         tracing::info!(source = %key(&self.settings.source_namespace, name), "source deleted; copies removed");
         Ok(Action::await_change())
     }
 
-    /// The copies of the source `name`, by namespace, found by their labels.
-    async fn copies_of(&self, name: &str) -> kube::Result<BTreeMap<String, Secret>> {
-        let selector = self.settings.copies_selector(Some(name));
-        let copies = Api::<Secret>::all(self.client.clone())
-            .list(&ListParams::default().labels(&selector))
-            .await?;
-        Ok(copies
+    /// The copies of the source `name`, by namespace, as the watch of the copies holds them.
+    async fn cached_copies_of(&self, name: &str) -> BTreeMap<String, Arc<Secret>> {
+        self.caches.copies.wait_until_synced().await;
+        let selector = Selector::from_iter(self.settings.copies_labels(Some(name)));
+        self.caches
+            .copies
+            .list_matching(&selector)
             .into_iter()
             .filter_map(|copy| Some((copy.namespace()?, copy)))
             .filter(|(namespace, _)| *namespace != self.settings.source_namespace)
-            .collect())
+            .collect()
     }
 
     async fn delete_copy(&self, namespace: &str, name: &str) -> kube::Result<()> {
@@ -298,18 +369,19 @@ pub fn copy_of(source: &Secret, namespace: &str) -> Secret {
             labels: Some(labels),
             ..Default::default()
         },
-        data: source.data.clone(),
+        // No data is sent as none (not `{}`, which the API server stores as none).
+        data: source.data.clone().filter(|data| !data.is_empty()),
         type_: source.type_.clone(),
         ..Default::default()
     }
 }
 
-/// Whether `copy` already has what `desired` sets (then nothing is written).
-fn same_content(copy: &Secret, desired: &Secret) -> bool {
-    let nonempty = |d: &Option<BTreeMap<_, _>>| d.clone().filter(|d| !d.is_empty());
-    nonempty(&copy.data) == nonempty(&desired.data)
-        && copy.type_ == desired.type_
-        && copy.metadata.labels == desired.metadata.labels
+/// Whether `secret` is labelled as a copy of `source`.
+fn is_copy_of(secret: &Secret, source: &Secret) -> bool {
+    let labels = secret.labels();
+    labels.get(MANAGED_BY.0).map(String::as_str) == Some(MANAGED_BY.1)
+        && labels.get(SOURCE_NAMESPACE_LABEL) == source.namespace().as_ref()
+        && labels.get(SOURCE_NAME_LABEL) == source.metadata.name.as_ref()
 }
 
 fn key(namespace: &str, name: &str) -> String {
@@ -364,38 +436,40 @@ pub fn error_policy(object: Arc<Secret>, error: &Error, ctx: Arc<SecretReconcile
 
 /// The Controller: source Secrets (only the secretsync type, in the source namespace), every
 /// target Namespace (each event re-syncs every source), and the copies (by their labels; each
-/// event reconciles its source). `base` is the watchers' configuration (the tests shorten
-/// its timeout).
+/// event reconciles its source), with the caches of the last two for the reconciler. `base`
+/// is the watchers' configuration (the tests shorten its timeout).
 pub fn controller(
     client: Client,
     settings: &Settings,
     base: watcher::Config,
-) -> Controller<Secret> {
+) -> (Controller<Secret>, Caches) {
     let base = base.any_semantic();
     let sources = Api::<Secret>::namespaced(client.clone(), &settings.source_namespace);
     let controller = Controller::new(sources, base.clone().fields(&format!("type={SECRET_TYPE}")));
     let store = controller.store();
     let source_namespace = settings.source_namespace.clone();
-    controller
-        .watches(
-            Api::<Namespace>::all(client.clone()),
-            settings.namespaces_config(base.clone()),
-            move |_namespace| {
-                store
-                    .state()
-                    .iter()
-                    .map(|source| ObjectRef::from(source.as_ref()))
-                    .collect::<Vec<_>>()
-            },
-        )
-        .watches(
-            Api::<Secret>::all(client),
-            base.labels(&settings.copies_selector(None)),
-            move |copy| {
-                let name = copy.labels().get(SOURCE_NAME_LABEL)?;
-                Some(ObjectRef::new(name).within(&source_namespace))
-            },
-        )
+    let (controller, namespaces) = cache::watches(
+        controller,
+        Api::<Namespace>::all(client.clone()),
+        settings.namespaces_config(base.clone()),
+        move |_namespace| {
+            store
+                .state()
+                .iter()
+                .map(|source| ObjectRef::from(source.as_ref()))
+                .collect::<Vec<_>>()
+        },
+    );
+    let (controller, copies) = cache::watches(
+        controller,
+        Api::<Secret>::all(client),
+        base.labels(&settings.copies_selector(None)),
+        move |copy: Secret| {
+            let name = copy.labels().get(SOURCE_NAME_LABEL)?;
+            Some(ObjectRef::new(name).within(&source_namespace))
+        },
+    );
+    (controller, Caches { namespaces, copies })
 }
 
 /// Runs the Secret controller; the manager starts it once this replica leads and adds
@@ -416,8 +490,8 @@ pub async fn run(ctx: Context, settings: Settings) -> anyhow::Result<()> {
                 settings.source_namespace
             )
         })?;
-    let controller = controller(client.clone(), &settings, watcher::Config::default());
-    let reconciler = Arc::new(SecretReconciler::new(client, settings));
+    let (controller, caches) = controller(client.clone(), &settings, watcher::Config::default());
+    let reconciler = Arc::new(SecretReconciler::new(client, settings, caches));
     tracing::info!(?reconciler, "syncing secrets");
     ctx.run(controller, reconcile, error_policy, reconciler)
         .await

@@ -10,6 +10,7 @@
 //! namespace of its own.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures::StreamExt as _;
@@ -33,10 +34,12 @@ const ROLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/config/rbac/role.yaml")
 /// How long a test waits for the controller (generous: a loaded CI machine).
 const WAIT: Duration = Duration::from_secs(60);
 
-/// The shared API server with the CRD installed, and a namespace of the test's own.
+/// The shared API server with the CRD installed, a namespace of the test's own, and the
+/// caches of watches on it for the reconciles the tests call directly.
 struct Fx {
     env: &'static Environment,
     ns: String,
+    caches: Caches,
 }
 
 impl Fx {
@@ -61,7 +64,19 @@ impl Fx {
             })
             .await;
         let ns = env.create_namespace().await.unwrap();
-        Self { env, ns }
+        let (deployments, d) = Lister::reflect(Api::namespaced(env.client(), &ns), ours());
+        let (services, s) = Lister::reflect(Api::namespaced(env.client(), &ns), ours());
+        tokio::spawn(d);
+        tokio::spawn(s);
+        let caches = Caches {
+            deployments,
+            services,
+        };
+        Self { env, ns, caches }
+    }
+
+    fn reconciler(&self, client: Client) -> Arc<BlueGreenReconciler> {
+        Arc::new(BlueGreenReconciler::new(client, self.caches.clone()))
     }
 
     fn client(&self) -> Client {
@@ -111,11 +126,7 @@ impl Fx {
             .get(name)
             .await
             .expect("the BlueGreen exists");
-        reconcile(
-            Arc::new(object),
-            Arc::new(BlueGreenReconciler::new(client.clone())),
-        )
-        .await
+        reconcile(Arc::new(object), self.reconciler(client.clone())).await
     }
 
     /// Reconciles until a reconcile succeeds, as the controller does after `error_policy`;
@@ -138,20 +149,21 @@ impl Fx {
     /// failed reconciles are reported on the returned channel.
     fn start_controller(&self, client: Client) -> mpsc::UnboundedReceiver<String> {
         let (sender, failures) = mpsc::unbounded_channel();
-        let reconciler = Arc::new(BlueGreenReconciler::new(client.clone()));
-        let running = controller(
+        let (controller, caches) = controller(
             Api::namespaced(client.clone(), &self.ns),
             Api::namespaced(client.clone(), &self.ns),
-            Api::namespaced(client, &self.ns),
-        )
-        .run(reconcile, error_policy, reconciler)
-        .for_each(move |result| {
-            if let Err(error) = result {
-                eprintln!("controller: {error}");
-                let _ = sender.send(format!("{error:?}"));
-            }
-            async {}
-        });
+            Api::namespaced(client.clone(), &self.ns),
+        );
+        let reconciler = Arc::new(BlueGreenReconciler::new(client, caches));
+        let running = controller
+            .run(reconcile, error_policy, reconciler)
+            .for_each(move |result| {
+                if let Err(error) = result {
+                    eprintln!("controller: {error}");
+                    let _ = sender.send(format!("{error:?}"));
+                }
+                async {}
+            });
         tokio::spawn(running);
         failures
     }
@@ -550,6 +562,115 @@ async fn a_second_reconcile_changes_nothing() {
     assert_eq!(fx.snapshot().await, before);
 }
 
+/// Waits until at least one reconcile has started, and then none for a second: no change is
+/// pending, so only a new change can start another reconcile. (Its own status writes start
+/// none.)
+async fn settled(reconciles: &AtomicUsize) {
+    let mut seen = reconciles.load(Ordering::SeqCst);
+    loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let now = reconciles.load(Ordering::SeqCst);
+        if now > 0 && now == seen {
+            return;
+        }
+        seen = now;
+    }
+}
+
+/// The writes (no reads) among `requests`, as `verb resource`, sorted.
+fn writes(requests: &[testing::Access]) -> Vec<String> {
+    let mut writes: Vec<_> = requests
+        .iter()
+        .filter(|r| !["get", "list", "watch"].contains(&r.verb.as_str()))
+        .map(|r| format!("{} {}", r.verb, r.resource))
+        .collect();
+    writes.sort();
+    writes
+}
+
+/// Through the real Controller, the reconciler reads from its watches and writes only what
+/// changes: creating a BlueGreen (blue only) costs one apply of the Service and of the blue
+/// Deployment and one status write (and reads of the objects not created yet, which the
+/// watches cannot hold; none of the green Deployment it does not declare); its own status
+/// write brings it back no more; and changes that need no repair (labels someone adds to
+/// the Service and the Deployment, an annotation on the BlueGreen) reconcile without a
+/// single request.
+#[tokio::test]
+async fn a_converged_object_costs_the_api_server_nothing() {
+    let fx = Fx::new().await;
+    let audit = RbacAudit::default();
+    let audited = testing::wrap(fx.client(), &audit, &Faults::default());
+    let (controller, caches) = controller(
+        Api::namespaced(fx.client(), &fx.ns),
+        Api::namespaced(fx.client(), &fx.ns),
+        Api::namespaced(fx.client(), &fx.ns),
+    );
+    let reconciles = Arc::new(AtomicUsize::new(0));
+    let counted = reconciles.clone();
+    let counting = move |object, ctx| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        reconcile(object, ctx)
+    };
+    let reconciler = Arc::new(BlueGreenReconciler::new(audited, caches));
+    tokio::spawn(
+        controller
+            .run(counting, error_policy, reconciler)
+            .for_each(|_| async {}),
+    );
+    let mut blue_only = both(RouteTo::Blue);
+    blue_only.green_spec = None;
+    fx.create("demo", blue_only).await;
+    fx.until("demo", "routed to blue", async |fx: &Fx| {
+        fx.status("demo").await == Some(RouteTo::Blue)
+    })
+    .await;
+    settled(&reconciles).await;
+    assert_eq!(
+        writes(&audit.requests()),
+        [
+            "patch bluegreens/status",
+            "patch deployments",
+            "patch services"
+        ],
+        "one apply of each object, one status write"
+    );
+    assert!(
+        !audit
+            .requests()
+            .iter()
+            .any(|r| r.name.as_deref() == Some("demo-green")),
+        "no request about the green Deployment"
+    );
+    let reads: Vec<_> = audit
+        .requests()
+        .into_iter()
+        .filter(|r| r.verb == "list" || (r.verb == "get" && r.resource == "bluegreens"))
+        .collect();
+    assert_eq!(reads, [], "no list, no read of the BlueGreen");
+
+    let (sent, reconciled) = (audit.requests().len(), reconciles.load(Ordering::SeqCst));
+    let label = Patch::Merge(json!({ "metadata": { "labels": { "team": "web" } } }));
+    fx.deployments()
+        .patch("demo-blue", &PatchParams::default(), &label)
+        .await
+        .unwrap();
+    fx.services()
+        .patch("demo", &PatchParams::default(), &label)
+        .await
+        .unwrap();
+    let annotation = Patch::Merge(json!({ "metadata": { "annotations": { "touched": "yes" } } }));
+    fx.bluegreens()
+        .patch("demo", &PatchParams::default(), &annotation)
+        .await
+        .unwrap();
+    fx.until("demo", "reconciles after the changes", async |_: &Fx| {
+        reconciles.load(Ordering::SeqCst) > reconciled
+    })
+    .await;
+    settled(&reconciles).await;
+    assert_eq!(audit.requests()[sent..], [], "no request at all");
+}
+
 /// The Service and Deployments name the BlueGreen as their controller owner (with its
 /// uid), which is what the garbage collector follows to delete them with it (the next
 /// test); the reconcile leaves a deleting BlueGreen alone.
@@ -566,12 +687,9 @@ async fn the_objects_are_owned_by_the_bluegreen_for_garbage_collection() {
         k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now()),
     );
     let before = fx.snapshot().await;
-    let action = reconcile(
-        Arc::new(deleting),
-        Arc::new(BlueGreenReconciler::new(client)),
-    )
-    .await
-    .unwrap();
+    let action = reconcile(Arc::new(deleting), fx.reconciler(client))
+        .await
+        .unwrap();
     assert_eq!(action, Action::await_change());
     assert_eq!(fx.snapshot().await, before, "nothing written");
 }
@@ -673,6 +791,12 @@ async fn converges_under_conflicts_server_errors_and_timeouts() {
     assert!(!errors.is_empty());
     fx.assert_state(&object, RouteTo::Blue, &[RouteTo::Blue, RouteTo::Green])
         .await;
+    // A reconcile deletes a Deployment its watch holds; the Controller's would be triggered
+    // by that Deployment's event, the direct one below waits for it.
+    fx.until("demo", "blue cached", async |fx: &Fx| {
+        fx.caches.deployments.get(&fx.ns, "demo-blue").is_some()
+    })
+    .await;
 
     let mut spec = both(RouteTo::Green);
     spec.blue_spec = None;
@@ -874,7 +998,7 @@ async fn client_without_rule(env: &Environment, namespace: &str, resource: &str)
 async fn failures_back_off_per_object_until_a_success() {
     let fx = Fx::new().await;
     fx.create("demo", both(RouteTo::Blue)).await;
-    let ctx = Arc::new(BlueGreenReconciler::new(fx.client()));
+    let ctx = fx.reconciler(fx.client());
     let object = Arc::new(fx.bluegreens().get("demo").await.unwrap());
     let status = kube::core::Status::failure("etcd is unavailable", "InternalError").with_code(500);
     let error = Error::Kube(kube::Error::Api(status.boxed()));

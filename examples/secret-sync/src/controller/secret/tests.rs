@@ -40,10 +40,12 @@ const WAIT: Duration = Duration::from_secs(60);
 /// The label that marks the target namespaces of one test.
 const TEST_LABEL: &str = "secretsync-test";
 
-/// One test's corner of the shared API server: its source namespace and its targets.
+/// One test's corner of the shared API server: its source namespace and its targets, and
+/// the caches of watches on them for the reconciles the tests call directly.
 struct Fixture {
     env: &'static Environment,
     settings: Settings,
+    caches: Caches,
 }
 
 impl Fixture {
@@ -54,13 +56,17 @@ impl Fixture {
 
     async fn on(env: &'static Environment, targets: usize) -> Self {
         let source_namespace = env.create_namespace().await.unwrap();
+        let settings = Settings {
+            namespace_selector: Some(format!("{TEST_LABEL}={source_namespace}")),
+            source_namespace,
+            blocklist: Default::default(),
+        };
+        let (caches, filling) = Caches::reflect(&env.client(), &settings, Default::default());
+        tokio::spawn(filling);
         let fixture = Self {
             env,
-            settings: Settings {
-                namespace_selector: Some(format!("{TEST_LABEL}={source_namespace}")),
-                source_namespace,
-                blocklist: Default::default(),
-            },
+            settings,
+            caches,
         };
         for i in 0..targets {
             fixture.create_target(&format!("t{i}")).await;
@@ -91,7 +97,27 @@ impl Fixture {
             .create(&PostParams::default(), &namespace)
             .await
             .unwrap();
+        // As for a reconcile its event triggers: the namespace is in the watch's store.
+        self.until_cached(&self.caches.namespaces, "", &name).await;
         name
+    }
+
+    /// Waits until `cache` holds `namespace/name`, as it does when the event of that object
+    /// triggers a reconcile (direct reconciles have no such trigger).
+    async fn until_cached<K: rkb_runtime::client::Object>(
+        &self,
+        cache: &Lister<K>,
+        namespace: &str,
+        name: &str,
+    ) {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        while cache.get(namespace, name).is_none() {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{namespace}/{name} not cached within {WAIT:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     fn client(&self) -> Client {
@@ -99,7 +125,11 @@ impl Fixture {
     }
 
     fn reconciler(&self, client: Client) -> Arc<SecretReconciler> {
-        Arc::new(SecretReconciler::new(client, self.settings.clone()))
+        Arc::new(SecretReconciler::new(
+            client,
+            self.settings.clone(),
+            self.caches.clone(),
+        ))
     }
 
     fn sources(&self) -> Api<Secret> {
@@ -176,8 +206,9 @@ impl Fixture {
         base: watcher::Config,
     ) -> mpsc::UnboundedReceiver<String> {
         let (sender, failures) = mpsc::unbounded_channel();
-        let reconciler = Arc::new(SecretReconciler::new(client.clone(), self.settings.clone()));
-        let running = controller(client, &self.settings, base)
+        let (controller, caches) = controller(client.clone(), &self.settings, base);
+        let reconciler = Arc::new(SecretReconciler::new(client, self.settings.clone(), caches));
+        let running = controller
             .run(reconcile, error_policy, reconciler)
             .for_each(move |result| {
                 if let Err(error) = result {
@@ -442,7 +473,9 @@ async fn a_target_namespace_deleted_while_running_goes_away() {
     assert!(!copies.contains_key(&gone), "{:?}", copies.keys());
 }
 
-/// A namespace created while the controller runs gets the copies (the Namespace watch).
+/// A namespace created while the controller runs gets the copies: the Namespace watch
+/// triggers a reconcile, which reads the new namespace from that watch's store (updated
+/// before the trigger).
 #[tokio::test]
 async fn a_namespace_created_while_running_gets_the_copies() {
     let fx = Fixture::new(1).await;
@@ -458,19 +491,6 @@ async fn a_namespace_created_while_running_gets_the_copies() {
         })
         .await;
     assert_eq!(value(&copies[&late], "password"), PASSWORD);
-}
-
-/// A reconcile right after a namespace appears copies into it: the targets are read from
-/// the API server, so no cache can be behind the event that triggered the reconcile.
-#[tokio::test]
-async fn a_reconcile_sees_a_namespace_created_just_before_it() {
-    let fx = Fixture::new(1).await;
-    let ctx = fx.reconciler(fx.client());
-    fx.create_source("db", &[("password", PASSWORD)]).await;
-    fx.converge(&ctx, "db").await;
-    let late = fx.create_target("late").await;
-    fx.converge(&ctx, "db").await;
-    assert!(fx.copies("db").await.contains_key(&late));
 }
 
 /// Copies are watched: one deleted by hand is put back, one edited by hand is restored
@@ -502,6 +522,104 @@ async fn copies_deleted_or_edited_by_hand_are_repaired() {
             .is_some_and(|copy| value(copy, "password") == PASSWORD)
     })
     .await;
+}
+
+/// Waits until at least one reconcile has started, and then none for a second: no change is
+/// pending, so only a new change can start another reconcile.
+async fn settled(reconciles: &AtomicUsize) {
+    let mut seen = reconciles.load(Ordering::SeqCst);
+    loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let now = reconciles.load(Ordering::SeqCst);
+        if now > 0 && now == seen {
+            return;
+        }
+        seen = now;
+    }
+}
+
+/// Through the real Controller, the reconciler reads from its watches and writes only what
+/// changes: a new source costs its finalizer and one apply per target namespace (and, where
+/// the watch held no copy yet, a lookup of the name); changes that need no repair (a label
+/// someone adds to a copy, an annotation on the source, a label on a target namespace)
+/// reconcile without a single request.
+#[tokio::test]
+async fn a_converged_source_costs_the_api_server_nothing() {
+    let fx = Fixture::new(2).await;
+    let audit = RbacAudit::default();
+    let audited = testing::wrap(fx.client(), &audit, &Faults::default());
+    let (controller, caches) = controller(fx.client(), &fx.settings, Default::default());
+    let reconciles = Arc::new(AtomicUsize::new(0));
+    let counted = reconciles.clone();
+    let counting = move |object, ctx| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        reconcile(object, ctx)
+    };
+    let reconciler = Arc::new(SecretReconciler::new(audited, fx.settings.clone(), caches));
+    tokio::spawn(
+        controller
+            .run(counting, error_policy, reconciler)
+            .for_each(|_| async {}),
+    );
+    fx.create_source("db", &[("password", PASSWORD)]).await;
+    fx.until_copies("db", "two copies", |c| c.len() == 2).await;
+    settled(&reconciles).await;
+    let requests = audit.requests();
+    let writes: Vec<String> = requests
+        .iter()
+        .filter(|r| r.verb != "get")
+        .map(|r| format!("{} {}", r.verb, r.resource))
+        .collect();
+    assert_eq!(
+        writes,
+        ["patch secrets", "patch secrets", "patch secrets"],
+        "the finalizer and two copies, no list"
+    );
+
+    let sent = requests.len();
+    let label = Patch::Merge(serde_json::json!({ "metadata": { "labels": { "seen": "yes" } } }));
+    let before = reconciles.load(Ordering::SeqCst);
+    Api::<Secret>::namespaced(fx.client(), &fx.target("t0"))
+        .patch("db", &PatchParams::default(), &label)
+        .await
+        .unwrap();
+    reconciled_without_a_request(&reconciles, before, &audit, sent, "a copy's label").await;
+    let before = reconciles.load(Ordering::SeqCst);
+    Api::<Namespace>::all(fx.client())
+        .patch(&fx.target("t1"), &PatchParams::default(), &label)
+        .await
+        .unwrap();
+    let what = "a target namespace's label";
+    reconciled_without_a_request(&reconciles, before, &audit, sent, what).await;
+    let before = reconciles.load(Ordering::SeqCst);
+    let annotation = serde_json::json!({ "metadata": { "annotations": { "touched": "yes" } } });
+    fx.sources()
+        .patch("db", &PatchParams::default(), &Patch::Merge(&annotation))
+        .await
+        .unwrap();
+    let what = "the source's annotation";
+    reconciled_without_a_request(&reconciles, before, &audit, sent, what).await;
+}
+
+/// Waits for a reconcile after `before` reconciles, and until they settle; then `audit`
+/// holds no request after the first `sent`.
+async fn reconciled_without_a_request(
+    reconciles: &AtomicUsize,
+    before: usize,
+    audit: &RbacAudit,
+    sent: usize,
+    after: &str,
+) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while reconciles.load(Ordering::SeqCst) == before {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no reconcile after {after}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    settled(reconciles).await;
+    assert_eq!(audit.requests()[sent..], [], "no request after {after}");
 }
 
 #[tokio::test]
@@ -593,6 +711,8 @@ async fn copies_in_blocklisted_namespaces_are_removed() {
         &blocked,
     );
     fx.create_secret(&stale).await;
+    // The copy's event would trigger the reconcile; here, the reconcile is called directly.
+    fx.until_cached(&fx.caches.copies, &blocked, "db").await;
     let ctx = fx.reconciler(fx.client());
     fx.create_source("db", &[("password", PASSWORD)]).await;
     fx.converge(&ctx, "db").await;
@@ -600,8 +720,9 @@ async fn copies_in_blocklisted_namespaces_are_removed() {
 }
 
 /// Conflicts on patch, server errors on list/get/create/delete and timeouts, injected
-/// between the reconciler and the real API server: reconciling until success ends in
-/// exactly the right Secrets, none duplicated or lost.
+/// between the reconciler and the real API server (its reads: the lookups where no copy is
+/// cached, and the list of the copies of the deleted source): reconciling until success
+/// ends in exactly the right Secrets, none duplicated or lost.
 #[tokio::test]
 async fn the_controller_converges_under_injected_faults() {
     let fx = Fixture::new(3).await;
@@ -652,6 +773,7 @@ async fn the_controller_converges_under_injected_faults() {
         &t2,
     ))
     .await;
+    fx.until_cached(&fx.caches.copies, &t2, "db").await;
     fx.create_secret(&secret(&t1, "db", "Opaque", &[("password", "theirs")]))
         .await;
     // The source as a previous run left it (with the finalizer), so that the conflicts hit
@@ -706,6 +828,7 @@ async fn rbac_role_is_exactly_what_the_controller_uses() {
         &t2,
     ))
     .await;
+    fx.until_cached(&fx.caches.copies, &t2, "db").await;
     fx.create_secret(&secret(&t1, "db", "Opaque", &[("password", "theirs")]))
         .await;
     let audit = RbacAudit::default();
