@@ -133,6 +133,34 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         "init/config/network-policy/allow-metrics-traffic.yaml.tera",
     ),
     Entry::shared(
+        "config/default/cert_metrics_manager_patch.yaml",
+        "init/config/default/cert_metrics_manager_patch.yaml.tera",
+    ),
+    Entry::shared(
+        "config/default/metrics_certificate_replacements.yaml",
+        "init/config/default/metrics_certificate_replacements.yaml.tera",
+    ),
+    Entry::shared(
+        "config/certmanager-metrics/kustomization.yaml",
+        "init/config/certmanager-metrics/kustomization.yaml.tera",
+    ),
+    Entry::shared(
+        "config/certmanager-metrics/issuer.yaml",
+        "init/config/certmanager-metrics/issuer.yaml.tera",
+    ),
+    Entry::shared(
+        "config/certmanager-metrics/certificate.yaml",
+        "init/config/certmanager-metrics/certificate.yaml.tera",
+    ),
+    Entry::shared(
+        "config/certmanager-metrics/kustomizeconfig.yaml",
+        "init/config/certmanager-metrics/kustomizeconfig.yaml.tera",
+    ),
+    Entry::shared(
+        "config/prometheus/monitor_tls_patch.yaml",
+        "init/config/prometheus/monitor_tls_patch.yaml.tera",
+    ),
+    Entry::shared(
         "config/prometheus/kustomization.yaml",
         "init/config/prometheus/kustomization.yaml.tera",
     ),
