@@ -8,6 +8,7 @@
 //! - [`webhook`]: defaulting, validating and conversion webhooks the manager serves.
 
 pub mod backoff;
+pub mod cache;
 pub mod client;
 pub mod manager;
 mod serve;

@@ -18,7 +18,7 @@
 #[cfg(feature = "manager")]
 pub use rkb_manager::{ClusterApi, Lister, NamespacedApi, TypedApi};
 #[cfg(feature = "manager")]
-pub use rkb_manager::{Manager, backoff, client, manager, webhook};
+pub use rkb_manager::{Manager, backoff, cache, client, manager, webhook};
 
 #[cfg(feature = "manifests")]
 pub use rkb_derive::Rbac;
