@@ -513,3 +513,86 @@ fn a_write_that_fails_leaves_every_file_as_it_was() {
     refused(&dir, &["--from", old.to_str().unwrap()], &[], "link");
     assert!(!dir.join("Dockerfile").exists());
 }
+
+/// A project from an rkb that wrote no CI workflows, dev container, metrics certificate or
+/// webhook network policy (before #28) gets them all from `alpha update`, as files new in
+/// the scaffold, and the files the user has are left as they are.
+#[test]
+fn a_project_from_before_the_workflows_gets_them_added() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = project(tmp.path());
+    let new_files = [
+        ".devcontainer/devcontainer.json",
+        ".github/workflows/lint.yml",
+        ".github/workflows/test-e2e.yml",
+        ".github/workflows/test.yml",
+        "config/certmanager-metrics/certificate.yaml",
+        "config/certmanager-metrics/issuer.yaml",
+        "config/certmanager-metrics/kustomization.yaml",
+        "config/certmanager-metrics/kustomizeconfig.yaml",
+        "config/default/cert_metrics_manager_patch.yaml",
+        "config/default/metrics_certificate_replacements.yaml",
+        "config/network-policy/allow-webhook-traffic.yaml",
+        "config/prometheus/monitor_tls_patch.yaml",
+    ];
+    let removals: String = new_files
+        .iter()
+        .map(|f| format!("  rm \"$1/{f}\"\n"))
+        .collect();
+    let old = script(
+        &tmp.path().join("old-rkb"),
+        &format!(
+            r#"old() {{
+{removals}  rmdir "$1/.github/workflows" "$1/.github" "$1/.devcontainer" "$1/config/certmanager-metrics"
+  sed -i 's/^cliVersion: .*/cliVersion: 0.1.0/' "$1/PROJECT"
+}}
+if [ "$1" = old ]; then old "$2"; exit; fi
+if [ "$1" = --version ]; then echo "rkb 0.1.0"; exit; fi
+"{RKB}" "$@" || exit $?
+if [ "$1" = alpha ] && [ "$2" = generate ]; then
+  while [ "$#" -gt 0 ]; do
+    if [ "$1" = --output-dir ]; then old "$2"; fi
+    shift
+  done
+fi
+"#
+        ),
+    );
+    let altered = std::process::Command::new(&old)
+        .args(["old", dir.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(altered.success());
+    for file in new_files {
+        assert!(!dir.join(file).exists(), "{file}");
+    }
+    let before = files_of(&dir);
+
+    let output = update(&dir, &old, &[]);
+    let shown = text(&output);
+    assert!(output.status.success(), "{shown}");
+    assert_eq!(
+        section(&shown, "added by the new scaffold"),
+        new_files,
+        "{shown}"
+    );
+    let fresh = tempfile::tempdir().unwrap();
+    let again = project(fresh.path());
+    for file in new_files {
+        assert_eq!(
+            fs::read(dir.join(file)).unwrap(),
+            fs::read(again.join(file)).unwrap(),
+            "{file} is this rkb's"
+        );
+    }
+    for (path, content) in &before {
+        if path != Path::new("PROJECT") {
+            assert_eq!(
+                &fs::read(dir.join(path)).unwrap(),
+                content,
+                "{}",
+                path.display()
+            );
+        }
+    }
+}

@@ -14,24 +14,46 @@ use serde_json::Value;
 #[test]
 fn deployments_build_and_pass_the_official_schemas() {
     for project in common::projects() {
-        let built = common::kustomize_default(&project);
-        let rendered = tempfile::NamedTempFile::new().unwrap();
-        std::fs::write(rendered.path(), &built).unwrap();
-        let mut files = vec![rendered.path().to_path_buf()];
-        // CRDs are validated on their own too: config/default leaves them out until an API exists.
-        if let Ok(bases) = std::fs::read_dir(project.join("config/crd/bases")) {
-            files.extend(bases.map(|e| e.unwrap().path()));
-        }
-        for file in files {
-            common::kubernetes_validate(&file, &project);
-        }
-        let objects = built.matches("\nkind: ").count() + 1;
-        assert!(
-            objects >= 6,
-            "{}: only {objects} objects rendered",
-            project.display()
-        );
+        check_schemas(&project, &common::kustomize_default(&project), true);
     }
+}
+
+/// The same with every optional section of config/default switched on: the metrics
+/// certificate, Prometheus (verifying it) and the network policies.
+#[test]
+fn deployments_with_every_section_on_build_and_pass_the_official_schemas() {
+    for project in common::projects() {
+        let on = common::all_sections_on(&project);
+        let built = common::kustomize_default(on.path());
+        for kind in ["Certificate", "ServiceMonitor", "NetworkPolicy"] {
+            assert!(
+                built.contains(&format!("\nkind: {kind}\n")),
+                "{}: no {kind} with every section on",
+                project.display()
+            );
+        }
+        check_schemas(&project, &built, false);
+    }
+}
+
+/// `built` (config/default of `project`) passes the official schemas; with `crds`, so do
+/// the CRDs, validated on their own too (config/default leaves them out until an API exists).
+fn check_schemas(project: &Path, built: &str, crds: bool) {
+    let rendered = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(rendered.path(), built).unwrap();
+    let mut files = vec![rendered.path().to_path_buf()];
+    if crds && let Ok(bases) = std::fs::read_dir(project.join("config/crd/bases")) {
+        files.extend(bases.map(|e| e.unwrap().path()));
+    }
+    for file in files {
+        common::kubernetes_validate(&file, project);
+    }
+    let objects = built.matches("\nkind: ").count() + 1;
+    assert!(
+        objects >= 6,
+        "{}: only {objects} objects rendered",
+        project.display()
+    );
 }
 
 /// The webhook golden's deployment wires its parts together, which no schema checks: the
@@ -132,4 +154,147 @@ fn webhook_deployment_wires_service_certificate_and_ca_injection() {
             .any(|p| p["containerPort"] == 9443),
         "{manager}"
     );
+}
+
+fn parse(built: &str) -> Vec<Value> {
+    built
+        .split("\n---\n")
+        .map(|doc| serde_yaml_ng::from_str(doc).unwrap())
+        .collect()
+}
+
+fn named<'a>(objects: &'a [Value], kind: &str, suffix: &str) -> Option<&'a Value> {
+    objects.iter().find(|o| {
+        o["kind"] == kind
+            && o["metadata"]["name"]
+                .as_str()
+                .is_some_and(|n| n.ends_with(suffix))
+    })
+}
+
+/// With every section on, each project's metrics TLS is wired end to end, which no schema
+/// checks: the metrics certificate names the metrics Service as kustomize renamed it and is
+/// issued by an Issuer in the build; the manager mounts its Secret where --metrics-cert-path
+/// points; the ServiceMonitor verifies it (the Secret's CA, the Service's DNS name, no
+/// insecureSkipVerify). The network policies keep open the metrics port and, with webhooks,
+/// the port the webhook Service sends to. With the sections off (as generated), none of it.
+#[test]
+fn metrics_certificate_monitor_and_network_policies_are_wired_when_switched_on() {
+    for project in common::projects() {
+        let at = project.display().to_string();
+        let default = common::kustomize_default(&project);
+        assert!(
+            !default.contains("--metrics-cert-path"),
+            "{at}: on by default"
+        );
+        assert!(!default.contains("metrics-certs"), "{at}: on by default");
+
+        let on = common::all_sections_on(&project);
+        let objects = parse(&common::kustomize_default(on.path()));
+        let service = named(&objects, "Service", "controller-manager-metrics-service")
+            .unwrap_or_else(|| panic!("{at}: no metrics Service"));
+        let dns = format!(
+            "{}.{}.svc",
+            service["metadata"]["name"].as_str().unwrap(),
+            service["metadata"]["namespace"].as_str().unwrap()
+        );
+        let certificate = named(&objects, "Certificate", "metrics-certs")
+            .unwrap_or_else(|| panic!("{at}: no metrics Certificate"));
+        assert_eq!(
+            certificate["spec"]["dnsNames"],
+            serde_json::json!([dns.clone(), format!("{dns}.cluster.local")]),
+            "{at}"
+        );
+        let issuer = &certificate["spec"]["issuerRef"]["name"];
+        assert!(
+            objects
+                .iter()
+                .any(|o| o["kind"] == "Issuer" && &o["metadata"]["name"] == issuer),
+            "{at}: no Issuer {issuer}"
+        );
+        let secret = &certificate["spec"]["secretName"];
+
+        let pod = &named(&objects, "Deployment", "controller-manager")
+            .unwrap_or_else(|| panic!("{at}: no Deployment"))["spec"]["template"]["spec"];
+        let manager = &pod["containers"][0];
+        let args: Vec<&str> = manager["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert!(
+            args.contains(&"--metrics-bind-address=:8443"),
+            "{at}: {args:?}"
+        );
+        let cert_path = args
+            .iter()
+            .find_map(|a| a.strip_prefix("--metrics-cert-path="))
+            .unwrap_or_else(|| panic!("{at}: no --metrics-cert-path in {args:?}"));
+        let mount = manager["volumeMounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["mountPath"] == cert_path)
+            .unwrap_or_else(|| panic!("{at}: nothing mounted at {cert_path}"));
+        assert_eq!(mount["readOnly"], true, "{at}");
+        let volume = pod["volumes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == mount["name"])
+            .unwrap_or_else(|| panic!("{at}: no volume {}", mount["name"]));
+        assert_eq!(&volume["secret"]["secretName"], secret, "{at}");
+        assert_eq!(
+            manager["securityContext"]["readOnlyRootFilesystem"], true,
+            "{at}"
+        );
+
+        let monitor = named(
+            &objects,
+            "ServiceMonitor",
+            "controller-manager-metrics-monitor",
+        )
+        .unwrap_or_else(|| panic!("{at}: no ServiceMonitor"));
+        let tls = &monitor["spec"]["endpoints"][0]["tlsConfig"];
+        assert_eq!(tls["insecureSkipVerify"], false, "{at}");
+        assert_eq!(tls["serverName"], dns.as_str(), "{at}");
+        assert_eq!(&tls["ca"]["secret"]["name"], secret, "{at}");
+        assert_eq!(tls["ca"]["secret"]["key"], "ca.crt", "{at}");
+
+        let metrics_policy = named(&objects, "NetworkPolicy", "allow-metrics-traffic")
+            .unwrap_or_else(|| panic!("{at}: no metrics NetworkPolicy"));
+        assert_eq!(
+            metrics_policy["spec"]["ingress"][0]["ports"][0]["port"], 8443,
+            "{at}"
+        );
+        let webhook_policy = named(&objects, "NetworkPolicy", "allow-webhook-traffic");
+        match named(&objects, "Service", "webhook-service") {
+            Some(webhook_service) => {
+                let policy = webhook_policy
+                    .unwrap_or_else(|| panic!("{at}: webhooks but no webhook NetworkPolicy"));
+                let port = &webhook_service["spec"]["ports"][0]["targetPort"];
+                assert_eq!(
+                    &policy["spec"]["ingress"][0]["ports"][0]["port"], port,
+                    "{at}"
+                );
+                assert!(
+                    manager["ports"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .any(|p| &p["containerPort"] == port),
+                    "{at}: the manager does not listen on {port}"
+                );
+                assert_eq!(
+                    policy["spec"]["podSelector"], metrics_policy["spec"]["podSelector"],
+                    "{at}"
+                );
+            }
+            None => assert!(
+                webhook_policy.is_none(),
+                "{at}: a webhook NetworkPolicy without webhooks"
+            ),
+        }
+    }
 }

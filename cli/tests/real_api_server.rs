@@ -134,6 +134,71 @@ async fn every_config_default_passes_a_server_side_dry_run() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// The same with every optional section of config/default switched on (the metrics
+/// certificate, Prometheus verifying it, the network policies): the Deployment with the
+/// certificate's volume and the NetworkPolicies go through the server's validation. The
+/// server has no cert-manager or Prometheus Operator, so stand-in CRDs serve their kinds
+/// (Certificate, Issuer, ServiceMonitor: namespaced, any spec): their group, version, kind,
+/// scope and metadata are checked here, their fields by kubernetes_valid.rs.
+#[tokio::test]
+async fn every_config_default_with_every_section_on_passes_a_server_side_dry_run() {
+    let env = rkb_envtest::shared().await;
+    let stand_ins: Vec<_> = [
+        ("cert-manager.io", "Certificate", "certificates"),
+        ("cert-manager.io", "Issuer", "issuers"),
+        ("monitoring.coreos.com", "ServiceMonitor", "servicemonitors"),
+    ]
+    .into_iter()
+    .map(|(group, kind, plural)| {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{plural}.{group}")},
+            "spec": {
+                "group": group,
+                "names": {"kind": kind, "plural": plural},
+                "scope": "Namespaced",
+                "versions": [{
+                    "name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {
+                        "type": "object", "x-kubernetes-preserve-unknown-fields": true
+                    }}
+                }]
+            }
+        }))
+        .unwrap()
+    })
+    .collect();
+    env.apply().crds(stand_ins).await.unwrap();
+    let mut failures = Vec::new();
+    for project in common::projects() {
+        let _turn = ONE_PROJECT_AT_A_TIME.lock().await;
+        let on = common::all_sections_on(&project);
+        let objects = rkb_envtest::parse_yaml(&common::kustomize_default(on.path())).unwrap();
+        let (namespaces, objects): (Vec<_>, Vec<_>) = objects
+            .into_iter()
+            .partition(|o| o.types.as_ref().is_some_and(|t| t.kind == "Namespace"));
+        env.apply().objects(namespaces).await.unwrap();
+        let kinds: Vec<String> = objects
+            .iter()
+            .filter_map(|o| o.types.as_ref().map(|t| t.kind.clone()))
+            .collect();
+        for kind in ["Certificate", "Issuer", "ServiceMonitor", "NetworkPolicy"] {
+            assert!(
+                kinds.iter().any(|k| k == kind),
+                "{}: no {kind} in {kinds:?}",
+                name(&project)
+            );
+        }
+        let count = objects.len();
+        match env.apply().dry_run().objects(objects).await {
+            Ok(checked) => assert_eq!(checked.len(), count),
+            Err(e) => failures.push(format!("{}: {e}", name(&project))),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// The memcached example's CEL rule compiles (the CRD would be refused otherwise) and
 /// the API server refuses an object that breaks it, with the rule's message.
 #[tokio::test]

@@ -33,11 +33,22 @@ fn strings(value: &Value) -> Vec<&str> {
         .collect()
 }
 
+/// As generated, and with every optional section of config/default switched on (the
+/// metrics certificate's volume, Prometheus, the network policies): the same lockdown.
 #[test]
 fn manager_pods_are_locked_down() {
-    for project in common::projects() {
-        let at = project.display();
-        let objects = objects(&project);
+    let variants = common::projects().into_iter().flat_map(|project| {
+        let on = common::all_sections_on(&project);
+        let switched_on = objects(on.path());
+        [
+            (project.display().to_string(), objects(&project)),
+            (
+                format!("{} (every section on)", project.display()),
+                switched_on,
+            ),
+        ]
+    });
+    for (at, objects) in variants {
         let deployment = objects
             .iter()
             .find(|o| kind(o) == "Deployment")

@@ -165,6 +165,7 @@ const GROUP_MOD: &str = "{{ layout.webhook_group_file }}";
 const WEBHOOKS: &str = model::WEBHOOKS;
 const DEFAULT: &str = model::DEFAULT_KUSTOMIZATION;
 const REPLACEMENTS: Marker = Marker::WebhookReplacements;
+pub(super) const REPLACEMENTS_KEY: &str = "replacements:";
 
 /// What `create webhook` generates: modules under `src/webhook/`, the admission and
 /// conversion files, registrations for the manager and `make manifests`, and config/.
@@ -312,6 +313,16 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         "config/certmanager/kustomizeconfig.yaml",
         "webhook/config/certmanager/kustomizeconfig.yaml.tera",
     ),
+    // With the network policies on, the webhook port stays open to the API server.
+    Entry::shared(
+        "config/network-policy/allow-webhook-traffic.yaml",
+        "webhook/config/network-policy/allow-webhook-traffic.yaml.tera",
+    ),
+    Entry::insert(
+        "config/network-policy/kustomization.yaml",
+        Marker::NetworkPolicies,
+        Inline("- allow-webhook-traffic.yaml"),
+    ),
     Entry::shared(
         "config/default/manager_webhook_patch.yaml",
         "webhook/config/default/manager_webhook_patch.yaml.tera",
@@ -328,7 +339,8 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     ),
     // cert-manager's CA injection: the certificate's DNS names from the Service, its
     // `namespace/name` into the annotation of each object the API server calls us for.
-    Entry::insert(DEFAULT, REPLACEMENTS, Inline("replacements:")),
+    // The key, for projects from before `init` wrote it (#28); delete keeps it.
+    Entry::insert(DEFAULT, REPLACEMENTS, Inline(REPLACEMENTS_KEY)),
     Entry::insert(
         model::WEBHOOK_KUSTOMIZATION,
         Marker::WebhookManifests,

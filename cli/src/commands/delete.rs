@@ -307,6 +307,12 @@ fn kept(after: &Project, changes: &Changes, templates: &Templates) -> anyhow::Re
     for entry in super::init::PLAN {
         kept.file(entry.path);
     }
+    // `create webhook` inserts the `replacements:` key into projects from before the
+    // metrics certificate's replacements (#28); since then `init` writes it.
+    kept.insertion(
+        crate::model::DEFAULT_KUSTOMIZATION,
+        super::create_webhook::REPLACEMENTS_KEY,
+    );
     for entry in &after.resources {
         let (context, switches) = super::create_api::recorded(after, entry, changes)?;
         kept.extend(&plan::render(

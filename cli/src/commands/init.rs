@@ -56,6 +56,22 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     Entry::shared("Dockerfile", "init/Dockerfile.tera"),
     Entry::shared(".dockerignore", "init/dockerignore.tera"),
     Entry::shared(".gitignore", "init/gitignore.tera"),
+    Entry::shared(
+        ".github/workflows/lint.yml",
+        "init/github/workflows/lint.yml.tera",
+    ),
+    Entry::shared(
+        ".github/workflows/test.yml",
+        "init/github/workflows/test.yml.tera",
+    ),
+    Entry::shared(
+        ".github/workflows/test-e2e.yml",
+        "init/github/workflows/test-e2e.yml.tera",
+    ),
+    Entry::shared(
+        ".devcontainer/devcontainer.json",
+        "init/devcontainer/devcontainer.json.tera",
+    ),
     Entry::shared("hack/boilerplate.rs.txt", "init/boilerplate.rs.txt.tera"),
     Entry::shared("src/main.rs", "init/src/main.rs.tera"),
     Entry::shared("src/lib.rs", "init/src/lib.rs.tera"),
@@ -131,6 +147,34 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     Entry::shared(
         "config/network-policy/allow-metrics-traffic.yaml",
         "init/config/network-policy/allow-metrics-traffic.yaml.tera",
+    ),
+    Entry::shared(
+        "config/default/cert_metrics_manager_patch.yaml",
+        "init/config/default/cert_metrics_manager_patch.yaml.tera",
+    ),
+    Entry::shared(
+        "config/default/metrics_certificate_replacements.yaml",
+        "init/config/default/metrics_certificate_replacements.yaml.tera",
+    ),
+    Entry::shared(
+        "config/certmanager-metrics/kustomization.yaml",
+        "init/config/certmanager-metrics/kustomization.yaml.tera",
+    ),
+    Entry::shared(
+        "config/certmanager-metrics/issuer.yaml",
+        "init/config/certmanager-metrics/issuer.yaml.tera",
+    ),
+    Entry::shared(
+        "config/certmanager-metrics/certificate.yaml",
+        "init/config/certmanager-metrics/certificate.yaml.tera",
+    ),
+    Entry::shared(
+        "config/certmanager-metrics/kustomizeconfig.yaml",
+        "init/config/certmanager-metrics/kustomizeconfig.yaml.tera",
+    ),
+    Entry::shared(
+        "config/prometheus/monitor_tls_patch.yaml",
+        "init/config/prometheus/monitor_tls_patch.yaml.tera",
     ),
     Entry::shared(
         "config/prometheus/kustomization.yaml",

@@ -51,6 +51,8 @@ pub enum Marker {
     WebhookReplacements,
     /// `config/webhook/kustomization.yaml`: the rendered webhook configurations.
     WebhookManifests,
+    /// `config/network-policy/kustomization.yaml`: the webhook port's policy.
+    NetworkPolicies,
     /// A kind's conversion file: its spokes, their `Convertible` impls and their tests.
     Spokes,
     SpokeImpls,
@@ -78,6 +80,7 @@ impl Marker {
         Marker::WebhookPatches,
         Marker::WebhookReplacements,
         Marker::WebhookManifests,
+        Marker::NetworkPolicies,
         Marker::Spokes,
         Marker::SpokeImpls,
         Marker::SpokeTests,
@@ -105,6 +108,7 @@ impl Marker {
             Marker::WebhookPatches => "webhook-patches",
             Marker::WebhookReplacements => "webhook-replacements",
             Marker::WebhookManifests => "webhook-manifests",
+            Marker::NetworkPolicies => "network-policies",
             Marker::Spokes => "spokes",
             Marker::SpokeImpls => "spoke-impls",
             Marker::SpokeTests => "spoke-tests",
@@ -397,6 +401,12 @@ pub struct Kept {
 impl Kept {
     pub fn file(&mut self, path: &str) {
         self.files.insert(path.to_owned());
+    }
+
+    /// An insertion `init`'s template already has, so that no delete removes it.
+    pub fn insertion(&mut self, path: &str, text: &str) {
+        self.insertions
+            .insert((path.to_owned(), insertion_key(text)));
     }
 
     pub fn extend(&mut self, rendered: &[Rendered]) {

@@ -143,3 +143,56 @@ pub fn init_demo(dir: &Path, extra: &[&str]) {
     args.extend(extra);
     rkb_in(dir, &args);
 }
+
+/// A copy of `project`'s config/ in a temporary directory with every optional section of
+/// config/default and config/prometheus switched on, the way a user uncomments them:
+/// [METRICS-WITH-CERTS], [PROMETHEUS], [PROMETHEUS-WITH-CERTS] and [NETWORK POLICY]. A
+/// commented-out YAML line is `#` right before the YAML (`#- ../prometheus`, `#  target:`,
+/// `#patches:`); explanations are `# ` and a word, and stay.
+pub fn all_sections_on(project: &Path) -> tempfile::TempDir {
+    let copy = tempfile::tempdir().unwrap();
+    copy_dir(&project.join("config"), &copy.path().join("config"));
+    let mut switched = 0;
+    for file in [
+        "config/default/kustomization.yaml",
+        "config/prometheus/kustomization.yaml",
+    ] {
+        let path = copy.path().join(file);
+        let text = fs::read_to_string(&path).unwrap();
+        let mut out = String::new();
+        for line in text.lines() {
+            let yaml = line
+                .strip_prefix('#')
+                .filter(|rest| rest.starts_with("  ") || !rest.starts_with([' ', '#']))
+                .filter(|rest| !rest.is_empty());
+            match yaml {
+                Some(rest) => {
+                    switched += 1;
+                    out.push_str(rest);
+                }
+                None => out.push_str(line),
+            }
+            out.push('\n');
+        }
+        fs::write(&path, out).unwrap();
+    }
+    assert!(
+        switched >= 8,
+        "{}: only {switched} commented-out lines to switch on",
+        project.display()
+    );
+    copy
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}

@@ -465,6 +465,84 @@ async fn probes_are_served_over_http() {
         .unwrap();
 }
 
+/// With --metrics-cert-path (config/default's [METRICS-WITH-CERTS] patch passes the mounted
+/// cert-manager Secret), the metrics server presents the certificate from there: a client
+/// that trusts only it and checks the metrics Service's DNS name, as the ServiceMonitor of
+/// monitor_tls_patch.yaml does, completes the handshake and gets that certificate, and a
+/// scrape without a token is still refused (401).
+#[tokio::test]
+async fn metrics_are_served_with_the_certificate_in_metrics_cert_path() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio_rustls::rustls;
+
+    let service = "demo-controller-manager-metrics-service.demo-system.svc";
+    let certified = rcgen::generate_simple_self_signed([
+        service.to_owned(),
+        format!("{service}.cluster.local"),
+    ])
+    .unwrap();
+    let mounted = tempfile::tempdir().unwrap();
+    std::fs::write(mounted.path().join("tls.crt"), certified.cert.pem()).unwrap();
+    std::fs::write(
+        mounted.path().join("tls.key"),
+        certified.signing_key.serialize_pem(),
+    )
+    .unwrap();
+
+    let (client, _) = config_map_api(0);
+    let port = free_port("127.0.0.1");
+    let manager = Manager::new(
+        "op",
+        client,
+        Args::parse_from([
+            "manager".to_owned(),
+            "--health-probe-bind-address=0".to_owned(),
+            format!("--metrics-bind-address=127.0.0.1:{port}"),
+            format!("--metrics-cert-path={}", mounted.path().display()),
+        ]),
+    );
+    let shutdown = manager.shutdown_token();
+    let run = tokio::spawn(manager.run([]));
+
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(certified.cert.der().clone()).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let name = rustls::pki_types::ServerName::try_from(service).unwrap();
+    let mut stream = None;
+    for _ in 0..100 {
+        if let Ok(tcp) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
+            stream = Some(connector.connect(name.clone(), tcp).await.unwrap());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut stream = stream.expect("the metrics server listens");
+    let presented = stream.get_ref().1.peer_certificates().unwrap()[0].clone();
+    assert_eq!(presented.as_ref(), certified.cert.der().as_ref());
+    stream
+        .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut response = Vec::new();
+    // The answer counts, not how the connection ends (with or without close_notify).
+    let _ = stream.read_to_end(&mut response).await;
+    let response = String::from_utf8_lossy(&response);
+    assert!(response.starts_with("HTTP/1.1 401"), "{response}");
+
+    shutdown.cancel();
+    tokio::time::timeout(WAIT, run)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+}
+
 /// `--health-probe-bind-address=:port`, as config/manager passes it, answers on IPv6 and
 /// IPv4 alike: on an IPv6-only cluster the kubelet probes the pod's IPv6 address.
 #[tokio::test]

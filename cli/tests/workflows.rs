@@ -1,0 +1,170 @@
+//! What a new project ships with beside its code: GitHub workflows that actionlint accepts
+//! and that run the Makefile's own targets, and a dev container.
+//!
+//! actionlint is built by `.ci/install-tools` (`.ci/go-tools`) into ~/.cache/rkb/tools/bin.
+//! Where it is missing, the actionlint test fails when `CI` is set, and is skipped with the
+//! reason printed otherwise.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const WORKFLOWS: [&str; 3] = ["lint.yml", "test.yml", "test-e2e.yml"];
+
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    // As a project outside rkb's checkout is: rkb's crates from the registry.
+    common::rkb_in(
+        dir.path(),
+        &[
+            "init",
+            "--domain",
+            "example.com",
+            "--project-name",
+            "demo",
+            "--rkb-source",
+            "registry",
+        ],
+    );
+    dir
+}
+
+/// actionlint from PATH, else from where `.ci/go-tools` puts it.
+fn actionlint() -> Option<PathBuf> {
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+        .map(|dir| dir.join("actionlint"));
+    let cache = std::env::var_os("RKB_TOOLS_BIN")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|c| Path::new(&c).join("rkb/tools/bin")))
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/rkb/tools/bin")))
+        .map(|dir| dir.join("actionlint"));
+    on_path.chain(cache).find(|path| path.is_file())
+}
+
+fn run_actionlint(actionlint: &Path, dir: &Path, files: &[&str]) -> std::process::Output {
+    Command::new(actionlint)
+        .arg("-no-color")
+        .args(files)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_workflows_pass_actionlint() {
+    let Some(actionlint) = actionlint() else {
+        let reason = "actionlint is not installed (on PATH or in ~/.cache/rkb/tools/bin); \
+                      build it with `bash .ci/go-tools`";
+        assert!(std::env::var_os("CI").is_none(), "CI is set and {reason}");
+        eprintln!("SKIPPED the_workflows_pass_actionlint: {reason}");
+        return;
+    };
+    let dir = project();
+    let files: Vec<String> = WORKFLOWS
+        .iter()
+        .map(|w| format!(".github/workflows/{w}"))
+        .collect();
+    let files: Vec<&str> = files.iter().map(String::as_str).collect();
+    let output = run_actionlint(&actionlint, dir.path(), &files);
+    assert!(
+        output.status.success(),
+        "actionlint rejects the generated workflows:\n{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    // The same actionlint refuses a workflow with a mistake in it, so a pass means something.
+    let broken = dir.path().join(".github/workflows/broken.yml");
+    let lint = std::fs::read_to_string(dir.path().join(".github/workflows/lint.yml")).unwrap();
+    std::fs::write(
+        &broken,
+        lint.replace(
+            "runs-on: ubuntu-latest",
+            "runs-on: ${{ github.no_such_context }}",
+        ),
+    )
+    .unwrap();
+    let output = run_actionlint(&actionlint, dir.path(), &[".github/workflows/broken.yml"]);
+    assert!(
+        !output.status.success()
+            && String::from_utf8_lossy(&output.stdout).contains("no_such_context"),
+        "actionlint accepts a broken workflow:\n{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+}
+
+/// Each workflow runs the Makefile target it is named for (a target the Makefile has), on
+/// pushes and pull requests, with read-only repository access.
+#[test]
+fn the_workflows_run_the_makefile_targets() {
+    let dir = project();
+    let makefile = std::fs::read_to_string(dir.path().join("Makefile")).unwrap();
+    for (workflow, target) in WORKFLOWS.iter().zip(["lint", "test", "test-e2e"]) {
+        let text =
+            std::fs::read_to_string(dir.path().join(".github/workflows").join(workflow)).unwrap();
+        let yaml: serde_json::Value = serde_yaml_ng::from_str(&text).unwrap();
+        assert!(
+            makefile.contains(&format!("\n{target}: ")),
+            "the Makefile has no {target} target"
+        );
+        let runs: Vec<&str> = yaml["jobs"]
+            .as_object()
+            .unwrap()
+            .values()
+            .flat_map(|job| job["steps"].as_array().unwrap())
+            .filter_map(|step| step["run"].as_str())
+            .collect();
+        assert!(
+            runs.iter().any(|run| run
+                .lines()
+                .any(|l| l.starts_with(&format!("make {target}")))),
+            "{workflow} does not run `make {target}`: {runs:?}"
+        );
+        assert!(
+            yaml["on"]["push"].is_null() && yaml["on"].get("push").is_some(),
+            "{workflow}"
+        );
+        assert!(yaml["on"].get("pull_request").is_some(), "{workflow}");
+        assert_eq!(yaml["permissions"]["contents"], "read", "{workflow}");
+    }
+    // test-e2e loads the image into the cluster it creates: the Makefile does that when the
+    // current context is kind-$(KIND_CLUSTER), so both name the same cluster.
+    let e2e = std::fs::read_to_string(dir.path().join(".github/workflows/test-e2e.yml")).unwrap();
+    assert!(
+        e2e.contains("kind create cluster --name \"$KIND_CLUSTER\""),
+        "{e2e}"
+    );
+    assert!(
+        e2e.contains("make test-e2e KIND_CLUSTER=\"$KIND_CLUSTER\""),
+        "{e2e}"
+    );
+    assert!(makefile.contains("kind-$(KIND_CLUSTER)"), "{makefile}");
+}
+
+#[test]
+fn the_dev_container_has_rust_go_docker_and_kubectl() {
+    let dir = project();
+    let text = std::fs::read_to_string(dir.path().join(".devcontainer/devcontainer.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(json["name"], "demo");
+    assert!(
+        json["image"]
+            .as_str()
+            .unwrap()
+            .contains("devcontainers/rust"),
+        "{json}"
+    );
+    let features = json["features"].as_object().unwrap();
+    for feature in ["/go:", "/docker-in-docker:", "/kubectl-helm-minikube:"] {
+        assert!(
+            features.keys().any(|k| k.contains(feature)),
+            "no {feature} feature in {features:?}"
+        );
+    }
+    let post = json["postCreateCommand"].as_str().unwrap();
+    assert!(post.contains("cargo install --locked rkb"), "{post}");
+    assert!(post.contains("sigs.k8s.io/kind@"), "{post}");
+}
