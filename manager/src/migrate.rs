@@ -215,6 +215,7 @@ impl Migration {
             unchanged = report.unchanged,
             deleted = report.deleted,
             retries = report.retries,
+            requests = report.requests,
             stored_versions = ?[&versions.storage],
             elapsed = ?report.elapsed,
             "storage version migration done"
@@ -467,6 +468,7 @@ impl Migration {
         let mut attempt = 1;
         loop {
             pace.wait().await;
+            report.requests += 1;
             match request().await {
                 Err(error) if attempt < self.attempts && retry.transient(&error) => {
                     report.retries += 1;
@@ -549,6 +551,8 @@ pub struct Report {
     pub unchanged: usize,
     /// Objects deleted between the list and their patch (404).
     pub deleted: usize,
+    /// Requests made, discovery and retries included.
+    pub requests: usize,
     /// Requests retried (409, 429, 5xx, transport errors, a changed CRD at the trim).
     pub retries: usize,
     /// Lists that went on after their continue token expired (410).

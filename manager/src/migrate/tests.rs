@@ -493,6 +493,7 @@ async fn requests_keep_to_the_rate_limit() {
     let requests = state.lock().unwrap().requests.len();
     // CRD, discovery, one page, ten patches, CRD again, the trim.
     assert_eq!(requests, 15);
+    assert_eq!(report.requests, 15);
     assert_eq!(report.listed, 10);
     // The first request goes at once, each next one a quarter of a second later.
     let paced = Duration::from_millis(250) * (requests as u32 - 1);
