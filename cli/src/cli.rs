@@ -393,11 +393,22 @@ pub enum RkbSource {
 pub struct EditArgs {
     /// Move the project to the multigroup layout: every controller moves to
     /// `src/controller/<group>/<kind>.rs` and later ones are scaffolded there.
-    #[arg(long, required = true)]
+    #[arg(long, required_unless_present = "plugins", conflicts_with = "plugins")]
     pub multigroup: bool,
+    /// Add what optional plugins scaffold, comma-separated: `grafana` writes Grafana
+    /// dashboards of the manager's metrics to grafana/ (kubebuilder's grafana/v1-alpha).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "PLUGIN,...")]
+    pub plugins: Vec<EditPlugin>,
     /// The project directory.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub dir: PathBuf,
+}
+
+/// A plugin `rkb edit --plugins` adds to a project.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EditPlugin {
+    /// Dashboards of controller-runtime's metrics and the manager's resources, for Grafana.
+    Grafana,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -98,6 +98,13 @@ pub struct Plugins {
         skip_serializing_if = "Option::is_none"
     )]
     pub deploy_image: Option<DeployImagePlugin>,
+    /// `rkb edit --plugins grafana` wrote the dashboards in grafana/.
+    #[serde(
+        rename = "grafana.rkb.io/v1-alpha",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub grafana: Option<BTreeMap<String, serde_yaml_ng::Value>>,
     /// Other tools' plugins survive a rewrite.
     #[serde(flatten)]
     pub other: BTreeMap<String, serde_yaml_ng::Value>,
@@ -105,7 +112,7 @@ pub struct Plugins {
 
 impl Plugins {
     fn is_empty(&self) -> bool {
-        self.deploy_image.is_none() && self.other.is_empty()
+        self.deploy_image.is_none() && self.grafana.is_none() && self.other.is_empty()
     }
 }
 

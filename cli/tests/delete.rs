@@ -251,6 +251,62 @@ fn every_kind_of_webhook_comes_and_goes() {
     assert_tree(dir, &no_webhooks, "deleting them one after the other");
 }
 
+/// Webhooks for a built-in kind need no API or controller of the project (kubebuilder's
+/// `create webhook --group core --version v1 --kind Pod`): PROJECT records the kind with
+/// its webhooks only, and deleting the last one takes the entry and every file along.
+/// Conversion is refused: the API server converts its own kinds' versions.
+#[test]
+fn webhooks_for_a_built_in_kind_come_and_go_without_an_api() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
+    common::init_demo(dir, &[]);
+    let pod = |verb, flags: &[&'static str]| {
+        let mut args = vec![
+            verb,
+            "webhook",
+            "--group",
+            "core",
+            "--version",
+            "v1",
+            "--kind",
+            "Pod",
+        ];
+        args.extend(flags);
+        args
+    };
+    let both = ["--defaulting", "--programmatic-validation"];
+    create_then_delete(dir, &pod("create", &both), &pod("delete", &both));
+    let project = fs::read_to_string(dir.join("PROJECT")).unwrap();
+    assert!(
+        project.contains("core: true") && project.contains("kind: Pod"),
+        "{project}"
+    );
+    assert!(!project.contains("controller: true"), "{project}");
+    let admission = fs::read_to_string(dir.join("src/webhook/v1/pod.rs")).unwrap();
+    assert!(admission.contains("webhook::Defaulter<Pod>"), "{admission}");
+    let refusal = refused(dir, &pod("create", &["--conversion"]));
+    assert!(refusal.contains("API server converts"), "{refusal}");
+    // Without the entry, the refusal is the same.
+    rkb_in(dir, &pod("delete", &both));
+    let refusal = refused(dir, &pod("create", &["--conversion"]));
+    assert!(refusal.contains("API server converts"), "{refusal}");
+    let unknown = refused(
+        dir,
+        &[
+            "create",
+            "webhook",
+            "--group",
+            "core",
+            "--version",
+            "v1",
+            "--kind",
+            "Pond",
+            "--defaulting",
+        ],
+    );
+    assert!(unknown.contains("no API core/v1 Pond"), "{unknown}");
+}
+
 #[test]
 fn multigroup_apis_and_webhooks_come_and_go() {
     let scratch = tempfile::tempdir().unwrap();

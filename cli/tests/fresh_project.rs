@@ -204,8 +204,9 @@ fn generated_project_builds_and_passes_its_tests_after_each_step() {
         "Memcached",
     ])
     .unwrap();
-    // Webhooks in the multigroup layout: for a built-in kind, a cluster-scoped kind, and
-    // defaulting plus conversion between Memcached's two versions.
+    // Webhooks in the multigroup layout: for a built-in kind the project has no API or
+    // controller for, a cluster-scoped kind, and defaulting plus conversion between
+    // Memcached's two versions.
     for webhook in [
         &[
             "--group",
@@ -213,7 +214,7 @@ fn generated_project_builds_and_passes_its_tests_after_each_step() {
             "--version",
             "v1",
             "--kind",
-            "Pod",
+            "ConfigMap",
             "--defaulting",
             "--programmatic-validation",
         ][..],

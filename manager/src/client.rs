@@ -37,6 +37,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+mod noop;
+
+pub use noop::apply_changes_nothing;
+
 static FIELD_MANAGER: OnceLock<String> = OnceLock::new();
 
 /// Sets the field manager of every [`TypedApi`] made afterwards, e.g. at the
@@ -188,26 +192,29 @@ impl<K: Object> TypedApi<K> {
     /// ownership of every field it sets. Fields the server fills in
     /// (resourceVersion, uid, managedFields, ...) are not sent.
     pub async fn apply(&self, obj: &K) -> kube::Result<K> {
-        let mut body = serde_json::to_value(obj).map_err(kube::Error::SerdeError)?;
-        if let Some(fields) = body.as_object_mut() {
-            fields.remove("status");
-            if let Some(Value::Object(meta)) = fields.get_mut("metadata") {
-                for server_owned in [
-                    "resourceVersion",
-                    "uid",
-                    "managedFields",
-                    "creationTimestamp",
-                    "generation",
-                    "deletionTimestamp",
-                    "deletionGracePeriodSeconds",
-                ] {
-                    meta.remove(server_owned);
-                }
+        self.api_for(obj)
+            .patch(
+                &name_of(obj)?,
+                &self.params(),
+                &Patch::Apply(apply_body(obj)?),
+            )
+            .await
+    }
+
+    /// [`TypedApi::apply`], unless `cached` (the object as a watch last saw it, e.g. from a
+    /// [`Lister`]) shows that the apply would change nothing: every field of `obj` has its
+    /// value there, and this field manager owns no field that `obj` leaves out. Returns the
+    /// object as written, or `None` when no request was sent. A write that changes nothing
+    /// still costs the API server a request, and etcd a read.
+    pub async fn apply_if_changed(&self, obj: &K, cached: Option<&K>) -> kube::Result<Option<K>> {
+        if let Some(cached) = cached {
+            let body = apply_body(obj)?;
+            let cached = serde_json::to_value(cached).map_err(kube::Error::SerdeError)?;
+            if noop::apply_changes_nothing(&body, &cached, &self.field_manager) {
+                return Ok(None);
             }
         }
-        self.api_for(obj)
-            .patch(&name_of(obj)?, &self.params(), &Patch::Apply(body))
-            .await
+        self.apply(obj).await.map(Some)
     }
 
     /// Server-side applies `status` to the status subresource of `obj`.
@@ -310,6 +317,29 @@ fn name_of<K: Resource>(obj: &K) -> kube::Result<String> {
     })
 }
 
+/// What [`TypedApi::apply`] sends for `obj`: its spec and metadata, without the fields the
+/// server fills in (resourceVersion, uid, managedFields, ...).
+fn apply_body<K: Serialize>(obj: &K) -> kube::Result<Value> {
+    let mut body = serde_json::to_value(obj).map_err(kube::Error::SerdeError)?;
+    if let Some(fields) = body.as_object_mut() {
+        fields.remove("status");
+        if let Some(Value::Object(meta)) = fields.get_mut("metadata") {
+            for server_owned in [
+                "resourceVersion",
+                "uid",
+                "managedFields",
+                "creationTimestamp",
+                "generation",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+            ] {
+                meta.remove(server_owned);
+            }
+        }
+    }
+    Ok(body)
+}
+
 fn version_test<K: Resource>(obj: &K) -> Vec<Value> {
     match &obj.meta().resource_version {
         Some(rv) => vec![json!({ "op": "test", "path": "/metadata/resourceVersion", "value": rv })],
@@ -332,6 +362,10 @@ where
     K::DynamicType: Hash + Eq + Clone,
 {
     store: Store<K>,
+    /// Set once the watch filling the store delivered its first full list (for listers
+    /// made here, whose stream is known; a store's own `wait_until_ready` wakes only one
+    /// waiter, and a controller's reconciles wait on a lister concurrently).
+    synced: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 impl<K: Resource + Clone + 'static> Debug for Lister<K>
@@ -353,7 +387,18 @@ where
     /// A lister over a store kept up to date elsewhere, e.g. by
     /// `Controller::store()` or `reflector::store()`.
     pub fn new(store: Store<K>) -> Self {
-        Lister { store }
+        Lister {
+            store,
+            synced: None,
+        }
+    }
+
+    /// A lister over `store`, synced when `synced` turns true.
+    pub(crate) fn synced_by(store: Store<K>, synced: tokio::sync::watch::Receiver<bool>) -> Self {
+        Lister {
+            store,
+            synced: Some(synced),
+        }
     }
 
     /// A lister filled by watching `api`, and the future that keeps it
@@ -367,12 +412,34 @@ where
         let run = reflector::reflector(writer, watcher(api, config))
             .default_backoff()
             .for_each(|_| futures::future::ready(()));
-        (Lister { store }, run)
+        (Lister::new(store), run)
     }
 
     /// Waits until the first full list has been cached.
     pub async fn wait_until_ready(&self) -> Result<(), reflector::store::WriterDropped> {
         self.store.wait_until_ready().await
+    }
+
+    /// Waits until the first full list has been cached, as a reconcile must before it
+    /// reads (controller-runtime starts no reconcile before its caches have synced;
+    /// kube-runtime's controller does not wait for the stores of the objects it owns).
+    /// Any number of reconciles may wait at once. A lister whose watch stopped before
+    /// its first list never syncs.
+    pub async fn wait_until_synced(&self) {
+        match &self.synced {
+            Some(synced) => {
+                let _ = synced.clone().wait_for(|synced| *synced).await;
+            }
+            // A store's own wait remembers a single waiter: ask again every 100 ms.
+            None => loop {
+                let wait = self.store.wait_until_ready();
+                if let Ok(Ok(())) =
+                    tokio::time::timeout(std::time::Duration::from_millis(100), wait).await
+                {
+                    return;
+                }
+            },
+        }
     }
 
     /// The object `name` in `namespace` (`""` for cluster-scoped kinds).

@@ -9,6 +9,7 @@
 //! - [`migrate`]: storage version migration of CRDs (`--migrate-storage`).
 
 pub mod backoff;
+pub mod cache;
 pub mod client;
 pub mod manager;
 pub mod migrate;

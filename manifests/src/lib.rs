@@ -10,6 +10,7 @@
 //! It links none of the manager's dependencies (HTTP server, TLS, metrics, leader
 //! election), so a manifests generator built on it alone stays small.
 
+pub mod compat;
 pub mod crd;
 pub mod manifests;
 pub mod rbac;

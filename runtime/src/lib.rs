@@ -20,7 +20,7 @@
 #[cfg(feature = "manager")]
 pub use rkb_manager::{ClusterApi, Lister, NamespacedApi, TypedApi};
 #[cfg(feature = "manager")]
-pub use rkb_manager::{Manager, backoff, client, manager, migrate, webhook};
+pub use rkb_manager::{Manager, backoff, cache, client, manager, migrate, webhook};
 
 #[cfg(feature = "manifests")]
 pub use rkb_derive::Rbac;

@@ -23,9 +23,11 @@
 //! Also: a real kube-apiserver and etcd ([`envtest`], the `rkb-envtest` crate, like
 //! controller-runtime's envtest), helpers for controller tests ([`controller`]: start a
 //! Controller and record its reconciles, wait, read Events, drop one RBAC rule), and the
-//! harness of generated end-to-end tests ([`e2e`]).
+//! harness of generated end-to-end tests ([`e2e`]), and property tests of conversion webhooks
+//! ([`conversion`]: arbitrary objects drawn from a spoke's schema survive spoke → hub → spoke).
 
 pub mod controller;
+pub mod conversion;
 pub mod e2e;
 mod faults;
 mod rbac_audit;

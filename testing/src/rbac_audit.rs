@@ -97,6 +97,8 @@ impl Access {
 #[derive(Clone, Debug, Default)]
 pub struct RbacAudit {
     accesses: Arc<Mutex<BTreeSet<Access>>>,
+    /// Every request in the order sent, repeats included: what a reconcile cost.
+    log: Arc<Mutex<Vec<Access>>>,
 }
 
 /// One rule of the role, flattened: what it grants, and where.
@@ -163,10 +165,32 @@ fn mismatch_report(missing: &[Access], excessive: &[Grant]) -> String {
 
 impl RbacAudit {
     pub(crate) fn record(&self, access: Access) {
+        self.log
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(access.clone());
         self.accesses
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(access);
+    }
+
+    /// Records what the API server authorizes besides the request itself (an apply that
+    /// creates is also authorized as a `create`), without counting it as a request.
+    pub(crate) fn authorized(&self, access: Access) {
+        self.accesses
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(access);
+    }
+
+    /// Every request sent so far, in order and with repeats (unlike [`RbacAudit::accesses`]):
+    /// to count what the controller costs the API server.
+    pub fn requests(&self) -> Vec<Access> {
+        self.log
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Marks the list and watch calls of a watcher on a kind (cluster-wide), for a test
@@ -177,7 +201,7 @@ impl RbacAudit {
     /// its rule fails the audit instead of retrying 403s forever in production.
     pub fn watches(&self, group: &str, resource: &str) {
         for verb in ["list", "watch"] {
-            self.record(Access {
+            self.authorized(Access {
                 verb: verb.into(),
                 group: group.into(),
                 resource: resource.into(),

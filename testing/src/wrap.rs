@@ -63,7 +63,8 @@ impl tower::Service<Request<Body>> for Wrapped {
                     .await
                     .is_ok_and(|r| r.status() == http::StatusCode::NOT_FOUND);
                 if missing {
-                    audit.record(Access {
+                    // An authorization, not a request of its own.
+                    audit.authorized(Access {
                         verb: "create".into(),
                         ..access
                     });

@@ -350,28 +350,40 @@ pub(super) fn replay(
     // PROJECT's resources are in creation order. Webhooks come after the APIs of their
     // layout (a conversion webhook needs its spokes).
     let resources = &project.resources;
+    // A built-in kind with webhooks only has no `create api` step.
+    let scaffolded = |r: &&Resource| r.api.is_some() || r.controller;
     let mut steps = Vec::new();
     match multigroup_from(project, input) {
         None => {
             steps.push(init);
-            steps.extend(resources.iter().map(&api_step));
+            steps.extend(resources.iter().filter(scaffolded).map(&api_step));
             steps.extend(resources.iter().flat_map(&webhook_steps));
         }
         Some(0) => {
             init.push("--multigroup".into());
             steps.push(init);
-            steps.extend(resources.iter().map(&api_step));
+            steps.extend(resources.iter().filter(scaffolded).map(&api_step));
             steps.extend(resources.iter().flat_map(&webhook_steps));
         }
         Some(at) => {
             let (before, after) = resources.split_at(at);
             steps.push(init);
-            steps.extend(before.iter().map(&api_step));
+            steps.extend(before.iter().filter(scaffolded).map(&api_step));
             steps.extend(before.iter().flat_map(&webhook_steps));
             steps.push(words(&["rkb", "edit", "--dir", &dir, "--multigroup"]));
-            steps.extend(after.iter().map(&api_step));
+            steps.extend(after.iter().filter(scaffolded).map(&api_step));
             steps.extend(after.iter().flat_map(&webhook_steps));
         }
+    }
+    if project.plugins.grafana.is_some() {
+        steps.push(words(&[
+            "rkb",
+            "edit",
+            "--dir",
+            &dir,
+            "--plugins",
+            "grafana",
+        ]));
     }
     steps
 }

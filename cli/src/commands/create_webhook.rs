@@ -16,6 +16,7 @@ use crate::model::{self, Layout, ProjectNames};
 use crate::project::{self, Project};
 use crate::scaffold::Changes;
 use crate::scaffold::Templates;
+use crate::scaffold::builtin_kinds;
 use crate::scaffold::plan::{
     self as scaffold_plan, Entry, IfExists, Marker,
     Text::{Inline, Template},
@@ -389,11 +390,35 @@ fn model(
              example:  {example} --defaulting --programmatic-validation"
         );
     }
-    let entry = find_resource(project, args)?;
+    let mut project = project.clone();
+    let entry = match find_resource(&project, args) {
+        Ok(entry) => entry.clone(),
+        // A built-in kind needs no API or controller of the project (kubebuilder's
+        // `create webhook --group core --version v1 --kind Pod`): PROJECT records it as a
+        // core resource with webhooks only.
+        Err(error) => match builtin_kinds::find(&args.group, &args.version, &args.kind) {
+            Some(builtin) if args.conversion => bail!(
+                "--conversion is for custom resources with several versions; {}/{} {} is a \
+                 built-in Kubernetes kind, which the API server converts itself.\n  \
+                 accepted: --defaulting and --programmatic-validation\n  \
+                 example:  {example} --defaulting",
+                builtin.group,
+                builtin.version,
+                builtin.kind
+            ),
+            Some(builtin) => {
+                let entry = model::Resource::builtin(builtin).entry(&project.domain, false, false);
+                project.resources.push(entry.clone());
+                entry
+            }
+            None => return Err(error),
+        },
+    };
+    let entry = &entry;
     let before = entry.webhooks.clone().unwrap_or_default();
     check_duplicates(args, &before, &example)?;
     let spokes = if args.conversion {
-        check_conversion(project, args, entry)?
+        check_conversion(&project, args, entry)?
     } else {
         Vec::new()
     };
@@ -411,7 +436,7 @@ fn model(
         webhook_version: "v1".into(),
     };
     let api = model::Resource::recorded(entry);
-    let layout = Layout::in_project(project, &api, changes)?;
+    let layout = Layout::in_project(&project, &api, changes)?;
     let switches = Switches {
         grouped: layout.webhook_group_module.is_some(),
         defaulting: args.defaulting,
@@ -426,7 +451,6 @@ fn model(
         extend_admission: !args.force && changes.exists(&layout.admission_file)?,
         first_webhook: project.resources.iter().all(|r| r.webhooks.is_none()),
     };
-    let mut project = project.clone();
     if let Some(entry) = project.resources.iter_mut().find(|r| api.is(r)) {
         entry.webhooks = Some(after.clone());
     }

@@ -155,6 +155,10 @@ pub fn delete_webhook(args: &DeleteWebhookArgs, out: &mut dyn Write) -> anyhow::
     if let Some(stays) = after.resources.iter_mut().find(|r| same(r, entry)) {
         stays.webhooks = (!flags(&left).is_empty()).then_some(left);
     }
+    // A built-in kind that only had webhooks leaves PROJECT with its last one.
+    after
+        .resources
+        .retain(|r| r.api.is_some() || r.controller || r.webhooks.is_some());
     let kept = kept(&after, &changes, &templates)?;
     let unapplied = plan::unapply(&gone, &kept, args.force, &mut changes)?;
     finish(unapplied, args.force, &command, after, changes, out)?;

@@ -14,7 +14,7 @@ use std::path::Path;
 use anyhow::{Context as _, bail};
 use serde::Serialize;
 
-use crate::cli::EditArgs;
+use crate::cli::{EditArgs, EditPlugin};
 use crate::model::{self, Layout, ProjectNames};
 use crate::names;
 use crate::project::{self, Project};
@@ -61,7 +61,39 @@ pub(super) const PLAN: &[Entry<()>] = &[
 /// Project directories whose Rust code may name a controller module.
 const RUST_DIRS: &[&str] = &["src", "tests", "benches", "examples"];
 
+/// `rkb edit --plugins grafana`: dashboards of the metrics every manager exports, under
+/// controller-runtime's names, as kubebuilder's grafana plugin writes them.
+pub(super) const GRAFANA: &[Entry<()>] = &[
+    Entry::file(
+        "grafana/controller-runtime-metrics.json",
+        "grafana/controller-runtime-metrics.json.tera",
+    ),
+    Entry::file(
+        "grafana/controller-resources-metrics.json",
+        "grafana/controller-resources-metrics.json.tera",
+    ),
+    Entry::project(),
+];
+
+/// What the plugins' templates see: the project's names.
+#[derive(Debug, Serialize)]
+pub(super) struct PluginContext<'a> {
+    #[serde(flatten)]
+    pub names: &'a ProjectNames,
+    #[serde(skip)]
+    pub project: &'a Project,
+}
+
+impl plan::Model for PluginContext<'_> {
+    fn project(&self) -> &Project {
+        self.project
+    }
+}
+
 pub fn edit(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    if !args.plugins.is_empty() {
+        return plugins(args, out);
+    }
     let mut changes = Changes::open(&args.dir)?;
     let mut project = super::load_project(&args.dir, out)?;
     if project.multigroup {
@@ -425,6 +457,36 @@ fn rust_files(root: &Path) -> anyhow::Result<Vec<String>> {
     }
     files.sort();
     Ok(files)
+}
+
+/// Adds the plugins asked for that the project does not have yet.
+fn plugins(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let changes = Changes::open(&args.dir)?;
+    let mut project = super::load_project(&args.dir, out)?;
+    // One plugin so far: each new one gets a plan of its own here.
+    debug_assert!(args.plugins.iter().all(|p| *p == EditPlugin::Grafana));
+    if project.plugins.grafana.is_some() {
+        writeln!(
+            out,
+            "{} has the grafana plugin already; nothing to change.",
+            args.dir.join(project::FILE_NAME).display()
+        )?;
+        return Ok(());
+    }
+    project.plugins.grafana = Some(Default::default());
+    let names = ProjectNames::read(&project, &changes)?;
+    let templates = Templates::load()?;
+    let context = PluginContext {
+        names: &names,
+        project: &project,
+    };
+    super::scaffold(GRAFANA, &(), &templates, &context, false, changes, out)?;
+    writeln!(
+        out,
+        "\nNext: import the dashboards in grafana/ into Grafana (Dashboards > New > Import), with \
+         a Prometheus data source that scrapes the manager (config/prometheus)."
+    )?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -142,6 +142,7 @@ mod tests {
             .chain(rows(super::create_api::PLAN))
             .chain(rows(super::create_webhook::PLAN))
             .chain(rows(super::edit::PLAN))
+            .chain(rows(super::edit::GRAFANA))
             .collect()
     }
 
@@ -258,6 +259,12 @@ mod tests {
             &tera,
             &rows(super::edit::PLAN),
             &samples.edit,
+            &mut problems,
+        );
+        check_plan(
+            &tera,
+            &rows(super::edit::GRAFANA),
+            &samples.plugins,
             &mut problems,
         );
         problems.sort();
@@ -428,6 +435,7 @@ mod tests {
             pub create_api: Value,
             pub create_webhook: Value,
             pub edit: Value,
+            pub plugins: Value,
         }
 
         pub fn all() -> Samples {
@@ -508,6 +516,10 @@ mod tests {
                     names: &names,
                     api: hub.clone(),
                     layout,
+                    project: &project,
+                }),
+                plugins: json(&super::super::edit::PluginContext {
+                    names: &names,
                     project: &project,
                 }),
             }

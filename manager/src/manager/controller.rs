@@ -72,6 +72,7 @@ pub struct Context {
     pub(crate) shutdown: CancellationToken,
     pub(crate) metrics: Metrics,
     pub(crate) ready: Check,
+    pub(crate) cache: crate::cache::SharedCache,
 }
 
 impl Debug for Context {
@@ -102,6 +103,12 @@ impl Context {
     /// Cancelled when the manager shuts down; runnables other than controllers stop on it.
     pub fn shutdown(&self) -> &CancellationToken {
         &self.shutdown
+    }
+
+    /// The watches this manager's controllers share (`cache.owns(...)`): one watch of a
+    /// kind, however many controllers own its objects.
+    pub fn cache(&self) -> &crate::cache::SharedCache {
+        &self.cache
     }
 
     /// The operator's metrics registry, to add metrics of its own.
@@ -140,7 +147,18 @@ impl Context {
         Ctx: Send + Sync + 'static,
     {
         let metrics = self.metrics.controller(&self.name, self.concurrency);
+        let queue = metrics.queue().clone();
         let store = controller.store();
+        let in_store = controller.store();
+        // Objects deleted while waiting never reach a reconcile: at each scrape, the depth
+        // counts only objects still in the controller's cache.
+        queue.count_only(move || {
+            in_store
+                .state()
+                .iter()
+                .map(|o| object_key(o.as_ref()))
+                .collect()
+        });
         let ready = self.ready.clone();
         let synced = tokio::spawn(async move {
             // kube-runtime's `wait_until_ready` (still in 5.0) remembers a single waker and the
@@ -164,7 +182,7 @@ impl Context {
                 let started = std::panic::catch_unwind(AssertUnwindSafe(|| reconcile(object, ctx)));
                 let reconciled = catch_panic(started);
                 let (metrics, panic_backoff) = (metrics.clone(), panic_backoff.clone());
-                let in_flight = metrics.start();
+                let in_flight = metrics.start(&key);
                 async move {
                     let result = reconciled.await;
                     match &result {
@@ -176,20 +194,24 @@ impl Context {
                 }
             }
         };
-        let error_policy = move |object: Arc<K>, error: &ReconcileError<E>, ctx| match error {
-            ReconcileError::Failed(error) => error_policy(object, error, ctx),
-            ReconcileError::Panicked(message) => {
-                let key = object_key(object.as_ref());
-                // With the UID, a recreated object starts afresh.
-                let uid = object.meta().uid.as_deref();
-                let delay = panic_backoff.next_at(key.as_str(), uid, Instant::now());
-                tracing::error!(object = %key, panic = %message, retry_in = ?delay, "reconcile panicked");
-                Action::requeue(delay)
+        let retries = queue.clone();
+        let error_policy = move |object: Arc<K>, error: &ReconcileError<E>, ctx| {
+            retries.retried();
+            match error {
+                ReconcileError::Failed(error) => error_policy(object, error, ctx),
+                ReconcileError::Panicked(message) => {
+                    let key = object_key(object.as_ref());
+                    // With the UID, a recreated object starts afresh.
+                    let uid = object.meta().uid.as_deref();
+                    let delay = panic_backoff.next_at(key.as_str(), uid, Instant::now());
+                    tracing::error!(object = %key, panic = %message, retry_in = ?delay, "reconcile panicked");
+                    Action::requeue(delay)
+                }
             }
         };
         let shutdown = self.shutdown.clone();
         let span = tracing::info_span!("controller", controller = %self.name);
-        controller
+        let running = controller
             .with_config(controller::Config::default().concurrency(self.concurrency))
             .graceful_shutdown_on(async move { shutdown.cancelled().await })
             .run(reconcile, error_policy, context)
@@ -203,8 +225,9 @@ impl Context {
                     Err(error) => tracing::debug!(%error, "controller event"),
                 }
             })
-            .instrument(span)
-            .await;
+            .instrument(span);
+        // The trigger streams of `rkb_runtime::cache` report to the queue metrics.
+        super::workqueue::scope(queue, running).await;
         synced.abort();
         Ok(())
     }

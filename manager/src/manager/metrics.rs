@@ -12,6 +12,10 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Metric, Registry};
 
+use super::process_metrics::ProcessCollector;
+use super::rest_metrics::RestMetrics;
+use super::workqueue::{Queue, QueueGauges, QueueLabels, Work, duration_histogram};
+
 /// The operator's metrics registry: the manager's own metrics plus any the operator adds.
 ///
 /// Cheap to clone; clones share the registry.
@@ -25,6 +29,12 @@ pub struct Metrics {
     active_workers: Family<ControllerLabels, Gauge>,
     max_concurrent: Family<ControllerLabels, Gauge>,
     leader: Family<LeaseLabels, Gauge>,
+    rest: RestMetrics,
+    queue_adds: Family<QueueLabels, Counter>,
+    queue_retries: Family<QueueLabels, Counter>,
+    queue_duration: Family<QueueLabels, Histogram, fn() -> Histogram>,
+    work_duration: Family<QueueLabels, Histogram, fn() -> Histogram>,
+    queue_gauges: QueueGauges,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -70,6 +80,12 @@ impl Metrics {
             active_workers: Family::default(),
             max_concurrent: Family::default(),
             leader: Family::default(),
+            rest: RestMetrics::new(),
+            queue_adds: Family::default(),
+            queue_retries: Family::default(),
+            queue_duration: Family::new_with_constructor(duration_histogram),
+            work_duration: Family::new_with_constructor(duration_histogram),
+            queue_gauges: QueueGauges::default(),
         };
         // prometheus-client appends `_total` to counters.
         metrics.register(
@@ -107,7 +123,51 @@ impl Metrics {
             "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease.",
             metrics.leader.clone(),
         );
+        metrics.register(
+            "rest_client_requests",
+            "Number of HTTP requests, partitioned by status code, method, and host.",
+            metrics.rest.requests.clone(),
+        );
+        metrics.register(
+            "rest_client_request_duration_seconds",
+            "Request latency in seconds. Broken down by verb, and host.",
+            metrics.rest.latency.clone(),
+        );
+        metrics.register(
+            "workqueue_adds",
+            "Total number of adds handled by workqueue",
+            metrics.queue_adds.clone(),
+        );
+        metrics.register(
+            "workqueue_retries",
+            "Total number of retries handled by workqueue",
+            metrics.queue_retries.clone(),
+        );
+        metrics.register(
+            "workqueue_queue_duration_seconds",
+            "How long in seconds an item stays in workqueue before being requested",
+            metrics.queue_duration.clone(),
+        );
+        metrics.register(
+            "workqueue_work_duration_seconds",
+            "How long in seconds processing an item from workqueue takes.",
+            metrics.work_duration.clone(),
+        );
+        {
+            let mut registry = metrics
+                .registry
+                .write()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            registry.register_collector(Box::new(metrics.queue_gauges.clone()));
+            registry.register_collector(Box::new(ProcessCollector));
+        }
         metrics
+    }
+
+    /// `client`, with every request it sends counted in `rest_client_requests_total` and
+    /// timed in `rest_client_request_duration_seconds`.
+    pub(crate) fn instrument(&self, client: kube::Client) -> kube::Client {
+        self.rest.instrument(client)
     }
 
     /// Adds an operator-specific metric, e.g. a [`Counter`] of objects it created.
@@ -153,7 +213,16 @@ impl Metrics {
                 })
                 .clone()
         };
+        let queue_labels = QueueLabels::of(name);
+        let queue = Queue::new(
+            self.queue_adds.get_or_create(&queue_labels).clone(),
+            self.queue_retries.get_or_create(&queue_labels).clone(),
+            self.queue_duration.get_or_create(&queue_labels).clone(),
+            self.work_duration.get_or_create(&queue_labels).clone(),
+        );
+        self.queue_gauges.add(queue_labels, queue.clone());
         ControllerMetrics(Arc::new(ControllerMetricsInner {
+            queue,
             success: result("success"),
             error: result("error"),
             requeue: result("requeue"),
@@ -172,6 +241,7 @@ pub(crate) struct ControllerMetrics(Arc<ControllerMetricsInner>);
 
 #[derive(Debug)]
 struct ControllerMetricsInner {
+    queue: Queue,
     success: Counter,
     error: Counter,
     requeue: Counter,
@@ -183,13 +253,20 @@ struct ControllerMetricsInner {
 }
 
 impl ControllerMetrics {
-    /// Marks a reconcile as started; finish it with [`Reconcile::finish`].
-    pub(crate) fn start(&self) -> Reconcile {
+    /// Marks a reconcile of `key` (`namespace/name`) as started; finish it with
+    /// [`Reconcile::finish`].
+    pub(crate) fn start(&self, key: &str) -> Reconcile {
         self.0.active.inc();
         Reconcile {
             metrics: self.clone(),
             started: Instant::now(),
+            work: Some(self.0.queue.start(key)),
         }
+    }
+
+    /// The controller's queue, for its trigger streams and retries.
+    pub(crate) fn queue(&self) -> &Queue {
+        &self.0.queue
     }
 
     /// Counts a reconcile that panicked (its error is counted by [`Reconcile::finish`]).
@@ -203,11 +280,15 @@ impl ControllerMetrics {
 pub(crate) struct Reconcile {
     metrics: ControllerMetrics,
     started: Instant,
+    work: Option<Work>,
 }
 
 impl Reconcile {
     /// Records the outcome the way controller-runtime labels it.
-    pub(crate) fn finish<E>(self, result: &Result<Action, E>) {
+    pub(crate) fn finish<E>(mut self, result: &Result<Action, E>) {
+        if let Some(work) = self.work.take() {
+            work.finish();
+        }
         let m = &self.metrics.0;
         match result {
             Err(_) => {
@@ -248,19 +329,21 @@ mod tests {
     fn reconcile_outcomes_use_controller_runtime_names_and_labels() {
         let metrics = Metrics::new();
         let controller = metrics.controller("memcached", 4);
-        controller.start().finish::<()>(&Ok(Action::await_change()));
-        controller.start().finish(&Err(()));
         controller
-            .start()
+            .start("ns/a")
+            .finish::<()>(&Ok(Action::await_change()));
+        controller.start("ns/a").finish(&Err(()));
+        controller
+            .start("ns/a")
             .finish::<()>(&Ok(Action::requeue(Duration::ZERO)));
         controller
-            .start()
+            .start("ns/a")
             .finish::<()>(&Ok(Action::requeue(Duration::from_secs(60))));
         controller
-            .start()
+            .start("ns/a")
             .finish::<()>(&Ok(Action::requeue(Duration::from_secs(60))));
         controller.panicked();
-        let in_flight = controller.start();
+        let in_flight = controller.start("ns/a");
         metrics.set_leader("memcached-operator-leader", true);
 
         let text = metrics.encode();

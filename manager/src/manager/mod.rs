@@ -79,7 +79,11 @@ mod controller;
 mod health;
 mod leader;
 mod metrics;
+mod observed;
+mod process_metrics;
 mod reads;
+mod rest_metrics;
+pub(crate) mod workqueue;
 
 use std::sync::Arc;
 
@@ -122,11 +126,12 @@ impl std::fmt::Debug for Manager {
 impl Manager {
     /// A manager for the operator `name` (the default Lease is `<name>-leader`).
     pub fn new(name: impl Into<String>, client: Client, args: Args) -> Self {
+        let metrics = Metrics::new();
         Self {
             name: name.into(),
-            client,
+            client: metrics.instrument(client),
             args,
-            metrics: Metrics::new(),
+            metrics,
             readiness: Readiness::default(),
             webhooks: None,
             storage_migration: Vec::new(),
@@ -285,6 +290,7 @@ impl Manager {
             tracing::warn!("no controllers yet: add one with `rkb create api`");
         }
         let mut tasks = JoinSet::new();
+        let cache = crate::cache::SharedCache::new(self.shutdown.clone());
         for runnable in runnables {
             // Readiness follows every list and watch of the runnable's client too, not
             // only the primary store `Context::run` waits for.
@@ -294,6 +300,7 @@ impl Manager {
                 client: reads.follow(self.client.clone()),
                 shutdown: self.shutdown.clone(),
                 metrics: self.metrics.clone(),
+                cache: cache.clone(),
                 ready: self
                     .readiness
                     .add_following(format!("controller/{}", runnable.name), reads),

@@ -10,12 +10,9 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Poll};
 
-use futures::future::BoxFuture;
-use http::{Method, Request, Response, Uri};
+use http::{Method, Uri};
 use kube::Client;
-use kube::client::Body;
 
 /// Collection (path and selectors) -> why its last list or watch failed, if it did.
 #[derive(Clone, Debug, Default)]
@@ -24,12 +21,17 @@ pub(crate) struct Reads(Arc<Mutex<BTreeMap<String, Option<String>>>>);
 impl Reads {
     /// `client`, with the outcome of every list and watch it sends noted here.
     pub(crate) fn follow(&self, client: Client) -> Client {
-        let namespace = client.default_namespace().to_owned();
-        let service = Following {
-            inner: client,
-            reads: self.clone(),
-        };
-        Client::new(service, namespace)
+        let reads = self.clone();
+        super::observed::observed(client, move |sent| {
+            if let Some(collection) = collection_read(sent.method, sent.uri) {
+                let failure = match sent.response {
+                    Ok(response) if response.status().is_success() => None,
+                    Ok(response) => Some(response.status().to_string()),
+                    Err(error) => Some(error.to_string()),
+                };
+                reads.note(collection, failure);
+            }
+        })
     }
 
     /// No collection's last list or watch failed.
@@ -49,39 +51,6 @@ impl Reads {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Option<String>>> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-#[derive(Clone)]
-struct Following {
-    inner: Client,
-    reads: Reads,
-}
-
-impl tower::Service<Request<Body>> for Following {
-    type Response = Response<Body>;
-    type Error = kube::Error;
-    type Future = BoxFuture<'static, Result<Response<Body>, kube::Error>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), kube::Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<Body>) -> Self::Future {
-        let collection = collection_read(request.method(), request.uri());
-        let (inner, reads) = (self.inner.clone(), self.reads.clone());
-        Box::pin(async move {
-            let response = inner.send(request).await;
-            if let Some(collection) = collection {
-                let failure = match &response {
-                    Ok(response) if response.status().is_success() => None,
-                    Ok(response) => Some(response.status().to_string()),
-                    Err(error) => Some(error.to_string()),
-                };
-                reads.note(collection, failure);
-            }
-            response
-        })
     }
 }
 

@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::{Error, Manifests};
+use super::{Error, Manifests, RELEASED_DIR};
+use crate::compat::Allowance;
 
 /// The flags of a project's manifests generator (`src/bin/manifests.rs`).
 #[derive(Debug, clap::Parser)]
@@ -19,6 +20,15 @@ struct Args {
     /// Fail if the files are not up to date, writing nothing.
     #[arg(long)]
     check: bool,
+    /// Allow a breaking change to a released CRD, as its error line gives it, and record
+    /// it in config/crd/released/allow-breaking.txt (repeatable).
+    #[arg(long, value_name = "RULE@LOCATION", conflicts_with = "check")]
+    allow_breaking: Vec<Allowance>,
+    /// After writing, make the CRDs the released ones that later runs compare with
+    /// (`make release-crds`): copies them to config/crd/released/ and clears its
+    /// allowances.
+    #[arg(long, conflicts_with = "check")]
+    release_crds: bool,
     /// The project root.
     #[arg(long, value_name = "PROJECT_ROOT", default_value = ".")]
     dir: PathBuf,
@@ -72,12 +82,22 @@ impl Manifests {
         if let Some(bytes) = args.max_crd_size {
             this.max_crd_size = (bytes > 0).then_some(bytes);
         }
+        this.allow_breaking = args.allow_breaking;
         if args.check {
             let count = this.check_files(&args.dir)?;
-            Ok(format!("manifests: {count} files up to date"))
-        } else {
-            this.write(&args.dir).map(|report| report.to_string())
+            return Ok(format!("manifests: {count} files up to date"));
         }
+        let mut summary = this.write(&args.dir)?.to_string();
+        if args.release_crds {
+            let released = this.release(&args.dir)?;
+            summary.push_str(&format!(
+                "\nreleased {} CRD{} to {RELEASED_DIR}/: `make manifests` now fails on \
+                 breaking changes to them",
+                released.len(),
+                if released.len() == 1 { "" } else { "s" }
+            ));
+        }
+        Ok(summary)
     }
 }
 

@@ -3,6 +3,7 @@
 use std::io;
 use std::path::PathBuf;
 
+use crate::compat::{Allowance, AllowanceError, Breaking};
 #[cfg(doc)]
 use crate::crd::Crd;
 use crate::crd::CrdError;
@@ -166,6 +167,47 @@ pub enum Error {
     OutOfDate {
         /// Each file that differs, and how.
         files: Vec<Drift>,
+    },
+    /// CRDs that break the released ones, in ways the project has not allowed.
+    #[error("{0}")]
+    Breaking(Breaking),
+    /// A released CRD that cannot be read as one.
+    #[error(
+        "cannot read the released CRD {}: {reason}; it must be a CRD as `make release-crds` \
+         wrote it (restore it from version control, or run `make release-crds` on the \
+         release's commit)",
+        .path.display()
+    )]
+    Released {
+        /// The file, relative to the project root.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A line of the allowances file that is no allowance.
+    #[error("{}:{line}: {source}", .path.display())]
+    AllowFile {
+        /// The file, relative to the project root.
+        path: PathBuf,
+        /// The line, from 1.
+        line: usize,
+        /// What is wrong.
+        source: AllowanceError,
+    },
+    /// An allowance given on the command line that accepts no change found.
+    #[error(
+        "--allow-breaking {allowance} matches no breaking change{}",
+        if .findings.is_empty() {
+            " (none was found; there are no released CRDs, or they match)".to_owned()
+        } else {
+            format!("; the changes found are: {}", .findings.join(", "))
+        }
+    )]
+    UnusedAllowance {
+        /// The allowance.
+        allowance: Allowance,
+        /// What each change found would be allowed by.
+        findings: Vec<String>,
     },
     /// Bad command-line arguments for [`Manifests::main`]: clap's message, with usage.
     #[error("{}", .0.to_string().trim_end().trim_start_matches("error: "))]

@@ -6,7 +6,7 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::{CRD_DIR, Error, Manifests, NAMESPACED_RBAC_DIR, NAMESPACED_RBAC_FILES};
+use super::{CRD_DIR, Error, Manifests, NAMESPACED_RBAC_DIR, NAMESPACED_RBAC_FILES, released};
 
 /// How a file on disk differs from the rendered manifests.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -74,9 +74,13 @@ impl fmt::Display for Report {
 impl Manifests {
     /// Writes changed files only (so mtimes of unchanged files stay), and
     /// removes stale `config/crd/bases/*.yaml` files that no CRD renders to.
-    /// Nothing is written if rendering fails.
+    /// Nothing is written if rendering fails, or if a CRD breaks the released one
+    /// (see [`Manifests::allow_breaking`] and [`crate::compat`]).
     pub fn write(&self, project_root: &Path) -> Result<Report, Error> {
-        let (files, notes) = self.render_with_notes()?;
+        let (files, mut notes) = self.render_with_notes()?;
+        let gate = Self::gate(project_root, &files, &self.allow_breaking)?;
+        released::record(project_root, &self.allow_breaking)?;
+        notes.extend(gate.note());
         let mut report = Report {
             notes,
             ..Report::default()
@@ -104,7 +108,8 @@ impl Manifests {
     }
 
     /// Fails with [`Error::OutOfDate`] when any rendered file differs from
-    /// disk or a stale CRD file is left; writes nothing.
+    /// disk or a stale CRD file is left, and with [`Error::Breaking`] when a CRD breaks
+    /// the released one; writes nothing.
     pub fn check(&self, project_root: &Path) -> Result<(), Error> {
         self.check_files(project_root).map(drop)
     }
@@ -112,6 +117,7 @@ impl Manifests {
     /// [`Manifests::check`], returning how many files are up to date.
     pub(super) fn check_files(&self, project_root: &Path) -> Result<usize, Error> {
         let files = self.render()?;
+        Self::gate(project_root, &files, &[])?;
         let mut drift = Vec::new();
         for (rel, content) in &files {
             match read_if_exists(&project_root.join(rel))? {
@@ -133,7 +139,7 @@ impl Manifests {
     }
 }
 
-fn read_if_exists(path: &Path) -> Result<Option<String>, Error> {
+pub(super) fn read_if_exists(path: &Path) -> Result<Option<String>, Error> {
     match std::fs::read(path) {
         // Non-UTF-8 content can never equal a rendered file.
         Ok(bytes) => Ok(Some(String::from_utf8(bytes).unwrap_or_default())),
@@ -177,7 +183,7 @@ fn stale_crd_files(root: &Path, files: &BTreeMap<PathBuf, String>) -> Result<Vec
     Ok(stale)
 }
 
-fn io_err(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> Error {
+pub(super) fn io_err(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> Error {
     let path = path.to_owned();
     move |source| Error::Io {
         action,

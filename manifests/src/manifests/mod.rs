@@ -2,7 +2,8 @@
 //! manager's roles in `config/rbac/role.yaml`, rendered from Rust types.
 //!
 //! One job a file: this one holds [`Manifests`] and the way a CRD goes to its file;
-//! `merge.rs` merges the versions of a CRD, `fit.rs` is the size policy, `roles.rs`
+//! `merge.rs` merges the versions of a CRD, `fit.rs` is the size policy, `released.rs` the
+//! breaking-change gate, `roles.rs`
 //! renders the roles, `yaml.rs` writes YAML as controller-gen does, `files.rs` writes and
 //! checks the files on disk, `cli.rs` is the generator's command line, and `error.rs`
 //! says what can go wrong.
@@ -38,6 +39,12 @@
 //! is reported in the summary. [`Manifests::max_desc_len`] (controller-gen's
 //! `crd:maxDescLen`) and [`Manifests::max_crd_size`] set the policy explicitly.
 //!
+//! **Breaking changes.** When `config/crd/released/` holds CRDs (the last release,
+//! copied there by `make release-crds`), [`Manifests::write`] and [`Manifests::check`]
+//! compare each rendered CRD with its released one ([`crate::compat`]) and fail, writing
+//! nothing, on a change that would break stored objects or their clients, unless
+//! `config/crd/released/allow-breaking.txt` allows it (`released.rs`).
+//!
 //! Every `*.yaml` file in `config/crd/bases/` belongs to `make manifests`: one
 //! that no CRD renders to any more is removed by [`Manifests::write`] and
 //! reported by [`Manifests::check`].
@@ -54,6 +61,7 @@ use std::path::{Path, PathBuf};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
+use crate::compat::Allowance;
 use crate::crd::{Crd, CrdError};
 use crate::rbac::Rule;
 use crate::webhook::{self, Webhook, WebhookError};
@@ -63,12 +71,14 @@ mod error;
 mod files;
 mod fit;
 mod merge;
+mod released;
 mod roles;
 mod yaml;
 
 pub use error::{Claim, Error};
 pub use files::{Drift, Report};
 pub use fit::json_size;
+pub use released::{ALLOW_FILE, RELEASED_DIR};
 
 use merge::Merged;
 use yaml::yaml_document;
@@ -104,6 +114,7 @@ pub struct Manifests {
     max_desc_len: Option<usize>,
     max_crd_size: Option<usize>,
     webhooks: Vec<Webhook>,
+    allow_breaking: Vec<Allowance>,
 }
 
 impl Manifests {
@@ -118,6 +129,7 @@ impl Manifests {
             max_desc_len: None,
             max_crd_size: Some(DEFAULT_MAX_CRD_SIZE),
             webhooks: Vec::new(),
+            allow_breaking: Vec::new(),
         }
     }
 
@@ -141,6 +153,13 @@ impl Manifests {
     /// [`DEFAULT_MAX_CRD_SIZE`]); `None` keeps every CRD whole, however big.
     pub fn max_crd_size(mut self, bytes: Option<usize>) -> Self {
         self.max_crd_size = bytes;
+        self
+    }
+
+    /// Breaking changes to the released CRDs that [`Manifests::write`] lets through and
+    /// records in [`ALLOW_FILE`] (`--allow-breaking`); each must match a change found.
+    pub fn allow_breaking(mut self, allowances: Vec<Allowance>) -> Self {
+        self.allow_breaking = allowances;
         self
     }
 

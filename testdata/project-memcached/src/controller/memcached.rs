@@ -142,7 +142,9 @@ pub async fn run(ctx: Context) -> anyhow::Result<()> {
 }
 
 /// The controller: the memcacheds it reconciles and every watch that triggers a
-/// reconcile, in `namespace` (the tests') or in all namespaces (`None`, as `run` does).
+/// reconcile, in `namespace` (the tests') or in all namespaces (`None`, as `run` does). A
+/// Memcached is reconciled when its spec or metadata change, not when only its status
+/// does: this controller writes the status, and its own writes do not bring it back.
 /// The tests run it as built here, through the RBAC audit, so a watch without its
 /// `#[rbac]` rule fails them, as the API server would refuse it.
 pub fn controller(client: &Client, namespace: Option<&str>) -> Controller<Memcached> {
@@ -150,11 +152,12 @@ pub fn controller(client: &Client, namespace: Option<&str>) -> Controller<Memcac
         Some(namespace) => Api::namespaced(client.clone(), namespace),
         None => Api::all(client.clone()),
     };
-    // To also reconcile a Memcached when an object it owns changes, chain e.g.
-    // `.owns(deployments, watcher::Config::default())` with an `Api::<Deployment>` in the
-    // same namespace, and allow it: `#[rbac(groups = ["apps"], resources = ["deployments"],
-    // verbs = [list, watch])]`.
-    Controller::new(objects, watcher::Config::default().any_semantic())
+    // To also reconcile a Memcached when an object it owns changes, and read those
+    // objects from the watch rather than with GETs, use `rkb_runtime::cache::owns(controller,
+    // deployments, watcher::Config::default())` with an `Api::<Deployment>` in the same
+    // namespace: it returns the Lister to give the reconciler. Allow the watch:
+    // `#[rbac(groups = ["apps"], resources = ["deployments"], verbs = [list, watch])]`.
+    rkb_runtime::cache::controller(objects, watcher::Config::default().any_semantic())
 }
 
 #[cfg(test)]
@@ -281,11 +284,13 @@ mod tests {
         let ready = reconciled_until(&mut results, &objects, &name, is_ready).await;
         assert_eq!(ready.metadata.generation, Some(1));
 
-        // A spec change is a new generation, which the status follows.
-        let spec = serde_json::json!({ "spec": { "foo": "changed" } });
-        let patch = kube::api::Patch::Merge(&spec);
+        // A spec change is a new generation, which the status follows. The change is
+        // stated in Rust, so replacing the example field `foo` fails to compile here
+        // until the test changes one of yours.
+        let mut changed = ready;
+        changed.spec.foo = Some("changed".into());
         objects
-            .patch(&name, &kube::api::PatchParams::default(), &patch)
+            .replace(&name, &PostParams::default(), &changed)
             .await
             .unwrap();
         let ready = reconciled_until(&mut results, &objects, &name, is_ready).await;

@@ -105,5 +105,14 @@ mod tests {
         assert_eq!(back.to_hub().unwrap(), hub);
     }
 
+    #[test]
+    fn v1beta1_objects_drawn_from_its_schema_survive_the_hub() {
+        // Arbitrary v1beta1 objects valid for its schema (types, enums, bounds,
+        // lengths, patterns) must come back unchanged; a failure names the field that does not.
+        rkb_runtime::testing::conversion::assert_round_trips(|spoke: v1beta1::Memcached| {
+            v1beta1::Memcached::from_hub(spoke.to_hub()?)
+        });
+    }
+
     // +rkb:scaffold:spoke-tests
 }

@@ -76,11 +76,19 @@ impl webhook::Validator<Memcached> for MemcachedWebhook {
 
 impl MemcachedWebhook {
     /// The checks of a Memcached being created or updated that its schema cannot express.
-    /// `Err(webhook::Denied::new("..."))` refuses it with that message; warnings let it
-    /// through and kubectl prints them.
+    /// Each field at fault gets an error that names it (`Path::new("spec").child("size")`
+    /// with `.invalid(value, why)`, `.required(why)`, `.forbidden(why)`, `.duplicate(value)`
+    /// or `.not_supported(value, &[...])`): the API server refuses with all of them at
+    /// once, as its own validation does, and kubectl prints one line per field. Warnings
+    /// let the object through and kubectl prints them.
     fn validate(object: &Memcached) -> Result<webhook::Warnings, webhook::Denied> {
-        tracing::debug!(name = ?object.metadata.name, "validating Memcached");
-        // TODO(user): check the object.
+        let name = object.metadata.name.clone().unwrap_or_default();
+        tracing::debug!(%name, "validating Memcached");
+        // TODO(user): check the object, pushing one error per field at fault (make
+        // `errors` mutable), e.g.
+        //     errors.push(webhook::field::Path::new("spec").child("size").invalid(size, "must be at most 10"));
+        let errors = webhook::field::ErrorList::new();
+        errors.into_result("Memcached.cache.example.com", &name)?;
         Ok(webhook::Warnings::new())
     }
 }

@@ -1,0 +1,119 @@
+//! `rkb edit --plugins grafana`: the dashboards, PROJECT's record of the plugin, a second
+//! run that changes nothing, a user's own file that is never overwritten, and `alpha
+//! generate` replaying the plugin. (The dashboards' queries are checked against a
+//! manager's metrics in manager/tests/metrics.rs.)
+
+mod common;
+
+use std::fs;
+
+use serde_json::Value;
+
+const DASHBOARDS: [&str; 2] = [
+    "grafana/controller-runtime-metrics.json",
+    "grafana/controller-resources-metrics.json",
+];
+
+#[test]
+fn grafana_dashboards_are_added_once_and_replayed() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().join("demo");
+    common::init_demo(&dir, &[]);
+    common::rkb_in(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+        ],
+    );
+    let report = common::rkb_in(&dir, &["edit", "--plugins", "grafana"]);
+    assert!(
+        report.contains("grafana/controller-runtime-metrics.json"),
+        "{report}"
+    );
+    for path in DASHBOARDS {
+        let dashboard: Value =
+            serde_json::from_str(&fs::read_to_string(dir.join(path)).unwrap()).unwrap();
+        assert!(
+            dashboard["title"].as_str().unwrap().starts_with("demo: "),
+            "{path}"
+        );
+        assert!(
+            !dashboard["panels"].as_array().unwrap().is_empty(),
+            "{path}"
+        );
+    }
+    let project = fs::read_to_string(dir.join("PROJECT")).unwrap();
+    assert!(project.contains("grafana.rkb.io/v1-alpha: {}"), "{project}");
+
+    let before = common::files(&dir);
+    let again = common::rkb_in(&dir, &["edit", "--plugins", "grafana"]);
+    assert!(again.contains("nothing to change"), "{again}");
+    assert_eq!(common::files(&dir), before);
+
+    let output = scratch.path().join("generated");
+    common::rkb(&[
+        "alpha",
+        "generate",
+        "--input-dir",
+        dir.to_str().unwrap(),
+        "--output-dir",
+        output.to_str().unwrap(),
+        "--no-manifests",
+    ])
+    .unwrap();
+    for path in DASHBOARDS.iter().chain(&["PROJECT"]) {
+        assert_eq!(
+            fs::read(output.join(path)).unwrap(),
+            before[std::path::Path::new(path)],
+            "{path}"
+        );
+    }
+}
+
+#[test]
+fn a_dashboard_of_the_users_own_is_never_overwritten() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
+    common::init_demo(dir, &[]);
+    fs::create_dir_all(dir.join("grafana")).unwrap();
+    fs::write(dir.join(DASHBOARDS[0]), "{\"title\": \"mine\"}\n").unwrap();
+    let before = common::files(dir);
+    let refusal = common::rkb(&[
+        "edit",
+        "--plugins",
+        "grafana",
+        "--dir",
+        dir.to_str().unwrap(),
+    ])
+    .unwrap_err();
+    assert!(refusal.contains(DASHBOARDS[0]), "{refusal}");
+    assert_eq!(common::files(dir), before, "{refusal}");
+
+    let both = common::rkb(&[
+        "edit",
+        "--multigroup",
+        "--plugins",
+        "grafana",
+        "--dir",
+        dir.to_str().unwrap(),
+    ])
+    .unwrap_err();
+    assert!(both.contains("cannot be used with"), "{both}");
+    let unknown = common::rkb(&[
+        "edit",
+        "--plugins",
+        "grafna",
+        "--dir",
+        dir.to_str().unwrap(),
+    ])
+    .unwrap_err();
+    assert!(unknown.contains("possible values: grafana"), "{unknown}");
+    assert_eq!(common::files(dir), before);
+}

@@ -1,0 +1,411 @@
+//! Controllers that read what they watch, as controller-runtime's cached client does: a
+//! reconcile looks objects up in the watches' stores instead of asking the API server,
+//! and a status the reconciler wrote itself does not bring it back.
+//!
+//! ```ignore
+//! let memcacheds = rkb_runtime::cache::controller(Api::<Memcached>::all(client.clone()), config());
+//! let (controller, deployments) = rkb_runtime::cache::owns(memcacheds, Api::<Deployment>::all(client), config());
+//! // in the reconciler: deployments.get_synced(&namespace, &name).await
+//! ```
+//!
+//! kube-runtime's `Controller::owns` watches only the metadata of owned objects and keeps no
+//! store of them; [`owns`] watches them whole, into a [`Lister`] the reconciler reads. Both
+//! still make one watch per kind.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures::channel::mpsc;
+use futures::{Stream, StreamExt as _};
+use kube::Api;
+use kube::core::NamespaceResourceScope;
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::watcher::{self, Event};
+use kube::runtime::{Controller, WatchStreamExt as _, predicates};
+use kube::{Resource, ResourceExt as _};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::client::{Lister, Object};
+use crate::manager::workqueue::triggered;
+
+/// A controller of the objects of `api` that reconciles one when its generation (its spec),
+/// labels, annotations, finalizers, owners or deletion change, and not when only its status
+/// does: the reconciler's own status writes do not trigger it again (controller-runtime's
+/// `GenerationChangedPredicate`, with metadata changes kept).
+pub fn controller<K: Object>(api: Api<K>, config: watcher::Config) -> Controller<K> {
+    let (store, writer) = reflector::store();
+    let changes = reflector::reflector(writer, watcher::watcher(api, config))
+        .applied_objects()
+        .predicate_filter(reconcile_worthy, Default::default())
+        .inspect(|object| {
+            if let Ok(object) = object {
+                triggered(key(object.meta().namespace.as_deref(), &object.name_any()));
+            }
+        });
+    Controller::for_stream(changes, store)
+}
+
+/// The manager's key of an object: `namespace/name`, or `name`.
+fn key(namespace: Option<&str>, name: &str) -> String {
+    match namespace {
+        Some(namespace) => format!("{namespace}/{name}"),
+        None => name.to_owned(),
+    }
+}
+
+/// What of an object, when it changes, needs a reconcile.
+fn reconcile_worthy<K: Resource>(object: &K) -> Option<u64> {
+    let meta = object.meta();
+    let mut hasher = DefaultHasher::new();
+    (
+        meta.generation,
+        predicates::labels(object),
+        predicates::annotations(object),
+        predicates::finalizers(object),
+        object
+            .owner_references()
+            .iter()
+            .map(|o| &o.uid)
+            .collect::<Vec<_>>(),
+        meta.deletion_timestamp.as_ref().map(|t| t.0.as_second()),
+    )
+        .hash(&mut hasher);
+    Some(hasher.finish())
+}
+
+/// `controller` also reconciles an object when one it owns (the controller owner reference)
+/// changes, as `Controller::owns` does, and keeps those objects whole in the returned
+/// [`Lister`] for the reconciler to read (after [`Lister::wait_until_synced`]).
+pub fn owns<K, Child>(
+    controller: Controller<K>,
+    api: Api<Child>,
+    config: watcher::Config,
+) -> (Controller<K>, Lister<Child>)
+where
+    K: Object,
+    Child: Object,
+{
+    let (lister, changes) = reflected(api, config);
+    (
+        controller.owns_stream(count_owners::<K, Child>(changes)),
+        lister,
+    )
+}
+
+/// `changes` of owned objects, each counted as an add to the queue of its owner.
+fn count_owners<K: Object, Child: Object>(
+    changes: impl Stream<Item = Result<Child, watcher::Error>> + Send + 'static,
+) -> impl Stream<Item = Result<Child, watcher::Error>> + Send + 'static {
+    changes.inspect(|child| {
+        // The owner kube-runtime will reconcile: the controller owner reference of K's kind.
+        let Ok(child) = child else { return };
+        let owner = child.owner_references().iter().find(|o| {
+            o.controller == Some(true)
+                && o.kind == K::kind(&())
+                && o.api_version == K::api_version(&())
+        });
+        if let Some(owner) = owner {
+            let namespaced = TypeId::of::<K::Scope>() == TypeId::of::<NamespaceResourceScope>();
+            let namespace = child.meta().namespace.as_deref().filter(|_| namespaced);
+            triggered(key(namespace, &owner.name));
+        }
+    })
+}
+
+/// Watches shared by the controllers of one manager (`Context::cache`): one watch per kind,
+/// namespace and watch configuration, however many controllers own those objects, as
+/// controller-runtime's shared informer cache. Each controller still gets every change.
+///
+/// The watch starts with the first controller that asks for it, through that controller's
+/// client, and stops when the manager shuts down.
+#[derive(Clone, Default)]
+pub struct SharedCache {
+    watches: Arc<Mutex<HashMap<String, Box<dyn Any + Send + Sync>>>>,
+    shutdown: CancellationToken,
+}
+
+impl std::fmt::Debug for SharedCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let watches = self.watches.lock().unwrap_or_else(PoisonError::into_inner);
+        f.debug_struct("SharedCache")
+            .field("watches", &watches.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// One shared watch: its store, whether it has listed, and the streams of its subscribers.
+struct SharedWatch<K: Object> {
+    lister: Lister<K>,
+    subscribers: Arc<Mutex<Vec<mpsc::UnboundedSender<K>>>>,
+}
+
+impl SharedCache {
+    /// A cache whose watches stop when `shutdown` is cancelled.
+    pub fn new(shutdown: CancellationToken) -> Self {
+        SharedCache {
+            watches: Arc::default(),
+            shutdown,
+        }
+    }
+
+    /// [`owns`], with the owned objects' watch shared with every other controller of the
+    /// manager that owns the same objects through this cache.
+    pub fn owns<K, Child>(
+        &self,
+        controller: Controller<K>,
+        api: Api<Child>,
+        config: watcher::Config,
+    ) -> (Controller<K>, Lister<Child>)
+    where
+        K: Object,
+        Child: Object,
+    {
+        let (lister, changes) = self.subscribe(api, config);
+        (
+            controller.owns_stream(count_owners::<K, Child>(changes)),
+            lister,
+        )
+    }
+
+    /// The lister of the shared watch of `api` with `config`, started if it is not yet,
+    /// and a stream of its changes from now on.
+    fn subscribe<K: Object>(
+        &self,
+        api: Api<K>,
+        config: watcher::Config,
+    ) -> (
+        Lister<K>,
+        impl Stream<Item = Result<K, watcher::Error>> + Send + 'static,
+    ) {
+        let key = format!(
+            "{} {} {config:?}",
+            std::any::type_name::<K>(),
+            api.resource_url()
+        );
+        let mut watches = self.watches.lock().unwrap_or_else(PoisonError::into_inner);
+        let watch = watches
+            .entry(key)
+            .or_insert_with(|| Box::new(self.start(api, config)))
+            .downcast_ref::<SharedWatch<K>>()
+            .expect("one type per key: the key starts with the type's name");
+        let (sender, receiver) = mpsc::unbounded();
+        watch
+            .subscribers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(sender);
+        (watch.lister.clone(), receiver.map(Ok))
+    }
+
+    fn start<K: Object>(&self, api: Api<K>, config: watcher::Config) -> SharedWatch<K> {
+        let (lister, changes) = reflected(api, config);
+        let subscribers: Arc<Mutex<Vec<mpsc::UnboundedSender<K>>>> = Arc::default();
+        let fan_out = subscribers.clone();
+        let changes = changes.default_backoff().for_each(move |change| {
+            match change {
+                Ok(object) => {
+                    let mut subscribers = fan_out.lock().unwrap_or_else(PoisonError::into_inner);
+                    subscribers.retain(|s| s.unbounded_send(object.clone()).is_ok());
+                }
+                // The client noted the failure for readiness; the backoff retries.
+                Err(error) => tracing::debug!(%error, "shared watch failed"),
+            }
+            futures::future::ready(())
+        });
+        let shutdown = self.shutdown.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                () = changes => {}
+                () = shutdown.cancelled() => {}
+            }
+        });
+        SharedWatch {
+            lister,
+            subscribers,
+        }
+    }
+}
+
+/// A lister of `api` and the stream of changes that fills it; the lister says it is synced
+/// once the stream has delivered the first full list.
+fn reflected<K: Object>(
+    api: Api<K>,
+    config: watcher::Config,
+) -> (
+    Lister<K>,
+    impl Stream<Item = Result<K, watcher::Error>> + Send + 'static,
+) {
+    let (store, writer): (Store<K>, _) = reflector::store();
+    let (synced, watch_synced) = watch::channel(false);
+    let events =
+        reflector::reflector(writer, watcher::watcher(api, config)).inspect(move |event| {
+            if matches!(event, Ok(Event::InitDone)) {
+                synced.send_replace(true);
+            }
+        });
+    (
+        Lister::synced_by(store, watch_synced),
+        events.touched_objects(),
+    )
+}
+
+/// The objects a controller wrote itself, so that a reconcile handed a copy its own write
+/// has already replaced (the watch has not delivered the write yet) works on what it wrote
+/// rather than writing it again: without it, a status read from such a stale copy differs
+/// from the desired one and is written a second time.
+///
+/// A copy is known stale when its resourceVersion is one that a recorded write replaced;
+/// resourceVersions are only compared for equality, as Kubernetes asks.
+pub struct OwnWrites<K> {
+    written: Mutex<HashMap<String, Written<K>>>,
+}
+
+/// The resourceVersions this controller's writes of one object (by UID) replaced, and the
+/// last object written.
+type Written<K> = (Vec<String>, Arc<K>);
+
+impl<K> Default for OwnWrites<K> {
+    fn default() -> Self {
+        OwnWrites {
+            written: Mutex::default(),
+        }
+    }
+}
+
+impl<K> std::fmt::Debug for OwnWrites<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OwnWrites").finish_non_exhaustive()
+    }
+}
+
+impl<K: Resource> OwnWrites<K> {
+    /// `object`, or the object this controller last wrote over that very version of it.
+    /// Once the watch delivers a version no write of this controller replaced (its own
+    /// last write, or anyone else's), the record is dropped and `object` is current.
+    pub fn latest(&self, object: Arc<K>) -> Arc<K> {
+        let (Some(uid), Some(version)) = (object.uid(), object.resource_version()) else {
+            return object;
+        };
+        let mut written = self.lock();
+        match written.get(&uid) {
+            Some((replaced, last)) if replaced.contains(&version) => last.clone(),
+            Some(_) => {
+                written.remove(&uid);
+                object
+            }
+            None => object,
+        }
+    }
+
+    /// Records that this controller wrote `after` over `before`.
+    pub fn record(&self, before: &K, after: K) {
+        let (Some(uid), Some(version)) = (before.uid(), before.resource_version()) else {
+            return;
+        };
+        let after = Arc::new(after);
+        self.lock()
+            .entry(uid)
+            .and_modify(|(replaced, last)| {
+                replaced.push(version.clone());
+                *last = after.clone();
+            })
+            .or_insert_with(|| (vec![version], after));
+    }
+
+    /// Forgets `object` (deleted).
+    pub fn forget(&self, object: &K) {
+        if let Some(uid) = object.uid() {
+            self.lock().remove(&uid);
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Written<K>>> {
+        self.written.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use kube::api::ObjectMeta;
+
+    use super::*;
+
+    fn deployment(generation: i64, labels: &[(&str, &str)]) -> Deployment {
+        Deployment {
+            metadata: ObjectMeta {
+                name: Some("web".into()),
+                generation: Some(generation),
+                labels: Some(
+                    labels
+                        .iter()
+                        .map(|(k, v)| (k.to_string(), v.to_string()))
+                        .collect(),
+                ),
+                ..ObjectMeta::default()
+            },
+            ..Deployment::default()
+        }
+    }
+
+    #[test]
+    fn a_status_change_needs_no_reconcile_but_spec_and_metadata_changes_do() {
+        let before = deployment(1, &[("app", "web")]);
+        let mut status_only = before.clone();
+        status_only.status = Some(Default::default());
+        status_only.metadata.resource_version = Some("8".into());
+        assert_eq!(reconcile_worthy(&before), reconcile_worthy(&status_only));
+
+        let mut deleted = before.clone();
+        deleted.metadata.deletion_timestamp =
+            Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                k8s_openapi::jiff::Timestamp::now(),
+            ));
+        let mut finalized = before.clone();
+        finalized.metadata.finalizers = Some(vec!["a/b".into()]);
+        for changed in [
+            deployment(2, &[("app", "web")]),
+            deployment(1, &[("app", "db")]),
+            deleted,
+            finalized,
+        ] {
+            assert_ne!(
+                reconcile_worthy(&before),
+                reconcile_worthy(&changed),
+                "{changed:?}"
+            );
+        }
+    }
+
+    fn versioned(version: &str, replicas: i32) -> Deployment {
+        let mut deployment = deployment(1, &[]);
+        deployment.metadata.uid = Some("u1".into());
+        deployment.metadata.resource_version = Some(version.into());
+        deployment.spec = Some(k8s_openapi::api::apps::v1::DeploymentSpec {
+            replicas: Some(replicas),
+            ..Default::default()
+        });
+        deployment
+    }
+
+    #[test]
+    fn a_copy_that_an_own_write_replaced_gives_way_to_the_write() {
+        let writes = OwnWrites::default();
+        let (r1, r2, r3) = (versioned("1", 1), versioned("2", 2), versioned("3", 3));
+        writes.record(&r1, r2.clone());
+        writes.record(&r2, r3.clone());
+        // The watch is behind: it still has 1 or 2, both replaced by this controller.
+        assert_eq!(*writes.latest(Arc::new(r1.clone())), r3);
+        assert_eq!(*writes.latest(Arc::new(r2)), r3);
+        // It caught up (3), or someone else wrote (4): the record goes, the copy is current.
+        assert_eq!(*writes.latest(Arc::new(r3.clone())), r3);
+        assert_eq!(*writes.latest(Arc::new(r1.clone())), r1);
+        writes.record(&r1, r3.clone());
+        let other = versioned("4", 9);
+        assert_eq!(*writes.latest(Arc::new(other.clone())), other);
+        assert_eq!(*writes.latest(Arc::new(r1.clone())), r1);
+    }
+}

@@ -1,0 +1,169 @@
+//! One watch of a kind for every controller of a manager that owns its objects (the
+//! manager's `SharedCache`), on a real API server (envtest): two controllers that own
+//! Secrets make two watches of Secrets through `cache::owns` and one through
+//! `ctx.cache().owns`, and both still reconcile on every change of an owned Secret.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::task::{Context as TaskContext, Poll};
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use futures::future::BoxFuture;
+use http::{Request, Response};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::api::{ObjectMeta, PostParams};
+use kube::client::Body;
+use kube::runtime::controller::Action;
+use kube::runtime::watcher;
+use kube::{Api, Client, Resource as _};
+use rkb_manager::cache;
+use rkb_manager::manager::{Args, Context, Manager, Runnable};
+
+const WAIT: Duration = Duration::from_secs(60);
+
+#[derive(Debug, thiserror::Error)]
+#[error("never")]
+struct Never;
+
+/// Counts the watch requests a client sends, by path.
+#[derive(Clone)]
+struct CountWatches {
+    inner: Client,
+    watches: Arc<Mutex<BTreeMap<String, usize>>>,
+}
+
+impl tower::Service<Request<Body>> for CountWatches {
+    type Response = Response<Body>;
+    type Error = kube::Error;
+    type Future = BoxFuture<'static, Result<Response<Body>, kube::Error>>;
+
+    fn poll_ready(&mut self, _: &mut TaskContext<'_>) -> Poll<Result<(), kube::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        if request
+            .uri()
+            .query()
+            .is_some_and(|q| q.split('&').any(|kv| kv == "watch=true"))
+        {
+            let path = request.uri().path().to_owned();
+            *self.watches.lock().unwrap().entry(path).or_default() += 1;
+        }
+        let inner = self.inner.clone();
+        Box::pin(async move { inner.send(request).await })
+    }
+}
+
+/// Reconciles of `a` seen by each controller.
+type Seen = Arc<Mutex<BTreeMap<&'static str, usize>>>;
+
+fn controller(name: &'static str, namespace: &str, shared: bool, seen: &Seen) -> Runnable {
+    let (namespace, seen) = (namespace.to_owned(), seen.clone());
+    Runnable::new(name, move |ctx: Context| async move {
+        let client = ctx.client();
+        let config = || watcher::Config::default();
+        let config_maps = cache::controller(
+            Api::<ConfigMap>::namespaced(client.clone(), &namespace),
+            config(),
+        );
+        let secrets = Api::<Secret>::namespaced(client, &namespace);
+        let (controller, _secrets) = if shared {
+            ctx.cache().owns(config_maps, secrets, config())
+        } else {
+            cache::owns(config_maps, secrets, config())
+        };
+        let reconcile = move |_: Arc<ConfigMap>, _: Arc<()>| {
+            *seen.lock().unwrap().entry(name).or_default() += 1;
+            async { Ok::<_, Never>(Action::await_change()) }
+        };
+        let error_policy = |_: Arc<ConfigMap>, _: &Never, _: Arc<()>| Action::await_change();
+        ctx.run(controller, reconcile, error_policy, Arc::new(()))
+            .await
+    })
+}
+
+async fn eventually(what: &str, done: impl Fn() -> bool) {
+    let deadline = Instant::now() + WAIT;
+    while !done() {
+        assert!(Instant::now() < deadline, "never: {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Runs two controllers owning Secrets in a fresh namespace, makes a Secret owned by `a`
+/// change, and returns the watches of Secrets the manager sent.
+async fn watches_of_secrets(shared: bool) -> usize {
+    let env = rkb_envtest::shared().await;
+    let admin = env.client();
+    let namespace = env.create_namespace().await.unwrap();
+    let config_maps = Api::<ConfigMap>::namespaced(admin.clone(), &namespace);
+    let mut a = ConfigMap::default();
+    a.metadata.name = Some("a".into());
+    let a = config_maps
+        .create(&PostParams::default(), &a)
+        .await
+        .unwrap();
+
+    let watches = Arc::new(Mutex::new(BTreeMap::new()));
+    let counted = Client::new(
+        CountWatches {
+            inner: admin.clone(),
+            watches: watches.clone(),
+        },
+        "default",
+    );
+    let args = Args::parse_from([
+        "manager",
+        "--health-probe-bind-address=0",
+        "--metrics-bind-address=0",
+    ]);
+    let manager = Manager::new("shared-cache-test", counted, args);
+    let shutdown = manager.shutdown_token();
+    let seen = Seen::default();
+    let running = tokio::spawn(manager.run([
+        controller("first", &namespace, shared, &seen),
+        controller("second", &namespace, shared, &seen),
+    ]));
+    let both = |n: usize| {
+        let seen = seen.lock().unwrap();
+        ["first", "second"]
+            .iter()
+            .all(|c| seen.get(c).copied().unwrap_or(0) >= n)
+    };
+    eventually("both controllers reconcile `a`", || both(1)).await;
+    let before: BTreeMap<_, _> = seen.lock().unwrap().clone();
+
+    let secret = Secret {
+        metadata: ObjectMeta {
+            name: Some("of-a".into()),
+            owner_references: Some(vec![a.controller_owner_ref(&()).unwrap()]),
+            ..ObjectMeta::default()
+        },
+        ..Secret::default()
+    };
+    Api::<Secret>::namespaced(admin, &namespace)
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap();
+    eventually("both reconcile `a` again for its Secret", || {
+        let seen = seen.lock().unwrap();
+        ["first", "second"]
+            .iter()
+            .all(|c| seen.get(c) > before.get(c))
+    })
+    .await;
+    shutdown.cancel();
+    running.await.unwrap().unwrap();
+
+    let path = format!("/api/v1/namespaces/{namespace}/secrets");
+    let watches = watches.lock().unwrap();
+    watches.get(&path).copied().unwrap_or(0)
+}
+
+#[tokio::test]
+async fn controllers_owning_one_kind_share_its_watch() {
+    assert_eq!(watches_of_secrets(false).await, 2, "a watch per controller");
+    assert_eq!(watches_of_secrets(true).await, 1, "one watch for both");
+}
