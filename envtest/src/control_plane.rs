@@ -24,6 +24,8 @@ const DIR_PREFIX: &str = "rkb-envtest-";
 /// and logs. It lives as long as the test binary.
 #[derive(Debug)]
 pub struct ControlPlane {
+    /// etcd's client URL (plain HTTP on loopback).
+    pub etcd_url: String,
     dir: PathBuf,
     assets: Assets,
     kube_apiserver: Process,
@@ -136,6 +138,7 @@ impl ControlPlane {
             .await
             .map_err(with_logs)?;
         Ok(Self {
+            etcd_url,
             dir,
             assets: assets.clone(),
             kube_apiserver,

@@ -29,12 +29,15 @@
 //!   loopback TLS (controller-runtime's `WebhookInstallOptions`).
 //! - The processes die with the test binary, however it ends (Linux `PR_SET_PDEATHSIG`).
 //! - [`kubernetes_validate`] checks manifests offline against the same release's schemas.
+//! - [`Environment::etcd_prefix`] reads etcd itself, for tests of what is stored (the
+//!   version a custom resource is encoded at), which the API server never shows.
 
 mod apply;
 mod assets;
 mod certs;
 mod control_plane;
 mod error;
+mod etcd;
 mod operator;
 mod validate;
 mod webhook;
@@ -53,6 +56,7 @@ pub use apply::{Apply, kustomize, parse_yaml};
 pub use assets::{Assets, KUBERNETES_VERSION};
 pub use control_plane::CONTROLLERS;
 pub use error::Error;
+pub use etcd::Stored;
 pub use validate::kubernetes_validate;
 pub use webhook::WebhookCerts;
 

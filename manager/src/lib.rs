@@ -6,11 +6,13 @@
 //!   watch-fed cache.
 //! - [`backoff::ErrorBackoff`]: per-object exponential requeue delays.
 //! - [`webhook`]: defaulting, validating and conversion webhooks the manager serves.
+//! - [`migrate`]: storage version migration of CRDs (`--migrate-storage`).
 
 pub mod backoff;
 pub mod cache;
 pub mod client;
 pub mod manager;
+pub mod migrate;
 mod serve;
 pub mod webhook;
 

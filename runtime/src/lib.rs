@@ -12,13 +12,15 @@
 //!   crate `rkb-manager`).
 //! - [`webhook`]: defaulting, validating and conversion webhooks the manager serves
 //!   (feature `manager`).
+//! - [`migrate`]: storage version migration of CRDs, the manager's `--migrate-storage`
+//!   (feature `manager`), and [`storage_migration_rules`], the RBAC rules it needs.
 //! - `testing`: envtest, RBAC audit and fault injection for tests (feature `testing`,
 //!   crate `rkb-testing`), switched on from `[dev-dependencies]`.
 
 #[cfg(feature = "manager")]
 pub use rkb_manager::{ClusterApi, Lister, NamespacedApi, TypedApi};
 #[cfg(feature = "manager")]
-pub use rkb_manager::{Manager, backoff, cache, client, manager, webhook};
+pub use rkb_manager::{Manager, backoff, cache, client, manager, migrate, webhook};
 
 #[cfg(feature = "manifests")]
 pub use rkb_derive::Rbac;
@@ -81,4 +83,43 @@ where
 #[cfg(all(feature = "manager", feature = "manifests"))]
 pub fn conversion_webhook<H: webhook::Hub>() -> rkb_manifests::webhook::Webhook {
     rkb_manifests::webhook::Webhook::conversion::<H>()
+}
+
+/// The RBAC rules [`migrate`] (the manager's `--migrate-storage`) needs for `K`'s CRD, for
+/// the `rbac` list of [`Manifests`]: `get` on the CRD and `patch` on its status (by name),
+/// `list` and `patch` on the resource (in every namespace). Add them only when the operator
+/// migrates storage: the controllers need none of them.
+#[cfg(all(feature = "manager", feature = "manifests"))]
+pub fn storage_migration_rules<K>() -> Vec<rbac::Rule>
+where
+    K: rkb_manifests::webhook::Resource<DynamicType = ()>,
+{
+    let rule = |group: &str, resource: String, names: Vec<String>, verbs: &[&str]| rbac::Rule {
+        api_groups: vec![group.to_owned()],
+        resources: vec![resource],
+        resource_names: names,
+        verbs: verbs.iter().map(|v| (*v).to_owned()).collect(),
+        ..rbac::Rule::default()
+    };
+    let crd = migrate::crd_name::<K>();
+    vec![
+        rule(
+            "apiextensions.k8s.io",
+            "customresourcedefinitions".into(),
+            vec![crd.clone()],
+            &["get"],
+        ),
+        rule(
+            "apiextensions.k8s.io",
+            "customresourcedefinitions/status".into(),
+            vec![crd],
+            &["patch"],
+        ),
+        rule(
+            &K::group(&()),
+            K::plural(&()).into_owned(),
+            Vec::new(),
+            &["list", "patch"],
+        ),
+    ]
 }

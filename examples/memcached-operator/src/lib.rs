@@ -20,6 +20,15 @@ pub mod controller;
 pub mod webhook;
 // +rkb:scaffold:modules
 
+/// The CRDs whose stored objects the manager's `--migrate-storage` moves to their storage
+/// version (and whose `status.storedVersions` it trims): run it after the storage version
+/// moves, e.g. from v1alpha1 to v1beta1.
+pub fn storage_migration() -> Vec<String> {
+    vec![rkb_runtime::migrate::crd_name::<
+        api::cache::v1alpha1::Memcached,
+    >()]
+}
+
 /// The CRDs of this operator's APIs, the RBAC rules of its controllers and its webhooks:
 /// `make manifests` writes them to config/crd/bases/, config/rbac/role.yaml and
 /// config/webhook/manifests.yaml.
@@ -31,6 +40,8 @@ pub fn manifests() -> rkb_runtime::Manifests {
     ];
     let rbac = vec![
         rkb_runtime::rbac_rules::<controller::memcached::MemcachedReconciler>(),
+        // What `--migrate-storage` needs (tests/storage_migration.rs audits it).
+        rkb_runtime::storage_migration_rules::<api::cache::v1alpha1::Memcached>(),
         // +rkb:scaffold:rbac
     ];
     let webhooks = vec![

@@ -15,43 +15,14 @@
 //! server) and the webhook configurations `make manifests` renders (pointed at it), and
 //! creates objects through the API server as `kubectl` would.
 
-use std::net::SocketAddr;
-use std::path::Path;
-use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+mod common;
 
-use kube::api::{DynamicObject, PostParams};
+use kube::api::PostParams;
 use kube::{Api, ResourceExt};
 use memcached_example::api::cache::v1alpha1::{Memcached, MemcachedSpec};
 use memcached_example::api::cache::v1beta1;
 use memcached_example::webhook::v1alpha1::memcached::{INSTANCE_LABEL, NAME_LABEL};
-use rkb_runtime::testing::envtest::{self, Environment, WebhookCerts};
-use rkb_runtime::webhook::TlsFiles;
-use serde_json::Value;
-use tokio_util::sync::CancellationToken;
-
-/// The webhook server of this test binary, on a thread and runtime of its own so that it
-/// outlives each test's runtime.
-fn served() -> &'static (SocketAddr, WebhookCerts) {
-    static SERVED: OnceLock<(SocketAddr, WebhookCerts)> = OnceLock::new();
-    SERVED.get_or_init(|| {
-        let certs = WebhookCerts::generate().unwrap();
-        let files = TlsFiles::in_dir(certs.dir());
-        let (bound, addr) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Runtime::new().unwrap();
-            runtime.block_on(async move {
-                let server = memcached_example::webhook::webhooks()
-                    .bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0)), &files)
-                    .await
-                    .unwrap();
-                bound.send(server.local_addr().unwrap()).unwrap();
-                server.serve(CancellationToken::new()).await;
-            });
-        });
-        (addr.recv().unwrap(), certs)
-    })
-}
+use rkb_runtime::testing::envtest::{self, Environment};
 
 fn memcached(name: &str, size: i32) -> Memcached {
     Memcached::new(
@@ -67,52 +38,12 @@ fn memcached(name: &str, size: i32) -> Memcached {
 /// test's server, and a fresh namespace.
 async fn api_server() -> (&'static Environment, Api<Memcached>, String) {
     let env = envtest::shared().await;
-    let (addr, certs) = served();
-    let manifests = memcached_example::manifests();
     // The CRD converts through the test's server too.
-    let mut objects: Vec<Value> = manifests
-        .crds()
-        .unwrap_or_else(|e| panic!("{e}"))
-        .into_iter()
-        .map(|crd| serde_json::to_value(crd).unwrap())
-        .collect();
-    let files = manifests.render().unwrap_or_else(|e| panic!("{e}"));
-    objects.extend(
-        files[Path::new("config/webhook/manifests.yaml")]
-            .split("\n---\n")
-            .map(|doc| serde_yaml_ng::from_str(doc.trim_start_matches("---\n")).unwrap()),
-    );
-    let objects = objects
-        .into_iter()
-        .map(|mut object| {
-            certs.point_at(*addr, &mut object);
-            serde_json::from_value::<DynamicObject>(object).unwrap()
-        })
-        .collect();
-    env.apply().objects(objects).await.unwrap();
+    common::install(env, "v1alpha1").await;
     let namespace = env.create_namespace().await.unwrap();
     let api = Api::namespaced(env.client(), &namespace);
-    wait_until_called(&api).await;
+    common::wait_until_called(&api).await;
     (env, api, namespace)
-}
-
-/// The API server picks webhook configurations up asynchronously: dry-run a name the
-/// validator refuses until it is refused.
-async fn wait_until_called(api: &Api<Memcached>) {
-    let dry_run = PostParams {
-        dry_run: true,
-        ..PostParams::default()
-    };
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        match api.create(&dry_run, &memcached("probe.name", 3)).await {
-            Err(kube::Error::Api(status)) if status.message.contains("cannot name") => return,
-            other if Instant::now() > deadline => {
-                panic!("the API server does not call the webhooks: {other:?}")
-            }
-            _ => tokio::time::sleep(Duration::from_millis(100)).await,
-        }
-    }
 }
 
 #[tokio::test]

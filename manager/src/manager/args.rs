@@ -120,6 +120,21 @@ pub struct Args {
     #[arg(help_heading = "Controllers")]
     pub graceful_shutdown_timeout: Duration,
 
+    /// Instead of running the controllers: rewrite every stored object of the operator's CRDs
+    /// at their current storage version, trim their `status.storedVersions` to it, and exit
+    /// (non-zero if any CRD is left unmigrated). Run it after moving a storage version, while
+    /// the operator (its conversion webhook) runs; running it again is harmless.
+    #[arg(long, value_name = "BOOL", action = ArgAction::Set, num_args = 0..=1)]
+    #[arg(require_equals = true, default_missing_value = "true")]
+    #[arg(default_value_t = false)]
+    #[arg(help_heading = "Storage version migration")]
+    pub migrate_storage: bool,
+    /// Requests per second --migrate-storage makes at most (lists, patches, reads).
+    #[arg(long, value_name = "N", value_parser = parse_requests_per_second)]
+    #[arg(default_value_t = crate::migrate::DEFAULT_REQUESTS_PER_SECOND)]
+    #[arg(help_heading = "Storage version migration")]
+    pub migrate_storage_qps: f64,
+
     /// Log format: `text` for people, `json` for log pipelines.
     #[arg(long, value_enum, env = "LOG_FORMAT", default_value_t = LogFormat::Text)]
     #[arg(help_heading = "Logging")]
@@ -225,6 +240,15 @@ impl fmt::Display for BindAddress {
     }
 }
 
+fn parse_requests_per_second(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(n) if n.is_finite() && n > 0.0 => Ok(n),
+        _ => Err(format!(
+            "{s:?} is not a number of requests per second above 0, e.g. 20 or 0.5"
+        )),
+    }
+}
+
 fn parse_controller_concurrency(s: &str) -> Result<(String, u16), String> {
     let usage = || format!("{s:?} is not CONTROLLER=N with N >= 1, e.g. memcached=4");
     let (name, n) = s.split_once('=').ok_or_else(usage)?;
@@ -254,6 +278,8 @@ mod tests {
         assert_eq!(args.leader_election_renew_deadline, Duration::from_secs(10));
         assert_eq!(args.leader_election_retry_period, Duration::from_secs(2));
         assert_eq!(args.concurrency, 1);
+        assert!(!args.migrate_storage);
+        assert_eq!(args.migrate_storage_qps, 20.0);
         assert_eq!(
             args.webhook_bind_address,
             BindAddress(Some(ListenAddr::AnyInterface(9443)))
@@ -296,6 +322,8 @@ mod tests {
             "--leader-election-lease-duration=30s",
             "--concurrency=2",
             "--controller-concurrency=memcached=8",
+            "--migrate-storage",
+            "--migrate-storage-qps=2.5",
         ])
         .unwrap();
         assert!(args.leader_elect);
@@ -313,6 +341,8 @@ mod tests {
         assert_eq!(args.leader_election_lease_duration, Duration::from_secs(30));
         assert_eq!(args.concurrency_of("memcached"), 8);
         assert_eq!(args.concurrency_of("other"), 2);
+        assert!(args.migrate_storage);
+        assert_eq!(args.migrate_storage_qps, 2.5);
     }
 
     /// What `args` log for one event in a span, written to a buffer.
@@ -372,6 +402,9 @@ mod tests {
             ["manager", "--concurrency=0"],
             ["manager", "--controller-concurrency=memcached"],
             ["manager", "--leader-election-retry-period=soon"],
+            ["manager", "--migrate-storage-qps=0"],
+            ["manager", "--migrate-storage-qps=-1"],
+            ["manager", "--migrate-storage-qps=inf"],
         ] {
             assert!(Args::try_parse_from(bad).is_err(), "{bad:?} was accepted");
         }

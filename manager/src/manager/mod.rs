@@ -68,6 +68,10 @@
 //! 5. If the Lease is lost (renewals failed past the renew deadline, or another replica
 //!    took it), reconciling stops at once and `run` returns an error, so the process exits
 //!    non-zero and restarts as a standby — what controller-runtime does.
+//!
+//! With `--migrate-storage`, [`Manager::run`] does none of this: it migrates the stored
+//! objects of the CRDs given to [`Manager::storage_migration`] to their storage version
+//! ([`crate::migrate`]) and returns.
 
 mod args;
 mod auth;
@@ -103,6 +107,8 @@ pub struct Manager {
     metrics: Metrics,
     readiness: Readiness,
     webhooks: Option<crate::webhook::Webhooks>,
+    /// The CRDs `--migrate-storage` migrates.
+    storage_migration: Vec<String>,
     shutdown: CancellationToken,
     /// A second signal: stop without waiting.
     abort: CancellationToken,
@@ -128,6 +134,7 @@ impl Manager {
             metrics,
             readiness: Readiness::default(),
             webhooks: None,
+            storage_migration: Vec::new(),
             shutdown: CancellationToken::new(),
             abort: CancellationToken::new(),
         }
@@ -155,6 +162,15 @@ impl Manager {
         self
     }
 
+    /// The CRDs (`<plural>.<group>`, see [`crate::migrate::crd_name`]) whose stored objects
+    /// `--migrate-storage` rewrites at their storage version before trimming
+    /// `status.storedVersions`; the operator's own CRDs, as a rule.
+    #[must_use]
+    pub fn storage_migration(mut self, crds: impl IntoIterator<Item = String>) -> Self {
+        self.storage_migration.extend(crds);
+        self
+    }
+
     /// Cancelling this token shuts the manager down gracefully, as SIGTERM does.
     pub fn shutdown_token(&self) -> CancellationToken {
         self.shutdown.clone()
@@ -173,6 +189,9 @@ impl Manager {
         mut self,
         runnables: impl IntoIterator<Item = Runnable>,
     ) -> anyhow::Result<()> {
+        if self.args.migrate_storage {
+            return self.migrate_storage().await;
+        }
         let runnables: Vec<Runnable> = runnables.into_iter().collect();
         check_unique_names(&runnables)?;
         // Servers and the signal handler; aborted when `run` returns.
@@ -201,6 +220,40 @@ impl Manager {
             }
         }
         result
+    }
+
+    /// `--migrate-storage`: no servers, no Lease (the migration is idempotent, and the trim
+    /// of `status.storedVersions` has the CRD's resourceVersion as a precondition, so two at
+    /// once do no harm), no controllers.
+    async fn migrate_storage(&self) -> anyhow::Result<()> {
+        if self.storage_migration.is_empty() {
+            anyhow::bail!(
+                "--migrate-storage: this operator names no CRDs to migrate; give the Manager \
+                 `.storage_migration([rkb_runtime::migrate::crd_name::<Kind>()])` in main.rs"
+            );
+        }
+        let migration = crate::migrate::Migration::new(self.client.clone())
+            .requests_per_second(self.args.migrate_storage_qps);
+        let results = tokio::select! {
+            results = migration.run(&self.storage_migration) => results,
+            () = self.shutdown.cancelled() => anyhow::bail!("--migrate-storage stopped before it finished; run it again"),
+        };
+        let mut failed = Vec::new();
+        for (crd, result) in results {
+            if let Err(error) = result {
+                tracing::error!(%crd, error = %error, "storage version migration failed");
+                failed.push(crd);
+            }
+        }
+        if failed.is_empty() {
+            Ok(())
+        } else {
+            anyhow::bail!(
+                "--migrate-storage: {} not migrated (their status.storedVersions is unchanged); \
+                 see the errors above and run it again",
+                failed.join(", ")
+            )
+        }
     }
 
     /// Waits for the Lease (with leader election), then runs `runnables` until shutdown.
