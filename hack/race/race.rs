@@ -146,6 +146,10 @@ struct Run {
     server_seconds: f64,
     /// The API server's time waiting on etcd, s.
     etcd_seconds: f64,
+    /// Server-side time and count of requests by "VERB resource[/subresource]" (the
+    /// load's included), for the mean latency of each kind.
+    server_time: BTreeMap<String, f64>,
+    server_calls: BTreeMap<String, f64>,
     load: String,
 }
 
@@ -187,12 +191,16 @@ fn main() -> anyhow::Result<()> {
                 .block_on(race(&settings, *side, run))
                 .with_context(|| format!("{} run {run}", side.name()))?;
             eprintln!(
-                "race: {} run {run}: converged in {:.2} s, rescaled in {:.2} s, {} requests, {} reconciles",
+                "race: {} run {run}: converged in {:.2} s, rescaled in {:.2} s, {} requests, {} reconciles, \
+                 operator CPU {:.2} s, peak RSS {:.1} MiB, API server + etcd CPU {:.2} s",
                 side.name(),
                 result.converge,
                 result.rescale,
                 result.total_requests(),
-                result.reconciles
+                result.reconciles,
+                result.operator_cpu,
+                result.peak_rss_mib,
+                result.apiserver_cpu + result.etcd_cpu
             );
             results.entry(*side).or_default().push(result);
         }
@@ -333,6 +341,8 @@ async fn measure(
         reconcile_seconds: after.reconcile_seconds - before.reconcile_seconds,
         server_seconds: after.server_seconds - before.server_seconds,
         etcd_seconds: after.etcd_seconds - before.etcd_seconds,
+        server_time: diff(&after.server_time, &before.server_time),
+        server_calls: diff(&after.server_calls, &before.server_calls),
         load: load_average(),
     })
 }
@@ -503,6 +513,8 @@ fn track(
 /// Counters read at the start and at the end of the measured phases.
 struct Snapshot {
     requests: BTreeMap<String, f64>,
+    server_time: BTreeMap<String, f64>,
+    server_calls: BTreeMap<String, f64>,
     server_seconds: f64,
     etcd_seconds: f64,
     operator_cpu: f64,
@@ -528,29 +540,29 @@ impl Snapshot {
             .context("cannot read the API server's /metrics")?;
         let apiserver_metrics = parse_metrics(&text);
         let mut requests = BTreeMap::new();
+        let mut server_time = BTreeMap::new();
+        let mut server_calls = BTreeMap::new();
         let mut server_seconds = 0.0;
         let mut etcd_seconds = 0.0;
         for (name, labels, value) in &apiserver_metrics {
             match name.as_str() {
                 "apiserver_request_total" => {
-                    let resource = labels.get("resource").map_or("", String::as_str);
-                    // Non-resource URLs (this scrape, discovery) are not the operator's.
-                    if resource.is_empty() {
-                        continue;
+                    if let Some(key) = request_key(labels) {
+                        *requests.entry(key).or_insert(0.0) += value;
                     }
-                    let mut key = format!(
-                        "{} {resource}",
-                        labels.get("verb").map_or("?", String::as_str)
-                    );
-                    if let Some(sub) = labels.get("subresource").filter(|s| !s.is_empty()) {
-                        let _ = write!(key, "/{sub}");
-                    }
-                    *requests.entry(key).or_insert(0.0) += value;
                 }
                 "apiserver_request_duration_seconds_sum"
                     if labels.get("verb").is_some_and(|v| v != "WATCH") =>
                 {
-                    server_seconds += value
+                    server_seconds += value;
+                    if let Some(key) = request_key(labels) {
+                        *server_time.entry(key).or_insert(0.0) += value;
+                    }
+                }
+                "apiserver_request_duration_seconds_count" => {
+                    if let Some(key) = request_key(labels) {
+                        *server_calls.entry(key).or_insert(0.0) += value;
+                    }
                 }
                 "etcd_request_duration_seconds_sum" => etcd_seconds += value,
                 _ => {}
@@ -566,6 +578,8 @@ impl Snapshot {
         };
         Ok(Self {
             requests,
+            server_time,
+            server_calls,
             server_seconds,
             etcd_seconds,
             operator_cpu: cpu_seconds(operator)?,
@@ -576,6 +590,20 @@ impl Snapshot {
             reconcile_seconds: sum("controller_runtime_reconcile_time_seconds_sum"),
         })
     }
+}
+
+/// "VERB resource[/subresource]"; none for non-resource URLs (this scrape, discovery),
+/// which are not the operator's.
+fn request_key(labels: &BTreeMap<String, String>) -> Option<String> {
+    let resource = labels.get("resource").filter(|r| !r.is_empty())?;
+    let mut key = format!(
+        "{} {resource}",
+        labels.get("verb").map_or("?", String::as_str)
+    );
+    if let Some(sub) = labels.get("subresource").filter(|s| !s.is_empty()) {
+        let _ = write!(key, "/{sub}");
+    }
+    Some(key)
 }
 
 fn diff(after: &BTreeMap<String, f64>, before: &BTreeMap<String, f64>) -> BTreeMap<String, f64> {
@@ -837,13 +865,18 @@ fn report(settings: &Settings, results: &BTreeMap<Side, Vec<Run>>) -> String {
     let _ = writeln!(
         out,
         "\nThe operator's requests by verb and resource (medians; the load's {n} creates and \
-         {n} patches of memcacheds are not counted):\n"
+         {n} patches of memcacheds are not counted; server-side ms: the API server's mean time \
+         per request of that kind, the load's included):\n"
     );
     let mut header = String::from("| request |");
     let mut rule = String::from("|---|");
     for side in &sides {
-        let _ = write!(header, " {} | per reconcile |", side.title());
-        rule.push_str("---|---|");
+        let _ = write!(
+            header,
+            " {} | per reconcile | server-side ms |",
+            side.title()
+        );
+        rule.push_str("---|---|---|");
     }
     let _ = writeln!(out, "{header}\n{rule}");
     let mut keys: Vec<&String> = results
@@ -861,7 +894,11 @@ fn report(settings: &Settings, results: &BTreeMap<Side, Vec<Run>>) -> String {
             let per = med(runs, |r| {
                 r.requests.get(key).copied().unwrap_or(0.0) / r.reconciles
             });
-            let _ = write!(row, " {count:.0} | {per:.2} |");
+            let latency = med(runs, |r| {
+                1000.0 * r.server_time.get(key).copied().unwrap_or(f64::NAN)
+                    / r.server_calls.get(key).copied().unwrap_or(f64::NAN)
+            });
+            let _ = write!(row, " {count:.0} | {per:.2} | {latency:.1} |");
         }
         let _ = writeln!(out, "{row}");
     }
