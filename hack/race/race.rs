@@ -431,6 +431,8 @@ impl Objects {
     }
 }
 
+// Each event is moved once, from the watch to the tracker: the size does not matter.
+#[allow(clippy::large_enum_variant)]
 enum Seen {
     Memcached(watcher::Event<DynamicObject>),
     Deployment(watcher::Event<Deployment>),
