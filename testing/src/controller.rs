@@ -38,6 +38,33 @@ pub async fn eventually<T, F: Future<Output = Option<T>>>(
         .unwrap_or_else(|_| panic!("not within {WAIT:?}: {what}"))
 }
 
+/// Waits until `reconciles()` (how many reconciles a controller has started) is above zero
+/// and has not moved for a second: no change is pending, so only a new change can start
+/// another reconcile.
+pub async fn settled(reconciles: impl Fn() -> usize) {
+    let mut seen = reconciles();
+    loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let now = reconciles();
+        if now > 0 && now == seen {
+            return;
+        }
+        seen = now;
+    }
+}
+
+/// The writes among `requests` (every verb but get, list and watch), as `verb resource`,
+/// sorted: what a controller's work cost the API server beyond its reads.
+pub fn writes(requests: &[crate::Access]) -> Vec<String> {
+    let mut writes: Vec<_> = requests
+        .iter()
+        .filter(|r| !["get", "list", "watch"].contains(&r.verb.as_str()))
+        .map(|r| format!("{} {}", r.verb, r.resource))
+        .collect();
+    writes.sort();
+    writes
+}
+
 /// One reconcile, as the controller ran it.
 #[derive(Clone, Debug)]
 pub struct Report {

@@ -33,7 +33,7 @@ use memcached_example::api::cache::v1alpha1::{Memcached, MemcachedSpec};
 use memcached_example::controller::memcached::{
     CONTROLLER_NAME, Error, IMAGE, MemcachedReconciler, error_policy, labels, reconcile,
 };
-use rkb_runtime::testing::controller::{eventually, overlay_without_rule};
+use rkb_runtime::testing::controller::{eventually, overlay_without_rule, settled, writes};
 use rkb_runtime::testing::envtest::{self, Environment};
 use rkb_runtime::testing::{self, Fault, Faults, RbacAudit};
 use serde_json::json;
@@ -136,32 +136,6 @@ fn start_controller(watch_client: &Client, client: Client, namespace: &str) -> R
         });
     tokio::spawn(running);
     reports
-}
-
-/// Waits until the controller has reconciled at least once and then not for a second: no
-/// change is pending, so only a new change can start another reconcile. (Its own status
-/// writes start none.)
-async fn settled(reports: &Reports) {
-    let mut seen = reports.all().len();
-    loop {
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        let now = reports.all().len();
-        if now > 0 && now == seen {
-            return;
-        }
-        seen = now;
-    }
-}
-
-/// The writes (no reads) among `requests`, as `verb resource`, sorted.
-fn writes(requests: &[testing::Access]) -> Vec<String> {
-    let mut writes: Vec<_> = requests
-        .iter()
-        .filter(|r| !["get", "list", "watch"].contains(&r.verb.as_str()))
-        .map(|r| format!("{} {}", r.verb, r.resource))
-        .collect();
-    writes.sort();
-    writes
 }
 
 async fn create(client: &Client, namespace: &str, name: &str, spec: MemcachedSpec) -> Memcached {
@@ -782,7 +756,7 @@ async fn a_converged_object_costs_the_api_server_nothing() {
         available(m).is_some()
     })
     .await;
-    settled(&reports).await;
+    settled(|| reports.all().len()).await;
     assert_eq!(
         writes(&audit.requests()),
         [
@@ -820,7 +794,7 @@ async fn a_converged_object_costs_the_api_server_nothing() {
         (reports.all().len() > reconciled).then_some(())
     })
     .await;
-    settled(&reports).await;
+    settled(|| reports.all().len()).await;
     assert_eq!(audit.requests()[sent..], [], "no request at all");
     assert_eq!(reports.failures(), []);
 }

@@ -120,32 +120,6 @@ async fn condition_until(client: &Client, namespace: &str, type_: &str, status: 
     .await
 }
 
-/// Waits until the controller has reconciled at least once and then not for a second: no
-/// change of the Memcached is pending, so only a watch of something else can start another
-/// reconcile. (Its own status writes start none.)
-async fn settled(reports: &Reports) {
-    let mut seen = reports.all().len();
-    loop {
-        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-        let now = reports.all().len();
-        if now > 0 && now == seen {
-            return;
-        }
-        seen = now;
-    }
-}
-
-/// The writes (no lists or watches) in `requests`, as `verb resource`, sorted.
-fn writes(requests: &[testing::Access]) -> Vec<String> {
-    let mut writes: Vec<_> = requests
-        .iter()
-        .filter(|r| !["list", "watch"].contains(&r.verb.as_str()))
-        .map(|r| format!("{} {}", r.verb, r.resource))
-        .collect();
-    writes.sort();
-    writes
-}
-
 /// Plays the Deployment controller and kubelet: all `count` pods are available.
 async fn pods_available(client: &Client, namespace: &str, count: i32) {
     let status = json!({ "status": { "replicas": count, "readyReplicas": count, "availableReplicas": count } });
@@ -303,7 +277,7 @@ async fn drift_in_the_deployment_is_repaired() {
     create(&client, &ns, 2).await;
     deployment_until(&client, &ns, |d| replicas(d) == Some(2)).await;
     // Else a reconcile still due to the Memcached's own changes could undo the edit.
-    settled(&reports).await;
+    harness::settled(|| reports.all().len()).await;
     let drift = json!({ "spec": { "replicas": 7, "template": { "spec": { "containers": [
         { "name": "memcached", "image": "example.com/not-this:1" }
     ] } } } });
@@ -340,7 +314,7 @@ async fn a_converged_object_costs_the_api_server_nothing() {
     );
     create(&client, &ns, 2).await;
     condition_until(&client, &ns, "Progressing", "True").await;
-    settled(&reports).await;
+    harness::settled(|| reports.all().len()).await;
     let expected = [
         "create events",
         "patch deployments",
@@ -348,7 +322,7 @@ async fn a_converged_object_costs_the_api_server_nothing() {
         "patch memcacheds/status",
     ];
     assert_eq!(
-        writes(&audit.requests()),
+        harness::writes(&audit.requests()),
         expected,
         "one finalizer, Deployment, status and Event"
     );
@@ -368,8 +342,8 @@ async fn a_converged_object_costs_the_api_server_nothing() {
         (reports.all().len() > reconciled).then_some(())
     })
     .await;
-    settled(&reports).await;
-    assert_eq!(writes(&audit.requests()[sent..]), Vec::<String>::new());
+    harness::settled(|| reports.all().len()).await;
+    assert_eq!(audit.requests()[sent..], [], "no request at all");
     assert_eq!(reports.failures(), []);
 }
 

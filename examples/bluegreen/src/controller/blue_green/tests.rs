@@ -562,32 +562,6 @@ async fn a_second_reconcile_changes_nothing() {
     assert_eq!(fx.snapshot().await, before);
 }
 
-/// Waits until at least one reconcile has started, and then none for a second: no change is
-/// pending, so only a new change can start another reconcile. (Its own status writes start
-/// none.)
-async fn settled(reconciles: &AtomicUsize) {
-    let mut seen = reconciles.load(Ordering::SeqCst);
-    loop {
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        let now = reconciles.load(Ordering::SeqCst);
-        if now > 0 && now == seen {
-            return;
-        }
-        seen = now;
-    }
-}
-
-/// The writes (no reads) among `requests`, as `verb resource`, sorted.
-fn writes(requests: &[testing::Access]) -> Vec<String> {
-    let mut writes: Vec<_> = requests
-        .iter()
-        .filter(|r| !["get", "list", "watch"].contains(&r.verb.as_str()))
-        .map(|r| format!("{} {}", r.verb, r.resource))
-        .collect();
-    writes.sort();
-    writes
-}
-
 /// Through the real Controller, the reconciler reads from its watches and writes only what
 /// changes: creating a BlueGreen (blue only) costs one apply of the Service and of the blue
 /// Deployment and one status write (and reads of the objects not created yet, which the
@@ -624,9 +598,9 @@ async fn a_converged_object_costs_the_api_server_nothing() {
         fx.status("demo").await == Some(RouteTo::Blue)
     })
     .await;
-    settled(&reconciles).await;
+    rkb_runtime::testing::controller::settled(|| reconciles.load(Ordering::SeqCst)).await;
     assert_eq!(
-        writes(&audit.requests()),
+        rkb_runtime::testing::controller::writes(&audit.requests()),
         [
             "patch bluegreens/status",
             "patch deployments",
@@ -667,7 +641,7 @@ async fn a_converged_object_costs_the_api_server_nothing() {
         reconciles.load(Ordering::SeqCst) > reconciled
     })
     .await;
-    settled(&reconciles).await;
+    rkb_runtime::testing::controller::settled(|| reconciles.load(Ordering::SeqCst)).await;
     assert_eq!(audit.requests()[sent..], [], "no request at all");
 }
 

@@ -524,20 +524,6 @@ async fn copies_deleted_or_edited_by_hand_are_repaired() {
     .await;
 }
 
-/// Waits until at least one reconcile has started, and then none for a second: no change is
-/// pending, so only a new change can start another reconcile.
-async fn settled(reconciles: &AtomicUsize) {
-    let mut seen = reconciles.load(Ordering::SeqCst);
-    loop {
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        let now = reconciles.load(Ordering::SeqCst);
-        if now > 0 && now == seen {
-            return;
-        }
-        seen = now;
-    }
-}
-
 /// Through the real Controller, the reconciler reads from its watches and writes only what
 /// changes: a new source costs its finalizer and one apply per target namespace (and, where
 /// the watch held no copy yet, a lookup of the name); changes that need no repair (a label
@@ -563,7 +549,7 @@ async fn a_converged_source_costs_the_api_server_nothing() {
     );
     fx.create_source("db", &[("password", PASSWORD)]).await;
     fx.until_copies("db", "two copies", |c| c.len() == 2).await;
-    settled(&reconciles).await;
+    rkb_runtime::testing::controller::settled(|| reconciles.load(Ordering::SeqCst)).await;
     let requests = audit.requests();
     let writes: Vec<String> = requests
         .iter()
@@ -618,7 +604,7 @@ async fn reconciled_without_a_request(
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    settled(reconciles).await;
+    rkb_runtime::testing::controller::settled(|| reconciles.load(Ordering::SeqCst)).await;
     assert_eq!(audit.requests()[sent..], [], "no request after {after}");
 }
 
