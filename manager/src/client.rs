@@ -430,15 +430,11 @@ where
             Some(synced) => {
                 let _ = synced.clone().wait_for(|synced| *synced).await;
             }
-            // A store's own wait remembers a single waiter: ask again every 100 ms.
-            None => loop {
-                let wait = self.store.wait_until_ready();
-                if let Ok(Ok(())) =
-                    tokio::time::timeout(std::time::Duration::from_millis(100), wait).await
-                {
-                    return;
+            None => {
+                if store_ready(&self.store).await.is_err() {
+                    std::future::pending::<()>().await;
                 }
-            },
+            }
         }
     }
 
@@ -479,6 +475,24 @@ where
     /// The underlying store.
     pub fn store(&self) -> &Store<K> {
         &self.store
+    }
+}
+
+/// Waits until `store` holds its first full list; `Err` when its writer was dropped first.
+///
+/// kube-runtime's `wait_until_ready` (still in 5.0) remembers a single waker, and a
+/// controller waits on its own store too, so a second waiter can miss the wake-up: ask
+/// again every 100 ms instead of waiting once.
+pub(crate) async fn store_ready<K>(store: &Store<K>) -> Result<(), reflector::store::WriterDropped>
+where
+    K: Resource + Clone + 'static,
+    K::DynamicType: Hash + Eq + Clone,
+{
+    loop {
+        let wait = store.wait_until_ready();
+        if let Ok(ready) = tokio::time::timeout(std::time::Duration::from_millis(100), wait).await {
+            return ready;
+        }
     }
 }
 

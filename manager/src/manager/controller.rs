@@ -6,7 +6,7 @@ use std::future::Future;
 use std::hash::Hash;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use futures::future::{self, BoxFuture};
 use futures::{FutureExt, StreamExt, TryFuture, TryFutureExt};
@@ -19,8 +19,6 @@ use tracing::Instrument;
 use super::health::Check;
 use super::metrics::Metrics;
 use crate::backoff::ErrorBackoff;
-
-const SYNC_POLL: Duration = Duration::from_millis(100);
 
 /// A named task the manager starts once this replica leads: usually a controller, whose
 /// function receives a [`Context`] and finishes with [`Context::run`].
@@ -161,15 +159,9 @@ impl Context {
         });
         let ready = self.ready.clone();
         let synced = tokio::spawn(async move {
-            // kube-runtime's `wait_until_ready` (still in 5.0) remembers a single waker and the
-            // controller itself waits on the same store, so a second waiter can miss the
-            // wake-up: ask again every 100 ms instead of waiting once.
-            loop {
-                match tokio::time::timeout(SYNC_POLL, store.wait_until_ready()).await {
-                    Ok(Ok(())) => break ready.pass(),
-                    Ok(Err(_)) => break, // the controller stopped before its first list
-                    Err(_) => {}
-                }
+            // Err: the controller stopped before its first list.
+            if crate::client::store_ready(&store).await.is_ok() {
+                ready.pass();
             }
         });
         // Retries of objects whose reconcile panicked; the user's backoff lives in `Ctx`,
