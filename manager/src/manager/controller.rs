@@ -71,6 +71,7 @@ pub struct Context {
     pub(crate) metrics: Metrics,
     pub(crate) ready: Check,
     pub(crate) cache: crate::cache::SharedCache,
+    pub(crate) namespaces: crate::cache::Namespaces,
 }
 
 impl Debug for Context {
@@ -101,6 +102,12 @@ impl Context {
     /// Cancelled when the manager shuts down; runnables other than controllers stop on it.
     pub fn shutdown(&self) -> &CancellationToken {
         &self.shutdown
+    }
+
+    /// The namespaces this controller watches (`--watch-namespace`): its watches take their
+    /// APIs from [`Namespaces::apis`](crate::cache::Namespaces::apis).
+    pub fn namespaces(&self) -> &crate::cache::Namespaces {
+        &self.namespaces
     }
 
     /// The watches this manager's controllers share (`cache.owns(...)`): one watch of a

@@ -301,12 +301,13 @@ impl Manager {
                 shutdown: self.shutdown.clone(),
                 metrics: self.metrics.clone(),
                 cache: cache.clone(),
+                namespaces: self.args.watch_namespace.clone(),
                 ready: self
                     .readiness
                     .add_following(format!("controller/{}", runnable.name), reads),
                 name: runnable.name.clone(),
             };
-            tracing::info!(controller = %runnable.name, concurrency = ctx.concurrency, "starting controller");
+            tracing::info!(controller = %runnable.name, concurrency = ctx.concurrency, namespaces = %ctx.namespaces, "starting controller");
             let name = runnable.name;
             let start = runnable.start;
             tasks.spawn(async move { (name, start(ctx).await) });

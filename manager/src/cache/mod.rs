@@ -22,7 +22,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::channel::mpsc;
 use futures::{Stream, StreamExt as _};
-use kube::Api;
 use kube::core::NamespaceResourceScope;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher::{self, Event};
@@ -34,14 +33,24 @@ use tokio_util::sync::CancellationToken;
 use crate::client::{Lister, Object};
 use crate::manager::workqueue::triggered;
 
+mod namespaces;
+pub use namespaces::{Namespaces, Scoped};
+
 /// A controller of the objects of `api` that reconciles one when its generation (its spec),
 /// labels, annotations, finalizers, owners or deletion change, and not when only its status
 /// does: the reconciler's own status writes do not trigger it again (controller-runtime's
 /// `GenerationChangedPredicate`, with metadata changes kept). Objects of kinds that keep no
 /// generation (ConfigMaps, Secrets: no spec, no status) reconcile on every change.
-pub fn controller<K: Object>(api: Api<K>, config: watcher::Config) -> Controller<K> {
+///
+/// `objects` is an [`Api`](kube::Api), or the objects of several namespaces
+/// ([`Namespaces::apis`]).
+pub fn controller<K: Object>(
+    objects: impl Into<Scoped<K>>,
+    config: watcher::Config,
+) -> Controller<K> {
     let (store, writer) = reflector::store();
-    let changes = reflector::reflector(writer, watcher::watcher(api, config))
+    let events = namespaces::watch(objects.into(), config, writer.as_reader());
+    let changes = reflector::reflector(writer, events)
         .applied_objects()
         .predicate_filter(reconcile_worthy, Default::default())
         .inspect(|object| {
@@ -90,7 +99,7 @@ fn reconcile_worthy<K: Resource>(object: &K) -> Option<u64> {
 /// [`Lister`] for the reconciler to read (after [`Lister::wait_until_synced`]).
 pub fn owns<K, Child>(
     controller: Controller<K>,
-    api: Api<Child>,
+    api: impl Into<Scoped<Child>>,
     config: watcher::Config,
 ) -> (Controller<K>, Lister<Child>)
 where
@@ -165,14 +174,14 @@ impl SharedCache {
     pub fn owns<K, Child>(
         &self,
         controller: Controller<K>,
-        api: Api<Child>,
+        api: impl Into<Scoped<Child>>,
         config: watcher::Config,
     ) -> (Controller<K>, Lister<Child>)
     where
         K: Object,
         Child: Object,
     {
-        let (lister, changes) = self.subscribe(api, config);
+        let (lister, changes) = self.subscribe(api.into(), config);
         (
             controller.owns_stream(count_owners::<K, Child>(changes)),
             lister,
@@ -183,17 +192,13 @@ impl SharedCache {
     /// and a stream of its changes from now on.
     fn subscribe<K: Object>(
         &self,
-        api: Api<K>,
+        api: Scoped<K>,
         config: watcher::Config,
     ) -> (
         Lister<K>,
         impl Stream<Item = Result<K, watcher::Error>> + Send + 'static,
     ) {
-        let key = format!(
-            "{} {} {config:?}",
-            std::any::type_name::<K>(),
-            api.resource_url()
-        );
+        let key = format!("{} {} {config:?}", std::any::type_name::<K>(), api.key());
         let mut watches = self.watches.lock().unwrap_or_else(PoisonError::into_inner);
         let watch = watches
             .entry(key)
@@ -209,7 +214,7 @@ impl SharedCache {
         (watch.lister.clone(), receiver.map(Ok))
     }
 
-    fn start<K: Object>(&self, api: Api<K>, config: watcher::Config) -> SharedWatch<K> {
+    fn start<K: Object>(&self, api: Scoped<K>, config: watcher::Config) -> SharedWatch<K> {
         let (lister, changes) = reflected(api, config);
         let subscribers: Arc<Mutex<Vec<mpsc::UnboundedSender<K>>>> = Arc::default();
         let fan_out = subscribers.clone();
@@ -249,7 +254,7 @@ impl SharedCache {
 /// before it has seen the change the reconcile is about (or after the last reconcile).
 pub fn watches<K, Other, I>(
     controller: Controller<K>,
-    api: Api<Other>,
+    api: impl Into<Scoped<Other>>,
     config: watcher::Config,
     mapper: impl Fn(Other) -> I + Sync + Send + 'static,
 ) -> (Controller<K>, Lister<Other>)
@@ -274,7 +279,7 @@ where
 /// A lister of `api` and the stream of changes that fills it; the lister says it is synced
 /// once the stream has delivered the first full list.
 fn reflected<K: Object>(
-    api: Api<K>,
+    api: impl Into<Scoped<K>>,
     config: watcher::Config,
 ) -> (
     Lister<K>,
@@ -282,12 +287,12 @@ fn reflected<K: Object>(
 ) {
     let (store, writer): (Store<K>, _) = reflector::store();
     let (synced, watch_synced) = watch::channel(false);
-    let events =
-        reflector::reflector(writer, watcher::watcher(api, config)).inspect(move |event| {
-            if matches!(event, Ok(Event::InitDone)) {
-                synced.send_replace(true);
-            }
-        });
+    let events = namespaces::watch(api.into(), config, writer.as_reader());
+    let events = reflector::reflector(writer, events).inspect(move |event| {
+        if matches!(event, Ok(Event::InitDone)) {
+            synced.send_replace(true);
+        }
+    });
     (
         Lister::synced_by(store, watch_synced),
         events.touched_objects(),
