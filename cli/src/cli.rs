@@ -326,6 +326,10 @@ pub struct InitArgs {
     /// have a controller in each of several groups.
     #[arg(long)]
     pub multigroup: bool,
+    /// A namespace-scoped operator (kubebuilder's `--namespaced`): the manager watches only
+    /// its own namespace (`WATCH_NAMESPACE`) and has a Role there instead of a ClusterRole.
+    #[arg(long)]
+    pub namespaced: bool,
 }
 
 /// `rkb setup-envtest`.

@@ -107,6 +107,9 @@ pub struct ProjectNames {
     pub domain: String,
     /// The license header that starts every generated Rust file, or nothing.
     pub header: String,
+    /// PROJECT's `namespaced`: the manager watches only the namespaces it is given, with
+    /// Roles there (`rkb init --namespaced`).
+    pub namespaced_operator: bool,
 }
 
 impl ProjectNames {
@@ -117,6 +120,7 @@ impl ProjectNames {
             crate_name: names::crate_name(&project.project_name),
             domain: project.domain.clone(),
             header: source_header(boilerplate),
+            namespaced_operator: project.namespaced,
         }
     }
 

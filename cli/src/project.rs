@@ -29,6 +29,10 @@ pub struct Project {
     /// controller in each of several groups (kubebuilder's `multigroup`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub multigroup: bool,
+    /// The manager watches only the namespaces it is given (`WATCH_NAMESPACE`), with Roles
+    /// there instead of a ClusterRole (kubebuilder's `namespaced`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub namespaced: bool,
     /// Options of the optional plugins, by plugin key, as kubebuilder records them.
     #[serde(default, skip_serializing_if = "Plugins::is_empty")]
     pub plugins: Plugins,
@@ -160,6 +164,7 @@ impl Project {
             domain: domain.into(),
             layout: vec![LAYOUT.into()],
             multigroup: false,
+            namespaced: false,
             plugins: Plugins::default(),
             project_name: project_name.into(),
             resources: Vec::new(),

@@ -536,6 +536,63 @@ fn create_api_rejects_bad_input_without_touching_files() {
 }
 
 #[test]
+fn a_namespace_scoped_operator_refuses_controllers_of_cluster_scoped_kinds() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let init = [
+        "init",
+        "--domain",
+        "example.com",
+        "--project-name",
+        "demo",
+        "--namespaced",
+        "--rkb-path",
+        repo.to_str().unwrap(),
+    ];
+    let (ok, text) = rkb_in(dir.path(), &init);
+    assert!(ok, "{text}");
+    let cases: [(&[&str], &[&str]); 2] = [
+        (
+            &[
+                "create",
+                "api",
+                "--group",
+                "infra",
+                "--version",
+                "v1",
+                "--kind",
+                "Policy",
+                "--plural",
+                "policies",
+                "--cluster-scoped",
+            ],
+            &[
+                "Policy is cluster-scoped",
+                "`namespaced: true`",
+                "--kind Policy --no-controller --cluster-scoped",
+            ],
+        ),
+        (
+            &[
+                "create",
+                "api",
+                "--group",
+                "core",
+                "--version",
+                "v1",
+                "--kind",
+                "Node",
+                "--no-resource",
+            ],
+            &["Node is cluster-scoped", "--kind Pod --no-resource"],
+        ),
+    ];
+    for (args, fragments) in cases {
+        assert_rejected(dir.path(), args, fragments);
+    }
+}
+
+#[test]
 fn kinds_whose_names_clash_with_an_irregular_plural_are_refused() {
     let project = project();
     let person = [

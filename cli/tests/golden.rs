@@ -65,6 +65,42 @@ const GOLDENS: &[Golden] = &[
         ]],
         webhooks: &[],
     },
+    // A namespace-scoped operator (`init --namespaced`): a Role in the manager's namespace
+    // instead of a ClusterRole, WATCH_NAMESPACE, with a deploy-image and a built-in kind.
+    Golden {
+        name: "project-memcached-namespaced",
+        init: &[
+            "--domain",
+            "example.com",
+            "--project-name",
+            "memcached-namespaced",
+            "--namespaced",
+        ],
+        create: &[
+            &[
+                "--group",
+                "cache",
+                "--version",
+                "v1alpha1",
+                "--kind",
+                "Memcached",
+                "--image",
+                "memcached:1.6.26-alpine3.19",
+                "--image-container-port",
+                "11211",
+            ],
+            &[
+                "--group",
+                "core",
+                "--version",
+                "v1",
+                "--kind",
+                "Pod",
+                "--no-resource",
+            ],
+        ],
+        webhooks: &[],
+    },
     Golden {
         name: "project-bluegreen",
         init: &["--domain", "demo.kakao.com", "--project-name", "bluegreen"],

@@ -34,6 +34,16 @@ impl Environment {
     /// authorizer has seen every binding of it. A request the generated roles do not
     /// allow then fails with the API server's own 403.
     pub async fn operator_client(&self, kustomization: &Path) -> Result<Client, Error> {
+        Ok(self.operator_client_in_namespace(kustomization).await?.0)
+    }
+
+    /// [`Environment::operator_client`], and the namespace of its ServiceAccount: the
+    /// operator's own, the one a namespace-scoped operator (`rkb init --namespaced`) watches
+    /// and has its Role in.
+    pub async fn operator_client_in_namespace(
+        &self,
+        kustomization: &Path,
+    ) -> Result<(Client, String), Error> {
         let objects: Vec<DynamicObject> = crate::parse_yaml(&crate::kustomize(kustomization)?)?
             .into_iter()
             .filter(|o| RBAC_KINDS.contains(&kind_of(o)))
@@ -58,7 +68,8 @@ impl Environment {
             self.wait_until_allowed(&namespace, &name, &rule, binding_namespace.as_deref())
                 .await?;
         }
-        self.service_account_client(&namespace, &name).await
+        let client = self.service_account_client(&namespace, &name).await?;
+        Ok((client, namespace))
     }
 
     /// Whether the authorizer lets the ServiceAccount `account_namespace/account` do what

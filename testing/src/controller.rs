@@ -215,7 +215,7 @@ pub async fn events(client: &Client, namespace: &str, reporting_controller: &str
 }
 
 /// A kustomization over `<project>/config/default` whose manager ClusterRole (the one in
-/// `config/rbac/role.yaml`) lacks its rule on `resource`, written below `scratch`. It has
+/// `config/rbac/role.yaml`, or a namespace-scoped operator's Role) lacks its rule on `resource`, written below `scratch`. It has
 /// its own namespace and name prefix, so the ServiceAccount and roles are this test's
 /// alone: `Environment::operator_client` on it gives a client that the API server refuses
 /// exactly that rule's requests (a 403).
@@ -229,10 +229,18 @@ pub fn overlay_without_rule(
     let role = std::fs::read_to_string(&role_file)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", role_file.display()));
     let objects = rkb_envtest::parse_yaml(&role).expect("role.yaml is YAML");
+    // The manager's ClusterRole, or a namespace-scoped operator's Role in its namespace.
+    let kind_of = |o: &kube::api::DynamicObject| o.types.as_ref().map(|t| t.kind.clone());
     let role = objects
         .iter()
-        .find(|o| o.types.as_ref().is_some_and(|t| t.kind == "ClusterRole"))
-        .expect("role.yaml holds the manager's ClusterRole");
+        .find(|o| kind_of(o).as_deref() == Some("ClusterRole"))
+        .or_else(|| {
+            objects
+                .iter()
+                .find(|o| kind_of(o).as_deref() == Some("Role"))
+        })
+        .expect("role.yaml holds the manager's ClusterRole or Role");
+    let kind = kind_of(role).unwrap_or_default();
     let rules = role.data["rules"].as_array().cloned().unwrap_or_default();
     let index = rules
         .iter()
@@ -255,7 +263,7 @@ pub fn overlay_without_rule(
          namePrefix: {namespace}-\n\
          resources:\n- {base}\n\
          patches:\n\
-         - target:\n    kind: ClusterRole\n    name: .*-{name}$\n  \
+         - target:\n    kind: {kind}\n    name: .*-{name}$\n  \
            patch: |-\n    - op: remove\n      path: /rules/{index}\n",
         name = role.name_any(),
     );

@@ -253,6 +253,9 @@ pub(super) fn replay(
     if !apache2 {
         init.extend(words(&["--license", "none"]));
     }
+    if project.namespaced {
+        init.push("--namespaced".into());
+    }
     // The copied `.cargo/config.toml` keeps the input's source of rkb's crates; without
     // one, the input took them from the registry.
     init.extend(words(&["--rkb-source", "registry"]));

@@ -327,6 +327,29 @@ fn model(
         )?;
     }
     check_conflicts(args, project, &api)?;
+    if project.namespaced && controller && !api.namespaced {
+        let hint = if args.wants_resource() {
+            format!(
+                "Scaffold the type without a controller:  rkb create api --group {} --version {} --kind {} --no-controller{}",
+                args.group,
+                args.version,
+                args.kind,
+                if args.cluster_scoped {
+                    " --cluster-scoped"
+                } else {
+                    ""
+                }
+            )
+        } else {
+            "Only namespaced kinds can have a controller here, e.g.:  rkb create api --group core --version v1 --kind Pod --no-resource".to_owned()
+        };
+        bail!(
+            "{} is cluster-scoped, and this project's manager is namespace-scoped (PROJECT: \
+             `namespaced: true`, from `rkb init --namespaced`): its Roles cannot grant a watch of \
+             cluster-scoped objects.\n  {hint}",
+            api.kind
+        );
+    }
     let dropped = dropped_image(args, project, &api, image.is_some())?;
     let mut project = updated_project(args, project, &api, image.is_some())?;
     let conversion = if args.wants_resource() {

@@ -43,6 +43,8 @@ impl plan::Model for Context {
 pub(super) struct Switches {
     /// rkb's crates come from an rkb source on this machine: `.cargo/config.toml` patches them.
     pub patch: bool,
+    /// A namespace-scoped operator: no ClusterRoleBinding (role.yaml binds its Role).
+    pub namespaced: bool,
 }
 
 /// Files of a new project. A file already there (a README, a .gitignore) is the user's:
@@ -102,7 +104,8 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     Entry::shared(
         "config/rbac/role_binding.yaml",
         "init/config/rbac/role_binding.yaml.tera",
-    ),
+    )
+    .when(|on| !on.namespaced),
     Entry::shared(
         "config/crd/kustomization.yaml",
         "init/config/crd/kustomization.yaml.tera",
@@ -226,6 +229,7 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let templates = Templates::load()?;
     let mut project = Project::new(&args.domain, &project_name);
     project.multigroup = args.multigroup;
+    project.namespaced = args.namespaced;
     let mut context = Context {
         // The header comes from the boilerplate, rendered below.
         names: ProjectNames::new(&project, ""),
@@ -251,6 +255,7 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 
     let switches = Switches {
         patch: context.rkb_source_kind.is_some(),
+        namespaced: args.namespaced,
     };
     let applied = super::scaffold(PLAN, &switches, &templates, &context, false, changes, out)?;
     for path in applied.kept {

@@ -115,25 +115,29 @@ pub const CREATE_ONLY_KINDS: &[BuiltinKind] = &[
     BuiltinKind { group: "core", version: "v1", kind: "Binding", plural: "bindings", namespaced: true, rust_path: "k8s_openapi::api::core::v1::Binding" },
 ];
 
-/// A pod template the API server accepts (nothing runs it: tests have no kubelet).
-const POD_TEMPLATE: &str = r#"{"metadata": {"labels": {"app": "sample"}}, "spec": {"containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10"}]}}"#;
+/// A pod spec the API server accepts (nothing runs it: tests have no kubelet), also in a
+/// namespace that enforces the `restricted` Pod Security Standard, as the operator's own
+/// does (a namespace-scoped operator's tests create their objects there).
+const POD_SPEC: &str = r#"{"securityContext": {"runAsNonRoot": true, "seccompProfile": {"type": "RuntimeDefault"}}, "containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10", "securityContext": {"allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}}}]}"#;
 
 /// The fields besides metadata that the API server requires of common built-in kinds, as
 /// the body of a `serde_json::json!` object: the sample object of scaffolded tests.
 /// Other kinds need none, or the generated test says where to add them.
 pub fn required_fields(group: &str, kind: &str) -> Option<String> {
     let selector = r#""selector": {"matchLabels": {"app": "sample"}}"#;
+    let pod_template =
+        format!(r#"{{"metadata": {{"labels": {{"app": "sample"}}}}, "spec": {POD_SPEC}}}"#);
     // Jobs' pods must not restart themselves.
     let job_pods =
-        POD_TEMPLATE.replacen(r#""spec": {"#, r#""spec": {"restartPolicy": "Never", "#, 1);
+        pod_template.replacen(r#""spec": {"#, r#""spec": {"restartPolicy": "Never", "#, 1);
     let fields = match (group, kind) {
-        ("core", "Pod") => r#""spec": {"containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10"}]}"#.to_owned(),
+        ("core", "Pod") => format!(r#""spec": {POD_SPEC}"#),
         ("core", "Service") => r#""spec": {"ports": [{"port": 80}]}"#.to_owned(),
         ("core", "PersistentVolumeClaim") => {
             r#""spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}"#.to_owned()
         }
         ("apps", "Deployment" | "ReplicaSet" | "DaemonSet" | "StatefulSet") => {
-            format!(r#""spec": {{{selector}, "template": {POD_TEMPLATE}}}"#)
+            format!(r#""spec": {{{selector}, "template": {pod_template}}}"#)
         }
         ("batch", "Job") => format!(r#""spec": {{"template": {job_pods}}}"#),
         ("batch", "CronJob") => {

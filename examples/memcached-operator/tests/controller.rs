@@ -33,6 +33,7 @@ use memcached_example::api::cache::v1alpha1::{Memcached, MemcachedSpec};
 use memcached_example::controller::memcached::{
     CONTROLLER_NAME, Error, IMAGE, MemcachedReconciler, error_policy, labels, reconcile,
 };
+use rkb_runtime::cache::Namespaces;
 use rkb_runtime::testing::controller::{eventually, overlay_without_rule, settled, writes};
 use rkb_runtime::testing::envtest::{self, Environment};
 use rkb_runtime::testing::{self, Fault, Faults, RbacAudit};
@@ -99,8 +100,10 @@ impl Reports {
 fn start_controller(watch_client: &Client, client: Client, namespace: &str) -> Reports {
     let reports = Reports::default();
     let sink = reports.clone();
-    let (controller, caches) =
-        memcached_example::controller::memcached::controller(watch_client, Some(namespace));
+    let (controller, caches) = memcached_example::controller::memcached::controller(
+        watch_client,
+        &Namespaces::only([namespace]),
+    );
     let reconciler = Arc::new(MemcachedReconciler::new(client, caches));
     let reconcile = move |object: Arc<Memcached>, ctx| {
         let sink = sink.clone();

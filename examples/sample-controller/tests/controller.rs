@@ -33,6 +33,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::controller;
 use kube::{Api, Client, ResourceExt};
+use rkb_runtime::cache::Namespaces;
 use rkb_runtime::testing::controller::{eventually, overlay_without_rule, settled, writes};
 use rkb_runtime::testing::envtest::{self, Environment};
 use rkb_runtime::testing::{self, Fault, Faults, RbacAudit};
@@ -93,8 +94,10 @@ impl Reports {
 fn start_controller(watch_client: &Client, client: Client, namespace: &str) -> Reports {
     let reports = Reports::default();
     let sink = reports.clone();
-    let (controller, deployments) =
-        sample_controller::controller::foo::controller(watch_client, Some(namespace));
+    let (controller, deployments) = sample_controller::controller::foo::controller(
+        watch_client,
+        &Namespaces::only([namespace]),
+    );
     let reconciler = Arc::new(FooReconciler::new(client, deployments));
     let reconcile = move |object: Arc<Foo>, ctx| {
         let sink = sink.clone();

@@ -48,16 +48,52 @@ pub fn controller<K: Object>(
     objects: impl Into<Scoped<K>>,
     config: watcher::Config,
 ) -> Controller<K> {
+    let (store, changes) = primary(objects.into(), config);
+    counted_controller(
+        changes.predicate_filter(reconcile_worthy, Default::default()),
+        store,
+    )
+}
+
+/// A controller of the objects of `objects` that reconciles one on every change, its status
+/// included, as kube-runtime's `Controller::new` does: for built-in kinds whose controller
+/// follows what others write (a Pod's phase, a Deployment's ready replicas). `objects` may
+/// span several namespaces ([`Namespaces::apis`]), which `Controller::new` cannot.
+pub fn controller_of_every_change<K: Object>(
+    objects: impl Into<Scoped<K>>,
+    config: watcher::Config,
+) -> Controller<K> {
+    let (store, changes) = primary(objects.into(), config);
+    counted_controller(changes, store)
+}
+
+/// The store of a controller's own objects and the stream of their changes that fills it.
+fn primary<K: Object>(
+    objects: Scoped<K>,
+    config: watcher::Config,
+) -> (
+    Store<K>,
+    impl Stream<Item = Result<K, watcher::Error>> + Send + 'static,
+) {
     let (store, writer) = reflector::store();
-    let events = namespaces::watch(objects.into(), config, writer.as_reader());
-    let changes = reflector::reflector(writer, events)
-        .applied_objects()
-        .predicate_filter(reconcile_worthy, Default::default())
-        .inspect(|object| {
-            if let Ok(object) = object {
-                triggered(key(object.meta().namespace.as_deref(), &object.name_any()));
-            }
-        });
+    let events = namespaces::watch(objects, config, writer.as_reader());
+    (
+        store,
+        reflector::reflector(writer, events).applied_objects(),
+    )
+}
+
+/// A controller of `store`'s objects, reconciled on `changes`, each counted as an add to
+/// its queue.
+fn counted_controller<K: Object>(
+    changes: impl Stream<Item = Result<K, watcher::Error>> + Send + 'static,
+    store: Store<K>,
+) -> Controller<K> {
+    let changes = changes.inspect(|object| {
+        if let Ok(object) = object {
+            triggered(key(object.meta().namespace.as_deref(), &object.name_any()));
+        }
+    });
     Controller::for_stream(changes, store)
 }
 

@@ -111,6 +111,7 @@ pub struct Manifests {
     crds: Vec<Result<Crd, CrdError>>,
     rules: Vec<Rule>,
     role_name: String,
+    namespaced: bool,
     max_desc_len: Option<usize>,
     max_crd_size: Option<usize>,
     webhooks: Vec<Webhook>,
@@ -126,6 +127,7 @@ impl Manifests {
             crds,
             rules: rbac.into_iter().flatten().collect(),
             role_name: DEFAULT_ROLE_NAME.to_owned(),
+            namespaced: false,
             max_desc_len: None,
             max_crd_size: Some(DEFAULT_MAX_CRD_SIZE),
             webhooks: Vec::new(),
@@ -166,6 +168,14 @@ impl Manifests {
     /// Names the generated `ClusterRole` and `Role`s (default `manager-role`).
     pub fn role_name(mut self, name: &str) -> Self {
         name.clone_into(&mut self.role_name);
+        self
+    }
+
+    /// A namespace-scoped operator (`rkb init --namespaced`): the rules that name no
+    /// namespace go into a Role in the manager's namespace instead of a ClusterRole, so the
+    /// manager can do nothing outside the namespaces it is given Roles in.
+    pub fn namespaced(mut self) -> Self {
+        self.namespaced = true;
         self
     }
 

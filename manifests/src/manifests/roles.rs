@@ -11,19 +11,31 @@ impl Manifests {
     /// `config/rbac/role.yaml`: the ClusterRole, and the Role in the manager's namespace
     /// ([`rbac::MANAGER_NAMESPACE`]) with its RoleBinding, which `config/default` moves
     /// there; and, when rules name other namespaces, their Roles and RoleBindings in
-    /// [`NAMESPACED_RBAC_DIR`], out of reach of that namespace transformer.
+    /// [`NAMESPACED_RBAC_DIR`], out of reach of that namespace transformer. A
+    /// [namespaced](Manifests::namespaced) operator has no ClusterRole: its cluster-wide
+    /// rules are the Role's in the manager's namespace.
     pub(super) fn render_roles(&self) -> Result<Vec<(PathBuf, String)>, Error> {
         if !rkb_core::names::is_dns1123_subdomain(&self.role_name) {
             return Err(Error::InvalidRoleName(self.role_name.clone()));
         }
-        for rule in &self.rules {
+        let mut rules = self.rules.clone();
+        if self.namespaced {
+            for rule in rules.iter_mut().filter(|r| r.namespace.is_none()) {
+                rule.namespace = Some(rbac::MANAGER_NAMESPACE.to_owned());
+            }
+        }
+        for rule in &rules {
             rule.validate().map_err(|reason| Error::InvalidRule {
                 rule: Box::new(rule.clone()),
                 reason,
             })?;
         }
-        let (cluster_role, roles) = rbac::roles(&self.rules, &self.role_name);
-        let mut own = yaml_document("ClusterRole", &cluster_role)?;
+        let (cluster_role, roles) = rbac::roles(&rules, &self.role_name);
+        let mut own = if self.namespaced {
+            String::new()
+        } else {
+            yaml_document("ClusterRole", &cluster_role)?
+        };
         let mut elsewhere = String::new();
         for role in &roles {
             let in_own = role.metadata.namespace.as_deref() == Some(rbac::MANAGER_NAMESPACE);
@@ -82,4 +94,82 @@ replacements:
     fieldPaths: [metadata.name]
 "
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rbac::Rule;
+
+    fn rule(resource: &str, namespace: Option<&str>) -> Rule {
+        Rule {
+            api_groups: vec!["cache.example.com".into()],
+            resources: vec![resource.into()],
+            resource_names: vec![],
+            verbs: vec!["list".into(), "watch".into()],
+            non_resource_urls: vec![],
+            namespace: namespace.map(str::to_owned),
+        }
+    }
+
+    fn kinds(yaml: &str) -> Vec<String> {
+        yaml.lines()
+            .filter_map(|line| line.strip_prefix("kind: "))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    #[test]
+    fn a_namespaced_operator_gets_a_role_in_its_namespace_instead_of_a_cluster_role() {
+        let rules = vec![vec![
+            rule("memcacheds", None),
+            rule("caches", Some("other")),
+        ]];
+        let files = |manifests: Manifests| manifests.render_roles().unwrap();
+
+        let cluster_wide = files(Manifests::new(vec![], rules.clone()));
+        assert_eq!(kinds(&cluster_wide[0].1), ["ClusterRole"]);
+
+        let namespaced = files(Manifests::new(vec![], rules).namespaced());
+        let (path, own) = &namespaced[0];
+        assert_eq!(path, &PathBuf::from(super::super::ROLE_FILE));
+        assert_eq!(kinds(own), ["Role", "RoleBinding"], "{own}");
+        assert!(
+            own.contains("namespace: system") && own.contains("- memcacheds"),
+            "{own}"
+        );
+        assert!(
+            !own.contains("caches"),
+            "the other namespace's rule stays apart: {own}"
+        );
+        assert!(
+            namespaced[2].1.contains("namespace: other"),
+            "{namespaced:?}"
+        );
+    }
+
+    #[test]
+    fn a_namespaced_operator_cannot_be_granted_non_resource_urls() {
+        let urls = Rule {
+            non_resource_urls: vec!["/healthz".into()],
+            verbs: vec!["get".into()],
+            ..rule("x", None)
+        };
+        let urls = Rule {
+            api_groups: vec![],
+            resources: vec![],
+            ..urls
+        };
+        let manifests = Manifests::new(vec![], vec![vec![urls.clone()]]);
+        assert!(manifests.render_roles().is_ok());
+        let error = Manifests::new(vec![], vec![vec![urls]])
+            .namespaced()
+            .render_roles()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("non-resource URLs cannot be granted in a namespace"),
+            "{error}"
+        );
+    }
 }

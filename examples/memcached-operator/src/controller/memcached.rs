@@ -37,7 +37,7 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Api, Client, Resource, ResourceExt};
 use rkb_runtime::backoff::ErrorBackoff;
-use rkb_runtime::cache::{self, OwnWrites};
+use rkb_runtime::cache::{self, Namespaces, OwnWrites};
 use rkb_runtime::manager::Context;
 use rkb_runtime::{Lister, NamespacedApi, Rbac};
 
@@ -438,13 +438,13 @@ pub fn error_policy(
 /// (not of its status alone, which this controller writes), of an owned Deployment (e.g.
 /// pods becoming available) or Service (e.g. edited by hand), or of a pod (created,
 /// deleted) reconciles the Memcached again.
-pub fn controller(client: &Client, namespace: Option<&str>) -> (Controller<Memcached>, Caches) {
-    let controller = cache::controller(scoped(client, namespace), config());
-    let (controller, deployments) = cache::owns(controller, scoped(client, namespace), config());
-    let (controller, services) = cache::owns(controller, scoped(client, namespace), config());
+pub fn controller(client: &Client, namespaces: &Namespaces) -> (Controller<Memcached>, Caches) {
+    let controller = cache::controller(namespaces.apis(client), config());
+    let (controller, deployments) = cache::owns(controller, namespaces.apis(client), config());
+    let (controller, services) = cache::owns(controller, namespaces.apis(client), config());
     let (controller, pods) = cache::watches(
         controller,
-        scoped(client, namespace),
+        namespaces.apis(client),
         pods_config(),
         |pod: Pod| {
             let memcached = pod.labels().get("app.kubernetes.io/instance")?;
@@ -487,11 +487,14 @@ where
 pub async fn run(ctx: Context) -> anyhow::Result<()> {
     let client = ctx.client();
     // Fail fast with a hint rather than a watch that retries forever.
-    Api::<Memcached>::all(client.clone())
-        .list(&ListParams::default().limit(1))
-        .await
-        .context("cannot list memcacheds.cache.example.com: is the CRD installed (`make install`) and is the manager allowed to?")?;
-    let (controller, caches) = controller(&client, None);
+    for objects in ctx.namespaces().apis::<Memcached>(&client).apis() {
+        let namespace = objects.namespace().unwrap_or("all namespaces");
+        objects
+            .list(&ListParams::default().limit(1))
+            .await
+            .with_context(|| format!("cannot list memcacheds.cache.example.com in {namespace}: is the CRD installed (`make install`) and is the manager allowed to?"))?;
+    }
+    let (controller, caches) = controller(&client, ctx.namespaces());
     let reconciler = Arc::new(MemcachedReconciler::new(client.clone(), caches));
     ctx.run(controller, reconcile, error_policy, reconciler)
         .await

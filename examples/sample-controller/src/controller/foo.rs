@@ -31,9 +31,9 @@ use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
-use kube::{Api, Client, Resource, ResourceExt};
+use kube::{Client, Resource, ResourceExt};
 use rkb_runtime::backoff::ErrorBackoff;
-use rkb_runtime::cache::{self, OwnWrites};
+use rkb_runtime::cache::{self, Namespaces, OwnWrites};
 use rkb_runtime::manager::Context;
 use rkb_runtime::{Lister, NamespacedApi, Rbac};
 
@@ -297,16 +297,10 @@ pub fn error_policy(object: Arc<Foo>, error: &Error, ctx: Arc<FooReconciler>) ->
 /// (upstream's `handleObject`).
 pub fn controller(
     client: &Client,
-    namespace: Option<&str>,
+    namespaces: &Namespaces,
 ) -> (Controller<Foo>, Lister<Deployment>) {
     let config = || watcher::Config::default().any_semantic();
-    let (foos, deployments) = match namespace {
-        Some(namespace) => (
-            Api::namespaced(client.clone(), namespace),
-            Api::namespaced(client.clone(), namespace),
-        ),
-        None => (Api::all(client.clone()), Api::all(client.clone())),
-    };
+    let (foos, deployments) = (namespaces.apis(client), namespaces.apis(client));
     cache::owns(cache::controller(foos, config()), deployments, config())
 }
 
@@ -316,12 +310,14 @@ pub fn controller(
 pub async fn run(ctx: Context) -> anyhow::Result<()> {
     let client = ctx.client();
     // Fail fast with a hint rather than a watch that retries forever.
-    Api::<Foo>::all(client.clone())
-        .list(&ListParams::default().limit(1))
-        .await
-        .context("cannot list foos.samplecontroller.k8s.io: is the CRD installed (`make install`) and is the manager allowed to?")?;
+    for foos in ctx.namespaces().apis::<Foo>(&client).apis() {
+        let namespace = foos.namespace().unwrap_or("all namespaces");
+        foos.list(&ListParams::default().limit(1))
+            .await
+            .with_context(|| format!("cannot list foos.samplecontroller.k8s.io in {namespace}: is the CRD installed (`make install`) and is the manager allowed to?"))?;
+    }
     tracing::info!("Setting up event handlers");
-    let (controller, deployments) = controller(&client, None);
+    let (controller, deployments) = controller(&client, ctx.namespaces());
     tracing::info!("Starting Foo controller");
     tracing::info!("Waiting for informer caches to sync");
     let store = controller.store();
@@ -355,6 +351,8 @@ pub async fn run(ctx: Context) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use rkb_runtime::testing::envtest;
+
+    use kube::Api;
 
     use super::*;
 

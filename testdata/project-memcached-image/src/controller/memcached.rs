@@ -40,7 +40,7 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Api, Client, Resource, ResourceExt};
 use rkb_runtime::backoff::ErrorBackoff;
-use rkb_runtime::cache::{self, OwnWrites};
+use rkb_runtime::cache::{self, Namespaces, OwnWrites};
 use rkb_runtime::manager::Context;
 use rkb_runtime::{Lister, NamespacedApi, Rbac};
 
@@ -557,22 +557,17 @@ pub fn error_policy(
 }
 
 /// The Memcached controller: it watches memcacheds and the Deployments they own, in
-/// `namespace` or (with `None`) in every namespace, and returns the lister of those
+/// `namespaces` (all of them or those of `--watch-namespace`, as `run` does, or the test's
+/// own), and returns the lister of those
 /// Deployments for the reconciler. A change of a Memcached's spec or metadata (not of its
 /// status alone, which this controller writes) or of an owned Deployment (pods becoming
 /// available, or an edit by hand) reconciles the Memcached again.
 pub fn controller(
     client: &Client,
-    namespace: Option<&str>,
+    namespaces: &Namespaces,
 ) -> (Controller<Memcached>, Lister<Deployment>) {
     let config = || watcher::Config::default().any_semantic();
-    let (objects, deployments) = match namespace {
-        Some(namespace) => (
-            Api::namespaced(client.clone(), namespace),
-            Api::namespaced(client.clone(), namespace),
-        ),
-        None => (Api::all(client.clone()), Api::all(client.clone())),
-    };
+    let (objects, deployments) = (namespaces.apis(client), namespaces.apis(client));
     cache::owns(cache::controller(objects, config()), deployments, config())
 }
 
@@ -582,11 +577,14 @@ pub async fn run(ctx: Context) -> anyhow::Result<()> {
     let image = image_from_env()?;
     let client = ctx.client();
     // Fail fast with a hint rather than a watch that retries forever.
-    Api::<Memcached>::all(client.clone())
-        .list(&ListParams::default().limit(1))
-        .await
-        .context("cannot list memcacheds.cache.example.com: is the CRD installed (`make install`) and is the manager allowed to?")?;
-    let (controller, deployments) = controller(&client, None);
+    for objects in ctx.namespaces().apis::<Memcached>(&client).apis() {
+        let namespace = objects.namespace().unwrap_or("all namespaces");
+        objects
+            .list(&ListParams::default().limit(1))
+            .await
+            .with_context(|| format!("cannot list memcacheds.cache.example.com in {namespace}: is the CRD installed (`make install`) and is the manager allowed to?"))?;
+    }
+    let (controller, deployments) = controller(&client, ctx.namespaces());
     let reconciler = Arc::new(MemcachedReconciler::new(client.clone(), image, deployments));
     ctx.run(controller, reconcile, error_policy, reconciler)
         .await

@@ -17,14 +17,15 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
+use kube::Client;
 use kube::api::ListParams;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
-use kube::{Api, Client};
 use rkb_runtime::NamespacedApi;
 use rkb_runtime::Rbac;
 use rkb_runtime::backoff::ErrorBackoff;
+use rkb_runtime::cache::Namespaces;
 use rkb_runtime::manager::Context;
 
 use crate::api::cache::v1alpha1::Memcached;
@@ -125,33 +126,28 @@ pub fn error_policy(
 /// metrics, readiness, `--concurrency` and graceful shutdown.
 pub async fn run(ctx: Context) -> anyhow::Result<()> {
     let client = ctx.client();
-    let objects = Api::<Memcached>::all(client.clone());
     // Fail fast with a hint rather than a watch that retries forever.
-    objects
-        .list(&ListParams::default().limit(1))
-        .await
-        .context("cannot list memcacheds.cache.example.com: is the CRD installed (`make install`) and is the manager allowed to?")?;
+    for objects in ctx.namespaces().apis::<Memcached>(&client).apis() {
+        let namespace = objects.namespace().unwrap_or("all namespaces");
+        objects
+            .list(&ListParams::default().limit(1))
+            .await
+            .with_context(|| format!("cannot list memcacheds.cache.example.com in {namespace}: is the CRD installed (`make install`) and is the manager allowed to?"))?;
+    }
     let reconciler = Arc::new(MemcachedReconciler::new(client.clone()));
-    ctx.run(
-        controller(&client, None),
-        reconcile,
-        error_policy,
-        reconciler,
-    )
-    .await
+    let controller = controller(&client, ctx.namespaces());
+    ctx.run(controller, reconcile, error_policy, reconciler)
+        .await
 }
 
 /// The controller: the memcacheds it reconciles and every watch that triggers a
-/// reconcile, in `namespace` (the tests') or in all namespaces (`None`, as `run` does). A
+/// reconcile, in `namespaces` (all, those of `--watch-namespace`, or the test's own). A
 /// Memcached is reconciled when its spec or metadata change, not when only its status
 /// does: this controller writes the status, and its own writes do not bring it back.
 /// The tests run it as built here, through the RBAC audit, so a watch without its
 /// `#[rbac]` rule fails them, as the API server would refuse it.
-pub fn controller(client: &Client, namespace: Option<&str>) -> Controller<Memcached> {
-    let objects = match namespace {
-        Some(namespace) => Api::namespaced(client.clone(), namespace),
-        None => Api::all(client.clone()),
-    };
+pub fn controller(client: &Client, namespaces: &Namespaces) -> Controller<Memcached> {
+    let objects = namespaces.apis(client);
     // To also reconcile a Memcached when an object it owns changes, and read those
     // objects from the watch rather than with GETs, use `rkb_runtime::cache::owns(controller,
     // deployments, watcher::Config::default())` with an `Api::<Deployment>` in the same
@@ -166,6 +162,7 @@ mod tests {
     use std::time::Duration;
 
     use futures::StreamExt as _;
+    use kube::Api;
     use kube::ResourceExt as _;
     use kube::api::PostParams;
     use rkb_runtime::testing::envtest::{self, Environment};
@@ -226,7 +223,7 @@ mod tests {
     fn start_controller(client: Client, namespace: &str) -> mpsc::UnboundedReceiver<Reconciled> {
         let (sender, receiver) = mpsc::unbounded_channel();
         let reconciler = Arc::new(MemcachedReconciler::new(client.clone()));
-        let running = controller(&client, Some(namespace))
+        let running = controller(&client, &Namespaces::only([namespace]))
             .run(reconcile, error_policy, reconciler)
             .for_each(move |result| {
                 let reported = match result {
