@@ -221,7 +221,9 @@ const MEMORY_PER_BYTE: usize = 32;
 /// Reviews up to this size (most are a few KiB) take a lane of their own, so that they
 /// never queue behind large ones.
 const SMALL_REVIEW: usize = 64 << 10;
-/// Small reviews handled at once; together they take at most 16 MiB.
+/// Small reviews handled at once; together they take at most 16 MiB. Their bodies are read
+/// before they wait for one of these, so those waiting take at most 16 MiB more (a body
+/// per connection slot: 256 × 64 KiB).
 const SMALL_IN_FLIGHT: usize = 8;
 /// How long a review waits for its share before it is refused with 429: well within the
 /// API server's webhook timeout (10 s by default), so the refusal is what it reports.
