@@ -43,8 +43,32 @@ const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// in the listen backlog, so a flood of connections cannot exhaust memory or descriptors.
 const MAX_CONNECTIONS: usize = 256;
 /// A connection idle for less than this is not closed for a newcomer: a client reusing its
-/// connection at once, or still in a TLS handshake on a loaded node, is not cut off.
+/// connection at once, or in the middle of a TLS handshake on a loaded node, is not cut
+/// off. It also bounds how fast a full server turns over the slots of connections that
+/// have sent something: each lasts at least this long.
 const IDLE_GRACE: Duration = Duration::from_secs(1);
+/// The grace of a connection that has not sent a byte since its task started: a client
+/// writes its request (or its TLS ClientHello) as soon as it is connected, so under a
+/// flood it is there by the first read, and a connection silent for longer is not a
+/// client in the middle of anything. Short, so that a full server turns the slots of a
+/// flood of silent connections over fast: newcomers behind 1,000 of them reconnecting as
+/// they are closed wait in the backlog about (1,000 − 256) / 256 × 0.1 s, 0.3 s, not 3 s.
+const SILENT_GRACE: Duration = Duration::from_millis(100);
+
+/// How many connections a server holds, and how long one must be idle (having sent
+/// something, or not) before a newcomer may take its slot.
+#[derive(Clone, Copy, Debug)]
+struct Limits {
+    connections: usize,
+    grace: Duration,
+    silent_grace: Duration,
+}
+
+const LIMITS: Limits = Limits {
+    connections: MAX_CONNECTIONS,
+    grace: IDLE_GRACE,
+    silent_grace: SILENT_GRACE,
+};
 /// The listen backlog, for exact addresses as for `:port` (the kernel caps it at somaxconn).
 const BACKLOG: i32 = 1024;
 
@@ -141,7 +165,7 @@ pub(crate) async fn serve_until<H, F>(
     H: Fn(Request) -> F + Clone + Send + Sync + 'static,
     F: Future<Output = Response> + Send + 'static,
 {
-    serve_at_most(MAX_CONNECTIONS, listener, tls, handle, stop).await;
+    serve_at_most(LIMITS, listener, tls, handle, stop).await;
 }
 
 /// [`serve`] on a thread with a runtime of its own, until the returned future is dropped:
@@ -186,7 +210,7 @@ where
 }
 
 async fn serve_at_most<H, F>(
-    max_connections: usize,
+    limits: Limits,
     listener: TcpListener,
     tls: Option<TlsAcceptor>,
     handle: H,
@@ -196,10 +220,10 @@ async fn serve_at_most<H, F>(
     F: Future<Output = Response> + Send + 'static,
 {
     let handle = Arc::new(handle);
-    let permits = Arc::new(tokio::sync::Semaphore::new(max_connections));
+    let permits = Arc::new(tokio::sync::Semaphore::new(limits.connections));
     let slots = Arc::new(Slots::default());
     let connections = TaskTracker::new();
-    loop {
+    'accept: loop {
         let accepted = tokio::select! {
             () = stop.cancelled() => break,
             accepted = listener.accept() => accepted,
@@ -215,13 +239,20 @@ async fn serve_at_most<H, F>(
         };
         let permit = match permits.clone().try_acquire_owned() {
             Ok(permit) => permit,
-            Err(_) => {
-                slots.make_room(max_connections);
+            // Full: close the connection idle longest, or, if none is idle past the grace
+            // yet, look again when one will be (not only when a connection closes by
+            // itself: under a flood of fresh idle connections that is the header timeout,
+            // seconds during which every newcomer, valid clients too, waits in the backlog).
+            Err(_) => loop {
+                let again = slots.make_room(limits);
                 tokio::select! {
-                    () = stop.cancelled() => break,
-                    permit = permits.clone().acquire_owned() => permit.expect("the semaphore is never closed"),
+                    () = stop.cancelled() => break 'accept,
+                    permit = permits.clone().acquire_owned() => {
+                        break permit.expect("the semaphore is never closed");
+                    }
+                    () = tokio::time::sleep(again) => {}
                 }
-            }
+            },
         };
         let handle = handle.clone();
         let tls = tls.clone();
@@ -251,6 +282,10 @@ async fn serve_at_most<H, F>(
                     }
                 }
             });
+            let stream = Heard {
+                stream,
+                slot: Some(slot.clone()),
+            };
             let serve = async {
                 match tls {
                     None => serve_connection(TokioIo::new(stream), service, &stop).await,
@@ -304,6 +339,8 @@ struct SlotState {
     /// Since when no request is in progress (or its body is awaited); `None` while one
     /// is, and before the connection's task first runs.
     idle_since: Option<Instant>,
+    /// Whether the client has sent a byte: until then its grace is [`SILENT_GRACE`].
+    heard: bool,
     evict: CancellationToken,
 }
 
@@ -325,6 +362,7 @@ impl Slots {
         let evict = CancellationToken::new();
         let state = SlotState {
             idle_since: None,
+            heard: false,
             evict: evict.clone(),
         };
         lock(&self.open).insert(id, state);
@@ -335,27 +373,57 @@ impl Slots {
         (slot, evict)
     }
 
-    /// Closes the connection idle longest, if one has been idle past [`IDLE_GRACE`].
-    fn make_room(&self, max_connections: usize) {
+    /// Closes the connection idle longest of those idle past their grace ([`IDLE_GRACE`],
+    /// or [`SILENT_GRACE`] if it has sent nothing); how long to wait for its slot before
+    /// looking again: until the next one passes its grace, or, with none idle, a while.
+    fn make_room(&self, limits: Limits) -> Duration {
         let now = Instant::now();
-        let idlest = {
+        let (idlest, again) = {
             let open = lock(&self.open);
-            open.values()
-                .filter_map(|state| Some((state.idle_since?, &state.evict)))
-                .filter(|(since, _)| now.duration_since(*since) >= IDLE_GRACE)
-                .min_by_key(|(since, _)| *since)
-                .map(|(_, evict)| evict.clone())
+            let mut idlest: Option<(Instant, &CancellationToken)> = None;
+            let mut again = limits.grace / 4;
+            for state in open.values() {
+                let Some(since) = state.idle_since else {
+                    continue;
+                };
+                let grace = if state.heard {
+                    limits.grace
+                } else {
+                    limits.silent_grace
+                };
+                match grace.checked_sub(now.duration_since(since)) {
+                    Some(left) if !left.is_zero() => again = again.min(left),
+                    _ => {
+                        if idlest.is_none_or(|(idlest, _)| since < idlest) {
+                            idlest = Some((since, &state.evict));
+                        }
+                    }
+                }
+            }
+            (idlest.map(|(_, evict)| evict.clone()), again)
         };
         let mut reported = lock(&self.reported);
         if reported.is_none_or(|at| now.duration_since(at) >= Duration::from_secs(10)) {
             *reported = Some(now);
             tracing::info!(
-                max_connections,
-                "every connection slot is taken: closing idle connections for new ones                  (logged every 10 s at most while it lasts)"
+                max_connections = limits.connections,
+                "every connection slot is taken: closing idle connections for new ones \
+                 (logged every 10 s at most while it lasts)"
             );
         }
-        if let Some(evict) = idlest {
-            evict.cancel();
+        match idlest {
+            Some(evict) => {
+                evict.cancel();
+                // Its slot comes back as soon as its task has run; should it not, another.
+                limits.silent_grace
+            }
+            None => again,
+        }
+    }
+
+    fn heard(&self, id: u64) {
+        if let Some(state) = lock(&self.open).get_mut(&id) {
+            state.heard = true;
         }
     }
 
@@ -416,6 +484,66 @@ impl hyper::body::Body for Tracked {
 
     fn size_hint(&self) -> hyper::body::SizeHint {
         self.body.size_hint()
+    }
+}
+
+/// A connection's stream, which records in its slot the first byte the client sends.
+struct Heard<S> {
+    stream: S,
+    /// Until the first byte.
+    slot: Option<Slot>,
+}
+
+impl<S: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for Heard<S> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let read = std::pin::Pin::new(&mut self.stream).poll_read(cx, buf);
+        if buf.filled().len() > before
+            && let Some(slot) = self.slot.take()
+        {
+            slot.slots.heard(slot.id);
+        }
+        read
+    }
+}
+
+impl<S: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for Heard<S> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<io::Result<usize>> {
+        std::pin::Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> std::task::Poll<io::Result<usize>> {
+        std::pin::Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        std::pin::Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        std::pin::Pin::new(&mut self.stream).poll_shutdown(cx)
     }
 }
 
@@ -597,8 +725,24 @@ mod tests {
         H: Fn(Request) -> F + Clone + Send + Sync + 'static,
         F: Future<Output = Response> + Send + 'static,
     {
+        let limits = Limits {
+            connections: max,
+            ..LIMITS
+        };
+        start_with(limits, listener, handler)
+    }
+
+    fn start_with<H, F>(
+        limits: Limits,
+        listener: TcpListener,
+        handler: H,
+    ) -> tokio::task::JoinHandle<()>
+    where
+        H: Fn(Request) -> F + Clone + Send + Sync + 'static,
+        F: Future<Output = Response> + Send + 'static,
+    {
         tokio::spawn(serve_at_most(
-            max,
+            limits,
             listener,
             None,
             handler,
@@ -687,6 +831,92 @@ mod tests {
             Some(""),
             "the idlest connection was closed"
         );
+        server.abort();
+    }
+
+    /// Every slot taken by connections that are not yet idle past the grace when the
+    /// newcomer arrives: it gets the slot of the first to pass it, not after the header
+    /// timeout (as when the full server only looked again once a connection closed).
+    #[tokio::test]
+    async fn a_newcomer_finding_only_fresh_idle_connections_gets_a_slot_once_one_is_stale() {
+        let (listener, addr) = local().await;
+        let handler = |_| async { text(StatusCode::OK, "ok") };
+        let server = start(2, listener, handler);
+        let connect = || tokio::net::TcpStream::connect(addr);
+        let (_first, _second) = (connect().await.unwrap(), connect().await.unwrap());
+        tokio::time::sleep(IDLE_GRACE / 4).await; // their tasks run: idle, but not long
+        let mut newcomer = connect().await.unwrap();
+        newcomer.write_all(GET).await.unwrap();
+        let answered = answer(&mut newcomer, IDLE_GRACE * 3).await;
+        assert_ok(answered.as_deref());
+        server.abort();
+    }
+
+    /// A flood of silent connections, four times the slots, each opened again as soon as
+    /// it is closed: a newcomer sending its request at once is answered within 1 s (with
+    /// the grace of connections that sent something it would wait about 3 s).
+    #[tokio::test]
+    async fn a_flood_of_silent_reconnecting_connections_delays_newcomers_briefly() {
+        let (listener, addr) = local().await;
+        let limits = Limits {
+            connections: 16,
+            ..LIMITS
+        };
+        let server = start_with(limits, listener, |_| async { text(StatusCode::OK, "ok") });
+        let flood: Vec<_> = (0..limits.connections * 4)
+            .map(|_| {
+                tokio::spawn(async move {
+                    loop {
+                        match tokio::net::TcpStream::connect(addr).await {
+                            Ok(mut idle) => {
+                                let _ = idle.read_to_end(&mut Vec::new()).await;
+                            }
+                            Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+                        }
+                    }
+                })
+            })
+            .collect();
+        tokio::time::sleep(Duration::from_secs(1)).await; // the flood takes hold
+        for _ in 0..5 {
+            let started = Instant::now();
+            let mut newcomer = tokio::net::TcpStream::connect(addr).await.unwrap();
+            newcomer.write_all(GET).await.unwrap();
+            let answered = answer(&mut newcomer, Duration::from_secs(1)).await;
+            assert_ok(answered.as_deref());
+            assert!(
+                started.elapsed() < Duration::from_secs(1),
+                "{:?}",
+                started.elapsed()
+            );
+        }
+        flood.iter().for_each(tokio::task::JoinHandle::abort);
+        server.abort();
+    }
+
+    /// A client that has sent part of its request keeps the full grace: a newcomer does
+    /// not take its slot once it has been quiet for longer than a silent connection's.
+    #[tokio::test]
+    async fn a_client_that_sent_something_keeps_the_full_grace() {
+        let (listener, addr) = local().await;
+        let server = start(1, listener, |_| async { text(StatusCode::OK, "ok") });
+        let mut started = tokio::net::TcpStream::connect(addr).await.unwrap();
+        started
+            .write_all(b"GET / HTTP/1.1\r\nHost: x\r\n")
+            .await
+            .unwrap();
+        tokio::time::sleep(SILENT_GRACE * 3).await;
+        let mut newcomer = tokio::net::TcpStream::connect(addr).await.unwrap();
+        newcomer.write_all(GET).await.unwrap();
+        tokio::time::sleep(SILENT_GRACE * 3).await;
+        started
+            .write_all(b"Connection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let answered = answer(&mut started, Duration::from_secs(2)).await;
+        assert_ok(answered.as_deref());
+        let answered = answer(&mut newcomer, Duration::from_secs(2)).await;
+        assert_ok(answered.as_deref());
         server.abort();
     }
 

@@ -221,7 +221,9 @@ const MEMORY_PER_BYTE: usize = 32;
 /// Reviews up to this size (most are a few KiB) take a lane of their own, so that they
 /// never queue behind large ones.
 const SMALL_REVIEW: usize = 64 << 10;
-/// Small reviews handled at once; together they take at most 16 MiB.
+/// Small reviews handled at once; together they take at most 16 MiB. Their bodies are read
+/// before they wait for one of these, so those waiting take at most 16 MiB more (a body
+/// per connection slot: 256 × 64 KiB).
 const SMALL_IN_FLIGHT: usize = 8;
 /// How long a review waits for its share before it is refused with 429: well within the
 /// API server's webhook timeout (10 s by default), so the refusal is what it reports.
@@ -317,23 +319,28 @@ async fn respond(
             ),
         );
     }
-    let Some((permit, small)) = lanes.reserve(declared).await else {
-        tracing::info!(%path, bytes = declared, "refused a review: too many large reviews in flight");
-        let mut busy = server::text(
-            StatusCode::TOO_MANY_REQUESTS,
-            format!(
-                "the webhook server is busy: the reviews in flight already take the memory \
-                 it may spend ({} MiB); retry\n",
-                REVIEW_MEMORY >> 20
-            ),
-        );
-        busy.headers_mut()
-            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-        return busy;
-    };
-    let body = match server::read_body(request, MAX_REQUEST_BYTES).await {
-        Ok((_, body)) => body,
-        Err(response) => return response,
+    // A small review's body is read before it takes one of the permits, so that a client
+    // announcing a body and holding it back holds only its connection's slot (which it
+    // loses once idle), never a permit valid reviews would wait for; what the slots hold
+    // then stays bounded (256 × 64 KiB). A larger review's memory, its body included, is
+    // reserved before the body is read.
+    let (permit, small, body) = if declared.is_some_and(|length| length <= SMALL_REVIEW as u64) {
+        let body = match server::read_body(request, SMALL_REVIEW).await {
+            Ok((_, body)) => body,
+            Err(response) => return response,
+        };
+        let Some((permit, small)) = lanes.reserve(declared).await else {
+            return busy(&path, declared);
+        };
+        (permit, small, body)
+    } else {
+        let Some((permit, small)) = lanes.reserve(declared).await else {
+            return busy(&path, declared);
+        };
+        match server::read_body(request, MAX_REQUEST_BYTES).await {
+            Ok((_, body)) => (permit, small, body),
+            Err(response) => return response,
+        }
     };
     let what = route.as_ref().map(|route| route.what.clone());
     let work = async move {
@@ -374,6 +381,22 @@ async fn respond(
         HeaderValue::from_static("application/json"),
     );
     response
+}
+
+/// 429: the reviews in flight already take what this server may spend.
+fn busy(path: &str, declared: Option<u64>) -> server::Response {
+    tracing::info!(%path, bytes = declared, "refused a review: too many reviews in flight");
+    let mut busy = server::text(
+        StatusCode::TOO_MANY_REQUESTS,
+        format!(
+            "the webhook server is busy: the reviews in flight already take what it may \
+         spend ({SMALL_IN_FLIGHT} small reviews at once, {} MiB for larger ones); retry\n",
+            REVIEW_MEMORY >> 20
+        ),
+    );
+    busy.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    busy
 }
 
 /// A bound webhook server; see [`Webhooks::bind`].
@@ -547,6 +570,55 @@ mod tests {
             (REVIEW_MEMORY - (1 << 20) * MEMORY_PER_BYTE) >> 10,
             "a 1 MiB review takes 32 MiB"
         );
+    }
+
+    /// Clients announcing a small review and holding its body back hold no permit: a
+    /// valid review sent meanwhile is answered at once, not refused after [`SHARE_WAIT`].
+    #[tokio::test]
+    async fn reviews_held_back_do_not_keep_valid_ones_waiting() {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+        let webhooks = Arc::new(Webhooks::new().validator::<ConfigMap, _>(Allow));
+        let lanes = Arc::new(Lanes::new(tokio::runtime::Handle::current()));
+        let listener = server::bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0)), "test")
+            .await
+            .unwrap();
+        let addr = listener.local_addr().unwrap();
+        let serving = tokio::spawn(server::serve(listener, None, move |request| {
+            respond(webhooks.clone(), lanes.clone(), request)
+        }));
+        let post = |length: usize| {
+            format!(
+                "POST /validate-core-v1-configmap HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\
+                 Content-Type: application/json\r\nContent-Length: {length}\r\n\r\n"
+            )
+        };
+        let mut held_back = Vec::new();
+        for _ in 0..SMALL_IN_FLIGHT * 2 {
+            let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+            stream.write_all(post(1000).as_bytes()).await.unwrap();
+            held_back.push(stream);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        let review = review("admission.k8s.io/v1", "AdmissionReview");
+        let mut valid = tokio::net::TcpStream::connect(addr).await.unwrap();
+        valid
+            .write_all(post(review.len()).as_bytes())
+            .await
+            .unwrap();
+        valid.write_all(&review).await.unwrap();
+        let mut answer = Vec::new();
+        let within = std::time::Duration::from_secs(2);
+        tokio::time::timeout(within, valid.read_to_end(&mut answer))
+            .await
+            .expect("answered within 2 s")
+            .unwrap();
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(
+            answer.starts_with("HTTP/1.1 200") && answer.contains(r#""allowed":true"#),
+            "{answer}"
+        );
+        serving.abort();
     }
 
     #[test]
