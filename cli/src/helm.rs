@@ -124,6 +124,11 @@ struct LineRole {
 
 fn line_roles(text: &str) -> Vec<LineRole> {
     let mut current: Option<Section> = None;
+    // Whether the current section has had a YAML line: a top-level key after one
+    // (`replacements:` after the patch lines of [METRICS-WITH-CERTS]) ends the section;
+    // before one, commented out (`#patches:` of [PROMETHEUS-WITH-CERTS]), it is the
+    // section's own.
+    let mut yaml_seen = false;
     let mut roles = Vec::new();
     for line in text.lines() {
         let trimmed = line.trim();
@@ -137,26 +142,34 @@ fn line_roles(text: &str) -> Vec<LineRole> {
         } else if let Some(rest) = line.strip_prefix("# [") {
             let tag = rest.split(']').next().unwrap_or_default();
             current = SECTIONS.into_iter().find(|s| s.tags().contains(&tag));
+            yaml_seen = false;
             roles.push(none);
         } else if line.starts_with("# +rkb:scaffold") {
             current = None;
             roles.push(none);
-        } else if let Some(rest) = line.strip_prefix('#') {
+        } else {
             // `#- ../prometheus`, `#  target:`, `#patches:` are YAML commented out; `# Text`
             // explains.
-            let yaml = !rest.is_empty() && (rest.starts_with("  ") || !rest.starts_with([' ', '#']));
-            roles.push(if yaml {
-                LineRole {
-                    section: special(rest, current),
-                    live: Some(false),
+            let (yaml, live) = match line.strip_prefix('#') {
+                Some(rest) if !rest.is_empty() && (rest.starts_with("  ") || !rest.starts_with([' ', '#'])) => {
+                    (rest, false)
                 }
-            } else {
-                none
-            });
-        } else {
+                Some(_) => {
+                    roles.push(none);
+                    continue;
+                }
+                None => (line, true),
+            };
+            let top_level_key = !yaml.starts_with([' ', '-']);
+            if top_level_key && yaml_seen {
+                current = None;
+            }
+            // A key in effect is not switched: a section off leaves it with no items.
+            let section = if top_level_key && live { None } else { current };
+            yaml_seen = true;
             roles.push(LineRole {
-                section: special(line, current),
-                live: Some(true),
+                section: special(yaml, section),
+                live: Some(live),
             });
         }
     }
@@ -1376,6 +1389,8 @@ patches:
 #- path: cert_metrics_manager_patch.yaml
 #  target:
 #    kind: Deployment
+replacements:
+- a
 ";
 
     #[test]
@@ -1388,6 +1403,7 @@ patches:
         assert_eq!(of(8), (Some(Section::Metrics), Some(true)));
         assert_eq!(of(10), (Some(Section::Prometheus), Some(false)));
         assert_eq!(of(15), (Some(Section::MetricsCerts), Some(false)));
+        assert_eq!(of(18), (None, Some(true)));
         let on: States = [
             (Section::Prometheus, true),
             (Section::MetricsCerts, true),
