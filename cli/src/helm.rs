@@ -151,7 +151,10 @@ fn line_roles(text: &str) -> Vec<LineRole> {
             // `#- ../prometheus`, `#  target:`, `#patches:` are YAML commented out; `# Text`
             // explains.
             let (yaml, live) = match line.strip_prefix('#') {
-                Some(rest) if !rest.is_empty() && (rest.starts_with("  ") || !rest.starts_with([' ', '#'])) => {
+                Some(rest)
+                    if !rest.is_empty()
+                        && (rest.starts_with("  ") || !rest.starts_with([' ', '#'])) =>
+                {
                     (rest, false)
                 }
                 Some(_) => {
@@ -250,7 +253,9 @@ fn read_optional(path: &Path) -> anyhow::Result<Option<String>> {
 
 fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from).with_context(|| format!("cannot list {}", from.display()))? {
+    for entry in
+        std::fs::read_dir(from).with_context(|| format!("cannot list {}", from.display()))?
+    {
         let entry = entry?;
         let target = to.join(entry.file_name());
         if entry.path().is_dir() {
@@ -281,7 +286,11 @@ fn render(root: &Path, on: &States) -> anyhow::Result<String> {
             std::fs::write(copy.path().join(file), switched(&text, on))?;
         }
     }
-    let overlay = if root.join(NAMESPACED_RBAC).join("kustomization.yaml").is_file() {
+    let overlay = if root
+        .join(NAMESPACED_RBAC)
+        .join("kustomization.yaml")
+        .is_file()
+    {
         NAMESPACED_RBAC
     } else {
         "config/default"
@@ -513,15 +522,17 @@ impl Template {
     }
 }
 
+/// Lines a section's absence puts instead of lines of the text with every section on:
+/// (from, to) of that text, the lines, and the sections whose absence brings them.
+type Alternative = ((usize, usize), Vec<String>, Vec<Section>);
+
 /// Merges an object's text with every section on (`full`) and with each section off
 /// (`without`, `None` where the object is not there) into one template.
 fn merge(key: &Key, full: &str, without: &[(Section, Option<&str>)]) -> anyhow::Result<Template> {
     let lines: Vec<&str> = full.lines().collect();
     let mut conds: Vec<Vec<Cond>> = vec![Vec::new(); lines.len()];
     let mut object = Vec::new();
-    // Lines a section's absence puts instead of lines of `full`: (from, to) of `full`,
-    // the lines, and the sections whose absence brings them.
-    let mut alternatives: Vec<((usize, usize), Vec<String>, Vec<Section>)> = Vec::new();
+    let mut alternatives: Vec<Alternative> = Vec::new();
     for (section, text) in without {
         let Some(text) = text else {
             object.push(section.cond());
@@ -551,10 +562,9 @@ fn merge(key: &Key, full: &str, without: &[(Section, Option<&str>)]) -> anyhow::
             }
             if !new.is_empty() {
                 let replacement: Vec<String> = other[new].iter().map(|l| (*l).to_owned()).collect();
-                match alternatives
-                    .iter_mut()
-                    .find(|(range, lines, _)| *range == (old.start, old.end) && *lines == replacement)
-                {
+                match alternatives.iter_mut().find(|(range, lines, _)| {
+                    *range == (old.start, old.end) && *lines == replacement
+                }) {
                     Some((_, _, sections)) => sections.push(*section),
                     None => alternatives.push(((old.start, old.end), replacement, vec![*section])),
                 }
@@ -702,8 +712,13 @@ pub fn chart(root: &Path) -> anyhow::Result<Chart> {
         .context("config/default deploys no controller-manager Deployment")?;
     let (manager_values, leader_election) = manager_template(manager)?;
     values.insert("manager".into(), Value::Mapping(manager_values));
-    values.insert("leaderElection".into(), mapping([("enable", leader_election.into())]));
-    let has_crds = templates.iter().any(|t| t.key.kind == "CustomResourceDefinition");
+    values.insert(
+        "leaderElection".into(),
+        mapping([("enable", leader_election.into())]),
+    );
+    let has_crds = templates
+        .iter()
+        .any(|t| t.key.kind == "CustomResourceDefinition");
     if has_crds {
         values.insert(
             "crd".into(),
@@ -872,7 +887,13 @@ fn template_path(key: &Key, prefix: &str, namespace: &str) -> String {
     };
     let file: String = name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect();
     if key.namespace.is_empty() || key.namespace == namespace {
         format!("{dir}/{file}.yaml")
@@ -906,15 +927,19 @@ fn manager_template(template: &mut Template) -> anyhow::Result<(Mapping, bool)> 
     let find = |pieces: &[Piece], pred: &dyn Fn(&Piece) -> bool| pieces.iter().position(pred);
 
     // Image and pull policy.
-    let image_at = find(pieces, &|p| p.text.trim_start().starts_with("image: ") && p.conds.is_empty())
-        .context("the manager's Deployment has no image")?;
+    let image_at = find(pieces, &|p| {
+        p.text.trim_start().starts_with("image: ") && p.conds.is_empty()
+    })
+    .context("the manager's Deployment has no image")?;
     let indent = pieces[image_at].indent();
     let image = pieces[image_at].text.trim_start()["image: ".len()..]
         .trim()
         .trim_matches('"')
         .to_owned();
     let (repository, tag) = match image.rsplit_once(':') {
-        Some((repo, tag)) if !tag.contains('/') && !image.contains('@') => (repo.to_owned(), tag.to_owned()),
+        Some((repo, tag)) if !tag.contains('/') && !image.contains('@') => {
+            (repo.to_owned(), tag.to_owned())
+        }
         _ => (image.clone(), String::new()),
     };
     pieces[image_at].text = format!(
@@ -926,8 +951,13 @@ fn manager_template(template: &mut Template) -> anyhow::Result<(Mapping, bool)> 
     });
     let policy = match policy_at {
         Some(at) => {
-            let policy = pieces[at].text.trim_start()["imagePullPolicy:".len()..].trim().to_owned();
-            pieces[at].text = format!("{:indent$}imagePullPolicy: {{{{ .Values.manager.image.pullPolicy }}}}", "");
+            let policy = pieces[at].text.trim_start()["imagePullPolicy:".len()..]
+                .trim()
+                .to_owned();
+            pieces[at].text = format!(
+                "{:indent$}imagePullPolicy: {{{{ .Values.manager.image.pullPolicy }}}}",
+                ""
+            );
             policy
         }
         None => {
@@ -949,10 +979,13 @@ fn manager_template(template: &mut Template) -> anyhow::Result<(Mapping, bool)> 
     values.insert("image".into(), Value::Mapping(image_values));
 
     // Replicas.
-    let replicas_at = find(pieces, &|p| p.text.starts_with("  replicas: ") && p.conds.is_empty())
-        .context("the manager's Deployment has no replicas")?;
-    let replicas: Value = serde_yaml_ng::from_str(pieces[replicas_at].text.trim()["replicas:".len()..].trim())
-        .context("the manager's replicas are no number")?;
+    let replicas_at = find(pieces, &|p| {
+        p.text.starts_with("  replicas: ") && p.conds.is_empty()
+    })
+    .context("the manager's Deployment has no replicas")?;
+    let replicas: Value =
+        serde_yaml_ng::from_str(pieces[replicas_at].text.trim()["replicas:".len()..].trim())
+            .context("the manager's replicas are no number")?;
     pieces[replicas_at].text = "  replicas: {{ .Values.manager.replicas }}".into();
     values.insert("replicas".into(), replicas);
 
@@ -962,7 +995,9 @@ fn manager_template(template: &mut Template) -> anyhow::Result<(Mapping, bool)> 
     });
     let resources = match resources_at {
         Some(at) => {
-            let head = pieces[at].text.trim_start()["resources:".len()..].trim().to_owned();
+            let head = pieces[at].text.trim_start()["resources:".len()..]
+                .trim()
+                .to_owned();
             let end = (at + 1..pieces.len())
                 .find(|&i| pieces[i].indent() <= indent)
                 .unwrap_or(pieces.len());
@@ -971,12 +1006,19 @@ fn manager_template(template: &mut Template) -> anyhow::Result<(Mapping, bool)> 
             }
             let block: Vec<String> = pieces[at + 1..end].iter().map(|p| p.text.clone()).collect();
             let yaml = if head.is_empty() {
-                block.iter().map(|l| format!("{}\n", &l[indent..])).collect::<String>()
+                block
+                    .iter()
+                    .map(|l| format!("{}\n", &l[indent..]))
+                    .collect::<String>()
             } else {
                 head.clone()
             };
-            let resources: Value = serde_yaml_ng::from_str(&yaml).context("the manager's resources")?;
-            let plain: Vec<String> = pieces[at..end].iter().flat_map(|p| p.plain.clone()).collect();
+            let resources: Value =
+                serde_yaml_ng::from_str(&yaml).context("the manager's resources")?;
+            let plain: Vec<String> = pieces[at..end]
+                .iter()
+                .flat_map(|p| p.plain.clone())
+                .collect();
             let mut head_piece = Piece::added(format!("{:indent$}resources:", ""));
             head_piece.plain = plain;
             let body = Piece::added(format!(
@@ -991,8 +1033,10 @@ fn manager_template(template: &mut Template) -> anyhow::Result<(Mapping, bool)> 
     values.insert("resources".into(), resources);
 
     // Scheduling and pull secrets, at the pod's level (beside serviceAccountName).
-    let pod_at = find(pieces, &|p| p.text.trim_start().starts_with("serviceAccountName:"))
-        .context("the manager's Deployment has no serviceAccountName")?;
+    let pod_at = find(pieces, &|p| {
+        p.text.trim_start().starts_with("serviceAccountName:")
+    })
+    .context("the manager's Deployment has no serviceAccountName")?;
     let pod_indent = pieces[pod_at].indent();
     let mut added = Vec::new();
     for (key, default) in [
@@ -1001,13 +1045,15 @@ fn manager_template(template: &mut Template) -> anyhow::Result<(Mapping, bool)> 
         ("affinity", Value::Mapping(Mapping::new())),
         ("imagePullSecrets", Value::Sequence(Vec::new())),
     ] {
-        let there = pieces
-            .iter()
-            .any(|p| p.indent() == pod_indent && p.text.trim_start().starts_with(&format!("{key}:")));
+        let there = pieces.iter().any(|p| {
+            p.indent() == pod_indent && p.text.trim_start().starts_with(&format!("{key}:"))
+        });
         if there {
             continue;
         }
-        added.push(Piece::added(format!("{{{{- with .Values.manager.{key} }}}}")));
+        added.push(Piece::added(format!(
+            "{{{{- with .Values.manager.{key} }}}}"
+        )));
         added.push(Piece::added(format!(
             "{:pod_indent$}{key}: {{{{- toYaml . | nindent {} }}}}",
             "",
@@ -1031,7 +1077,9 @@ fn manager_template(template: &mut Template) -> anyhow::Result<(Mapping, bool)> 
 /// A CRD is installed while `crd.enable`, and kept on uninstall while `crd.keep`
 /// (Helm's `helm.sh/resource-policy: keep`: deleting a CRD deletes every object of it).
 fn crd_template(template: &mut Template) {
-    template.conds.push(Cond::Value(".Values.crd.enable".into()));
+    template
+        .conds
+        .push(Cond::Value(".Values.crd.enable".into()));
     let keep = Cond::Value(".Values.crd.keep".into());
     let pieces = &mut template.pieces;
     let Some(metadata) = pieces.iter().position(|p| p.text == "metadata:") else {
@@ -1056,27 +1104,79 @@ fn crd_template(template: &mut Template) {
 
 /// Comments of values.yaml, by the dotted path of the value.
 const COMMENTS: &[(&str, &str)] = &[
-    ("manager", "The manager's Deployment (config/manager/manager.yaml)."),
-    ("manager.image", "The manager's image: `make image` or `make docker-build` with IMG."),
-    ("manager.image.tag", "Empty: the repository alone names the image (e.g. by digest)."),
-    ("manager.image.pullPolicy", "Empty: Kubernetes' default (Always for `latest`, else IfNotPresent)."),
-    ("manager.replicas", "More replicas are hot standbys: with leader election one reconciles at a time."),
-    ("manager.resources", "The manager container's requests and limits."),
+    (
+        "manager",
+        "The manager's Deployment (config/manager/manager.yaml).",
+    ),
+    (
+        "manager.image",
+        "The manager's image: `make image` or `make docker-build` with IMG.",
+    ),
+    (
+        "manager.image.tag",
+        "Empty: the repository alone names the image (e.g. by digest).",
+    ),
+    (
+        "manager.image.pullPolicy",
+        "Empty: Kubernetes' default (Always for `latest`, else IfNotPresent).",
+    ),
+    (
+        "manager.replicas",
+        "More replicas are hot standbys: with leader election one reconciles at a time.",
+    ),
+    (
+        "manager.resources",
+        "The manager container's requests and limits.",
+    ),
     ("manager.nodeSelector", "Where the manager's pod may run."),
-    ("leaderElection", "--leader-elect and the Role and RoleBinding of its Lease."),
-    ("crd", "The CRDs of config/crd/bases (as `make manifests` wrote them)."),
-    ("crd.keep", "Keep the CRDs (and so every object of them) when the release is uninstalled."),
-    ("rbacHelpers", "The admin, editor and viewer ClusterRoles of each kind (config/rbac)."),
-    ("metrics", "[METRICS] The metrics Service (HTTPS on 8443, every scrape authenticated and authorized)."),
-    ("metrics.certManager", "[METRICS-WITH-CERTS] Serve metrics with a cert-manager certificate instead of a\nself-signed one (needs cert-manager); the ServiceMonitor then verifies it."),
-    ("webhook", "[WEBHOOK] The webhook Service and configurations, and the manager's webhook port."),
-    ("certManager", "[CERTMANAGER] The webhook's serving certificate from cert-manager (needs cert-manager)\nand its CA injected into the webhook configurations and converted CRDs."),
-    ("prometheus", "[PROMETHEUS] A ServiceMonitor for the Prometheus Operator (needs its CRDs)."),
-    ("networkPolicy", "[NETWORK POLICY] Metrics traffic only from namespaces labelled metrics=enabled, and the\nwebhook port open to the API server (needs a CNI that enforces NetworkPolicy)."),
+    (
+        "leaderElection",
+        "--leader-elect and the Role and RoleBinding of its Lease.",
+    ),
+    (
+        "crd",
+        "The CRDs of config/crd/bases (as `make manifests` wrote them).",
+    ),
+    (
+        "crd.keep",
+        "Keep the CRDs (and so every object of them) when the release is uninstalled.",
+    ),
+    (
+        "rbacHelpers",
+        "The admin, editor and viewer ClusterRoles of each kind (config/rbac).",
+    ),
+    (
+        "metrics",
+        "[METRICS] The metrics Service (HTTPS on 8443, every scrape authenticated and authorized).",
+    ),
+    (
+        "metrics.certManager",
+        "[METRICS-WITH-CERTS] Serve metrics with a cert-manager certificate instead of a\nself-signed one (needs cert-manager); the ServiceMonitor then verifies it.",
+    ),
+    (
+        "webhook",
+        "[WEBHOOK] The webhook Service and configurations, and the manager's webhook port.",
+    ),
+    (
+        "certManager",
+        "[CERTMANAGER] The webhook's serving certificate from cert-manager (needs cert-manager)\nand its CA injected into the webhook configurations and converted CRDs.",
+    ),
+    (
+        "prometheus",
+        "[PROMETHEUS] A ServiceMonitor for the Prometheus Operator (needs its CRDs).",
+    ),
+    (
+        "networkPolicy",
+        "[NETWORK POLICY] Metrics traffic only from namespaces labelled metrics=enabled, and the\nwebhook port open to the API server (needs a CNI that enforces NetworkPolicy).",
+    ),
 ];
 
 /// Paths whose whole value is the user's once they set it (not merged key by key).
-const WHOLE: &[&str] = &["manager.resources", "manager.nodeSelector", "manager.affinity"];
+const WHOLE: &[&str] = &[
+    "manager.resources",
+    "manager.nodeSelector",
+    "manager.affinity",
+];
 
 /// values.yaml's content: the new `defaults`, with the values of the user's `current` file
 /// that differ from what rkb wrote last (`previous`) or that rkb does not write.
@@ -1124,7 +1224,11 @@ pub fn values_text(values: &Value, project_name: &str) -> String {
     fn emit(out: &mut String, map: &Mapping, path: &str, indent: usize) {
         for (key, value) in map {
             let key = key.as_str().unwrap_or_default();
-            let full = if path.is_empty() { key.to_owned() } else { format!("{path}.{key}") };
+            let full = if path.is_empty() {
+                key.to_owned()
+            } else {
+                format!("{path}.{key}")
+            };
             if let Some((_, comment)) = COMMENTS.iter().find(|(p, _)| *p == full) {
                 if indent == 0 {
                     out.push('\n');
@@ -1254,7 +1358,11 @@ pub fn write(changes: &mut Changes, project_name: &str, recorded: bool) -> anyho
              config/ and would lose the change, so it writes nothing. Make the change in \
              config/ or values.yaml, or in a template of your own (a new file, without rkb's \
              header), then restore or delete the file and run `make helm` again",
-            if edited.len() == 1 { "A template was" } else { "Templates were" },
+            if edited.len() == 1 {
+                "A template was"
+            } else {
+                "Templates were"
+            },
             if edited.len() == 1 { "it" } else { "them" },
             edited.join(", ")
         );
@@ -1263,7 +1371,11 @@ pub fn write(changes: &mut Changes, project_name: &str, recorded: bool) -> anyho
         bail!(
             "{} not rkb's (no rkb header) but rkb makes a template of the same name: {}.\n  \
              rkb never overwrites a template of yours; rename it and run `make helm` again",
-            if theirs.len() == 1 { "A template is" } else { "Templates are" },
+            if theirs.len() == 1 {
+                "A template is"
+            } else {
+                "Templates are"
+            },
             theirs.join(", ")
         );
     }
@@ -1279,7 +1391,10 @@ pub fn write(changes: &mut Changes, project_name: &str, recorded: bool) -> anyho
         changes.create(&format!("{templates_dir}{rel}"), text.clone(), true)?;
     }
     let image = &chart.values["manager"]["image"];
-    let app_version = image["tag"].as_str().filter(|t| !t.is_empty()).unwrap_or("0.1.0");
+    let app_version = image["tag"]
+        .as_str()
+        .filter(|t| !t.is_empty())
+        .unwrap_or("0.1.0");
     for (file, text) in [
         ("Chart.yaml", chart_yaml(project_name, app_version)),
         (".helmignore", HELMIGNORE.to_owned()),
@@ -1294,8 +1409,9 @@ pub fn write(changes: &mut Changes, project_name: &str, recorded: bool) -> anyho
         changes
             .read(rel)?
             .map(|text| {
-                serde_yaml_ng::from_str::<Value>(&text)
-                    .with_context(|| format!("{rel} is not YAML; fix it, then run `make helm` again"))
+                serde_yaml_ng::from_str::<Value>(&text).with_context(|| {
+                    format!("{rel} is not YAML; fix it, then run `make helm` again")
+                })
             })
             .transpose()
     };
@@ -1413,7 +1529,10 @@ replacements:
         let text = switched(KUSTOMIZATION, &on);
         assert!(text.contains("\n- ../prometheus\n"), "{text}");
         assert!(text.contains("\n#- ../certmanager\n"), "{text}");
-        assert!(text.contains("\n  target:\n    kind: Deployment\n"), "{text}");
+        assert!(
+            text.contains("\n  target:\n    kind: Deployment\n"),
+            "{text}"
+        );
         assert!(text.contains("\n- ../webhook\n- metrics") || text.contains("- ../webhook\n"));
         // Switched back, the text is what it was.
         let back: States = [
@@ -1450,11 +1569,14 @@ replacements:
     #[test]
     fn the_users_values_stay_and_new_ones_come() {
         let parse = |s: &str| serde_yaml_ng::from_str::<Value>(s).unwrap();
-        let previous = parse("manager: {replicas: 1, resources: {limits: {cpu: 1}}}\nmetrics: {enable: true}");
+        let previous =
+            parse("manager: {replicas: 1, resources: {limits: {cpu: 1}}}\nmetrics: {enable: true}");
         let defaults = parse(
             "manager: {replicas: 2, resources: {limits: {cpu: 2}}}\nmetrics: {enable: true}\nprometheus: {enable: false}",
         );
-        let mine = parse("manager: {replicas: 1, resources: {requests: {cpu: 3}}, extra: x}\nmetrics: {enable: false}");
+        let mine = parse(
+            "manager: {replicas: 1, resources: {requests: {cpu: 3}}, extra: x}\nmetrics: {enable: false}",
+        );
         let merged = merge_values(&defaults, Some(&previous), Some(&mine));
         assert_eq!(
             merged,
@@ -1469,7 +1591,10 @@ replacements:
     #[test]
     fn the_namespace_becomes_the_releases_where_it_is_a_whole_name() {
         assert_eq!(
-            helm_line("  - x.demo-system.svc demo-system/cert demo-system-2", "demo-system"),
+            helm_line(
+                "  - x.demo-system.svc demo-system/cert demo-system-2",
+                "demo-system"
+            ),
             "  - x.{{ .Release.Namespace }}.svc {{ .Release.Namespace }}/cert demo-system-2"
         );
     }

@@ -53,7 +53,9 @@ fn copy_of(project: &Path) -> tempfile::TempDir {
 }
 
 fn golden(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../testdata")
+        .join(name)
 }
 
 /// The objects of a YAML stream, by (kind, namespace, name).
@@ -83,11 +85,21 @@ fn objects(yaml: &str) -> BTreeMap<(String, String, String), Value> {
 
 /// `helm template` of the project's chart into `namespace`, with `set` values.
 fn template(helm: &Path, project: &Path, namespace: &str, set: &[&str]) -> String {
-    let mut args = vec!["template", "release", "dist/chart", "--namespace", namespace];
+    let mut args = vec![
+        "template",
+        "release",
+        "dist/chart",
+        "--namespace",
+        namespace,
+    ];
     for s in set {
         args.extend(["--set", s]);
     }
-    let output = Command::new(helm).args(&args).current_dir(project).output().unwrap();
+    let output = Command::new(helm)
+        .args(&args)
+        .current_dir(project)
+        .output()
+        .unwrap();
     assert!(
         output.status.success(),
         "{}: helm {args:?}:\n{}",
@@ -102,7 +114,11 @@ fn lint(helm: &Path, project: &Path, set: &[&str]) {
     for s in set {
         args.extend(["--set", s]);
     }
-    let output = Command::new(helm).args(&args).current_dir(project).output().unwrap();
+    let output = Command::new(helm)
+        .args(&args)
+        .current_dir(project)
+        .output()
+        .unwrap();
     assert!(
         output.status.success(),
         "{}: helm {args:?}:\n{}{}",
@@ -141,12 +157,17 @@ fn namespace_of(project: &Path) -> String {
 /// What the chart does differently from config/default, and documents (README, Helm):
 /// its objects are managed by Helm, and its CRDs are kept on uninstall (`crd.keep`).
 /// Returns the object as config/default has it, and how many of each difference it had.
-fn undo_documented_differences(mut object: Value, counts: &mut BTreeMap<&'static str, usize>) -> Value {
+fn undo_documented_differences(
+    mut object: Value,
+    counts: &mut BTreeMap<&'static str, usize>,
+) -> Value {
     fn managed_by(value: &mut Value, count: &mut usize) {
         match value {
             Value::Mapping(map) => {
                 for (key, value) in map.iter_mut() {
-                    if key.as_str() == Some("app.kubernetes.io/managed-by") && value.as_str() == Some("Helm") {
+                    if key.as_str() == Some("app.kubernetes.io/managed-by")
+                        && value.as_str() == Some("Helm")
+                    {
                         *value = "kustomize".into();
                         *count += 1;
                     } else {
@@ -167,7 +188,9 @@ fn undo_documented_differences(mut object: Value, counts: &mut BTreeMap<&'static
     if let Some(Value::Mapping(annotations)) = metadata.get_mut("annotations")
         && annotations.remove("helm.sh/resource-policy").is_some()
     {
-        *counts.entry("helm.sh/resource-policy: keep annotation (CRD)").or_default() += 1;
+        *counts
+            .entry("helm.sh/resource-policy: keep annotation (CRD)")
+            .or_default() += 1;
         if annotations.is_empty() {
             metadata.remove("annotations");
         }
@@ -180,7 +203,11 @@ fn undo_documented_differences(mut object: Value, counts: &mut BTreeMap<&'static
 fn compare(what: &str, chart: &str, kustomized: &str) -> String {
     let chart = objects(chart);
     let mut kustomized = objects(kustomized);
-    let namespaces: Vec<_> = kustomized.keys().filter(|k| k.0 == "Namespace").cloned().collect();
+    let namespaces: Vec<_> = kustomized
+        .keys()
+        .filter(|k| k.0 == "Namespace")
+        .cloned()
+        .collect();
     for key in &namespaces {
         kustomized.remove(key);
     }
@@ -207,7 +234,10 @@ fn compare(what: &str, chart: &str, kustomized: &str) -> String {
             *counts.entry(difference).or_insert(0) += n;
         }
     }
-    let differing: Vec<String> = counts.iter().map(|(d, n)| format!("{n} with the {d}")).collect();
+    let differing: Vec<String> = counts
+        .iter()
+        .map(|(d, n)| format!("{n} with the {d}"))
+        .collect();
     format!(
         "{what}: {} objects in config/default ({} Namespace left out), {} in the chart: {identical} \
          equal, {}",
@@ -251,15 +281,24 @@ fn with_namespaced_roles() -> tempfile::TempDir {
 
 #[test]
 fn with_default_values_the_chart_deploys_what_config_default_deploys() {
-    let Some(helm) = helm("with_default_values_the_chart_deploys_what_config_default_deploys") else {
+    let Some(helm) = helm("with_default_values_the_chart_deploys_what_config_default_deploys")
+    else {
         return;
     };
     let mut figures = Vec::new();
     let mut projects: Vec<(String, tempfile::TempDir)> = common::projects()
         .into_iter()
-        .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), copy_of(&p)))
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                copy_of(&p),
+            )
+        })
         .collect();
-    projects.push(("project-memcached-webhook with namespaced Roles".into(), with_namespaced_roles()));
+    projects.push((
+        "project-memcached-webhook with namespaced Roles".into(),
+        with_namespaced_roles(),
+    ));
     for (name, project) in &projects {
         let dir = project.path();
         add_chart(dir);
@@ -286,7 +325,9 @@ fn with_default_values_the_chart_deploys_what_config_default_deploys() {
 
 #[test]
 fn with_every_section_on_the_chart_deploys_what_config_default_does_with_them_on() {
-    let Some(helm) = helm("with_every_section_on_the_chart_deploys_what_config_default_does_with_them_on") else {
+    let Some(helm) =
+        helm("with_every_section_on_the_chart_deploys_what_config_default_does_with_them_on")
+    else {
         return;
     };
     let mut figures = Vec::new();
@@ -307,11 +348,23 @@ fn with_every_section_on_the_chart_deploys_what_config_default_does_with_them_on
         // Every section off still renders valid objects, and fewer of them.
         let off = objects(&template(&helm, dir, &namespace, ALL_OFF));
         let kinds: Vec<&str> = off.keys().map(|k| k.0.as_str()).collect();
-        for absent in ["CustomResourceDefinition", "ServiceMonitor", "NetworkPolicy", "Certificate"] {
-            assert!(!kinds.contains(&absent), "{name}: {absent} with every section off");
+        for absent in [
+            "CustomResourceDefinition",
+            "ServiceMonitor",
+            "NetworkPolicy",
+            "Certificate",
+        ] {
+            assert!(
+                !kinds.contains(&absent),
+                "{name}: {absent} with every section off"
+            );
         }
         assert!(kinds.contains(&"Deployment"), "{name}: {kinds:?}");
-        for (set, what) in [(&[][..], "default"), (ALL_ON, "every section on"), (ALL_OFF, "every section off")] {
+        for (set, what) in [
+            (&[][..], "default"),
+            (ALL_ON, "every section on"),
+            (ALL_OFF, "every section off"),
+        ] {
             let rendered = tempfile::NamedTempFile::new().unwrap();
             std::fs::write(rendered.path(), template(&helm, dir, &namespace, set)).unwrap();
             eprintln!("{name}, {what}: kubernetes-validate --strict");
@@ -391,21 +444,36 @@ fn make_helm_keeps_the_users_values_and_templates() {
     let values_file = dir.join("dist/chart/values.yaml");
     let values = std::fs::read_to_string(&values_file).unwrap();
     let mine = values
-        .replace("  replicas: 1\n", "  replicas: 3\n  podLabels:\n    team: a\n")
+        .replace(
+            "  replicas: 1\n",
+            "  replicas: 3\n  podLabels:\n    team: a\n",
+        )
         .replace("networkPolicy:\n  enable: false\n", "");
     assert_ne!(mine, values);
     std::fs::write(&values_file, &mine).unwrap();
     let own = dir.join("dist/chart/templates/extras/mine.yaml");
     std::fs::create_dir_all(own.parent().unwrap()).unwrap();
-    std::fs::write(&own, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: mine\n").unwrap();
+    std::fs::write(
+        &own,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: mine\n",
+    )
+    .unwrap();
     // config/ changes: Prometheus is switched on in config/default.
     let kustomization = dir.join("config/default/kustomization.yaml");
     let text = std::fs::read_to_string(&kustomization).unwrap();
-    std::fs::write(&kustomization, text.replace("#- ../prometheus\n", "- ../prometheus\n")).unwrap();
+    std::fs::write(
+        &kustomization,
+        text.replace("#- ../prometheus\n", "- ../prometheus\n"),
+    )
+    .unwrap();
 
     let make = |dir: &Path| {
         let output = Command::new("make")
-            .args(["helm", &format!("RKB={}", env!("CARGO_BIN_EXE_rkb")), "CARGO=true"])
+            .args([
+                "helm",
+                &format!("RKB={}", env!("CARGO_BIN_EXE_rkb")),
+                "CARGO=true",
+            ])
             .current_dir(dir)
             .output()
             .unwrap();
@@ -417,7 +485,8 @@ fn make_helm_keeps_the_users_values_and_templates() {
         );
     };
     make(dir);
-    let values: Value = serde_yaml_ng::from_str(&std::fs::read_to_string(&values_file).unwrap()).unwrap();
+    let values: Value =
+        serde_yaml_ng::from_str(&std::fs::read_to_string(&values_file).unwrap()).unwrap();
     assert_eq!(values["manager"]["replicas"], Value::from(3));
     assert_eq!(values["manager"]["podLabels"]["team"], Value::from("a"));
     assert_eq!(values["networkPolicy"]["enable"], Value::from(false));
@@ -428,7 +497,11 @@ fn make_helm_keeps_the_users_values_and_templates() {
     );
     let before = common::files(dir);
     make(dir);
-    assert_eq!(common::files(dir), before, "a second `make helm` changed files");
+    assert_eq!(
+        common::files(dir),
+        before,
+        "a second `make helm` changed files"
+    );
 }
 
 /// What rkb refuses, writing nothing: a template of its own edited by hand, a template of
@@ -438,7 +511,8 @@ fn make_helm_keeps_the_users_values_and_templates() {
 fn bad_input_is_refused_and_leaves_every_file() {
     let refuse = |dir: &Path, expect: &str| {
         let before = common::files(dir);
-        let refusal = common::rkb(&["edit", "--plugins", "helm", "--dir", dir.to_str().unwrap()]).unwrap_err();
+        let refusal = common::rkb(&["edit", "--plugins", "helm", "--dir", dir.to_str().unwrap()])
+            .unwrap_err();
         assert!(refusal.contains(expect), "{refusal}");
         assert_eq!(common::files(dir), before, "{refusal}");
         refusal
@@ -448,7 +522,11 @@ fn bad_input_is_refused_and_leaves_every_file() {
     let project = copy_of(&golden("project-memcached"));
     let dir = project.path();
     std::fs::create_dir_all(dir.join("dist/chart")).unwrap();
-    std::fs::write(dir.join("dist/chart/Chart.yaml"), "apiVersion: v2\nname: other\n").unwrap();
+    std::fs::write(
+        dir.join("dist/chart/Chart.yaml"),
+        "apiVersion: v2\nname: other\n",
+    )
+    .unwrap();
     refuse(dir, "not a chart rkb made");
     std::fs::remove_dir_all(dir.join("dist")).unwrap();
 
@@ -456,9 +534,19 @@ fn bad_input_is_refused_and_leaves_every_file() {
     add_chart(dir);
     let manager = dir.join("dist/chart/templates/manager/controller-manager.yaml");
     let text = std::fs::read_to_string(&manager).unwrap();
-    std::fs::write(&manager, text.replace("terminationGracePeriodSeconds: 40", "terminationGracePeriodSeconds: 60")).unwrap();
+    std::fs::write(
+        &manager,
+        text.replace(
+            "terminationGracePeriodSeconds: 40",
+            "terminationGracePeriodSeconds: 60",
+        ),
+    )
+    .unwrap();
     let refusal = refuse(dir, "changed by hand");
-    assert!(refusal.contains("templates/manager/controller-manager.yaml"), "{refusal}");
+    assert!(
+        refusal.contains("templates/manager/controller-manager.yaml"),
+        "{refusal}"
+    );
     let body: String = text.lines().skip(2).map(|l| format!("{l}\n")).collect();
     std::fs::write(&manager, body).unwrap();
     refuse(dir, "not rkb's (no rkb header)");
@@ -467,8 +555,15 @@ fn bad_input_is_refused_and_leaves_every_file() {
     // A section switched partly on.
     let kustomization = dir.join("config/default/kustomization.yaml");
     let original = std::fs::read_to_string(&kustomization).unwrap();
-    std::fs::write(&kustomization, original.replace("#- ../certmanager-metrics\n", "- ../certmanager-metrics\n")).unwrap();
-    refuse(dir, "[METRICS-WITH-CERTS]/[PROMETHEUS-WITH-CERTS] section is partly switched on");
+    std::fs::write(
+        &kustomization,
+        original.replace("#- ../certmanager-metrics\n", "- ../certmanager-metrics\n"),
+    )
+    .unwrap();
+    refuse(
+        dir,
+        "[METRICS-WITH-CERTS]/[PROMETHEUS-WITH-CERTS] section is partly switched on",
+    );
     std::fs::write(&kustomization, &original).unwrap();
 
     // No kubectl (the binary, so that KUBECTL is set for it alone).
@@ -486,7 +581,10 @@ fn bad_input_is_refused_and_leaves_every_file() {
     // And the chart is still as rkb made it: the next run changes nothing.
     let again = common::rkb_in(dir, &["edit", "--plugins", "helm"]);
     let wrote = |verb: &str| again.lines().any(|l| l.trim_start().starts_with(verb));
-    assert!(!wrote("update ") && !wrote("create ") && !wrote("remove "), "{again}");
+    assert!(
+        !wrote("update ") && !wrote("create ") && !wrote("remove "),
+        "{again}"
+    );
     assert_eq!(common::files(dir), before);
 }
 
@@ -498,14 +596,25 @@ fn the_plugin_is_recorded_and_replayed() {
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path().join("demo");
     common::init_demo(&dir, &[]);
-    let report = common::rkb(&["edit", "--plugins", "helm", "--no-chart", "--dir", dir.to_str().unwrap()]).unwrap();
+    let report = common::rkb(&[
+        "edit",
+        "--plugins",
+        "helm",
+        "--no-chart",
+        "--dir",
+        dir.to_str().unwrap(),
+    ])
+    .unwrap();
     assert!(report.contains("make manifests"), "{report}");
     assert!(!dir.join("dist/chart").exists());
     let project = std::fs::read_to_string(dir.join("PROJECT")).unwrap();
     assert!(project.contains("helm.rkb.io/v1-alpha: {}"), "{project}");
     let makefile = std::fs::read_to_string(dir.join("Makefile")).unwrap();
     assert!(makefile.contains("\nhelm: manifests ##"), "{makefile}");
-    assert!(makefile.contains("\tKUBECTL=$(KUBECTL) $(RKB) edit --plugins helm\n"), "{makefile}");
+    assert!(
+        makefile.contains("\tKUBECTL=$(KUBECTL) $(RKB) edit --plugins helm\n"),
+        "{makefile}"
+    );
 
     let output = scratch.path().join("generated");
     common::rkb(&[

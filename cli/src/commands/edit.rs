@@ -552,7 +552,11 @@ fn helm(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
                 written.objects
             )?;
             for (key, why) in &written.left_out {
-                writeln!(out, "  Not in the chart: {} {} ({why}).", key.kind, key.name)?;
+                writeln!(
+                    out,
+                    "  Not in the chart: {} {} ({why}).",
+                    key.kind, key.name
+                )?;
             }
             if !recorded {
                 writeln!(
