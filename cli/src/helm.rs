@@ -694,7 +694,7 @@ pub fn chart(root: &Path) -> anyhow::Result<Chart> {
             if base.contains_key(key) {
                 left_out.push((
                     key.clone(),
-                    "Helm installs into a namespace of its own (--namespace, --create-namespace)",
+                    "Helm installs into the namespace it is given: --namespace, --create-namespace",
                 ));
             }
             continue;
