@@ -400,9 +400,15 @@ pub struct EditArgs {
     #[arg(long, required_unless_present = "plugins", conflicts_with = "plugins")]
     pub multigroup: bool,
     /// Add what optional plugins scaffold, comma-separated: `grafana` writes Grafana
-    /// dashboards of the manager's metrics to grafana/ (kubebuilder's grafana/v1-alpha).
+    /// dashboards of the manager's metrics to grafana/ (kubebuilder's grafana/v1-alpha);
+    /// `helm` writes a Helm chart of config/ to dist/chart/ and `make helm` (kubebuilder's
+    /// helm/v2-alpha); run again, it brings the chart in step with config/.
     #[arg(long, value_enum, value_delimiter = ',', value_name = "PLUGIN,...")]
     pub plugins: Vec<EditPlugin>,
+    /// With `--plugins helm`: record the plugin and add `make helm`, but leave the chart
+    /// to the next `make manifests` (`alpha generate --no-manifests`, before the CRDs exist).
+    #[arg(long, hide = true, requires = "plugins")]
+    pub no_chart: bool,
     /// The project directory.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub dir: PathBuf,
@@ -413,6 +419,8 @@ pub struct EditArgs {
 pub enum EditPlugin {
     /// Dashboards of controller-runtime's metrics and the manager's resources, for Grafana.
     Grafana,
+    /// A Helm chart of what config/default deploys, in dist/chart/, kept in step by `make helm`.
+    Helm,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

@@ -109,6 +109,13 @@ pub struct Plugins {
         skip_serializing_if = "Option::is_none"
     )]
     pub grafana: Option<BTreeMap<String, serde_yaml_ng::Value>>,
+    /// `rkb edit --plugins helm` made the Helm chart in dist/chart/ (and `make helm`).
+    #[serde(
+        rename = "helm.rkb.io/v1-alpha",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub helm: Option<BTreeMap<String, serde_yaml_ng::Value>>,
     /// Other tools' plugins survive a rewrite.
     #[serde(flatten)]
     pub other: BTreeMap<String, serde_yaml_ng::Value>,
@@ -116,7 +123,10 @@ pub struct Plugins {
 
 impl Plugins {
     fn is_empty(&self) -> bool {
-        self.deploy_image.is_none() && self.grafana.is_none() && self.other.is_empty()
+        self.deploy_image.is_none()
+            && self.grafana.is_none()
+            && self.helm.is_none()
+            && self.other.is_empty()
     }
 }
 

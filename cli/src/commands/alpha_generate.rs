@@ -64,7 +64,24 @@ pub fn alpha_generate(args: &AlphaGenerateArgs, out: &mut dyn Write) -> anyhow::
             input.display()
         )));
     }
+    // The chart is made of the project's CRDs, which `make manifests` writes: the helm
+    // plugin is replayed after it (or, without it, left to the next `make manifests`).
+    let helm = |no_chart: bool, out: &mut dyn Write| -> anyhow::Result<()> {
+        if project.plugins.helm.is_none() {
+            return Ok(());
+        }
+        let dir = output.to_string_lossy().into_owned();
+        let mut step = vec!["rkb", "edit", "--dir", &dir, "--plugins", "helm"];
+        if no_chart {
+            step.push("--no-chart");
+        }
+        let step: Vec<String> = step.into_iter().map(String::from).collect();
+        writeln!(out, "$ {}", shown(&step))?;
+        let cli = Cli::try_parse_from(&step).map_err(|e| anyhow::anyhow!("{e}"))?;
+        super::run(cli, out).with_context(|| format!("replaying `{}` failed", shown(&step)))
+    };
     if args.no_manifests {
+        helm(true, out)?;
         writeln!(
             out,
             "\n{} scaffolded again from {} in {}. Next: `make manifests` there (skipped: --no-manifests).",
@@ -87,6 +104,7 @@ pub fn alpha_generate(args: &AlphaGenerateArgs, out: &mut dyn Write) -> anyhow::
             output.display()
         );
     }
+    helm(false, out)?;
     writeln!(
         out,
         "\n{} scaffolded again from {} in {}.",

@@ -459,12 +459,23 @@ fn rust_files(root: &Path) -> anyhow::Result<Vec<String>> {
     Ok(files)
 }
 
-/// Adds the plugins asked for that the project does not have yet.
+/// Adds the plugins asked for that the project does not have yet; `helm` again brings the
+/// chart in step with config/.
 fn plugins(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let mut asked = args.plugins.clone();
+    asked.dedup();
+    for plugin in asked {
+        match plugin {
+            EditPlugin::Grafana => grafana(args, out)?,
+            EditPlugin::Helm => helm(args, out)?,
+        }
+    }
+    Ok(())
+}
+
+fn grafana(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let changes = Changes::open(&args.dir)?;
     let mut project = super::load_project(&args.dir, out)?;
-    // One plugin so far: each new one gets a plan of its own here.
-    debug_assert!(args.plugins.iter().all(|p| *p == EditPlugin::Grafana));
     if project.plugins.grafana.is_some() {
         writeln!(
             out,
@@ -486,6 +497,80 @@ fn plugins(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         "\nNext: import the dashboards in grafana/ into Grafana (Dashboards > New > Import), with \
          a Prometheus data source that scrapes the manager (config/prometheus)."
     )?;
+    Ok(())
+}
+
+/// `rkb edit --plugins helm`: the chart of config/ in dist/chart/ (see [`crate::helm`]),
+/// PROJECT's record of the plugin and `make helm`; run again (by `make helm` and `make
+/// manifests`), the chart follows config/.
+fn helm(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let mut changes = Changes::open(&args.dir)?;
+    let mut project = super::load_project(&args.dir, out)?;
+    let recorded = project.plugins.helm.is_some();
+    let mut warning = None;
+    if !recorded {
+        project.plugins.helm = Some(Default::default());
+        changes.create(project::FILE_NAME, project.to_yaml(), true)?;
+    }
+    match changes.read("Makefile")? {
+        Some(text) => match crate::helm::makefile(&text) {
+            Ok(Some(with_helm)) => changes.create("Makefile", with_helm, true)?,
+            Ok(None) => {}
+            Err(e) => {
+                warning = Some(format!(
+                    "{e}: add `make helm` by hand, a rule that runs `rkb edit --plugins helm` \
+                     after `make manifests`"
+                ))
+            }
+        },
+        None => warning = Some("there is no Makefile, so no `make helm`".into()),
+    }
+    let written = if args.no_chart {
+        None
+    } else {
+        Some(crate::helm::write(
+            &mut changes,
+            &project.project_name,
+            recorded,
+        )?)
+    };
+    super::commit(changes, out)?;
+    if let Some(warning) = warning {
+        writeln!(out, "warning: {warning}")?;
+    }
+    match written {
+        None => writeln!(
+            out,
+            "\nThe helm plugin is on: `make manifests` (or `make helm`) writes the chart to {}/.",
+            crate::helm::CHART_DIR
+        )?,
+        Some(written) => {
+            writeln!(
+                out,
+                "\n{}/ holds {} templates of what config/default deploys.",
+                crate::helm::CHART_DIR,
+                written.objects
+            )?;
+            for (key, why) in &written.left_out {
+                writeln!(
+                    out,
+                    "  Not in the chart: {} {} ({why}).",
+                    key.kind, key.name
+                )?;
+            }
+            if !recorded {
+                writeln!(
+                    out,
+                    "Next: `helm lint {chart}`, then `helm install {name} {chart} --namespace {ns} \
+                     --create-namespace`.\n`make helm` (and `make manifests`) keep the chart in \
+                     step with config/: your values in values.yaml and templates of your own stay.",
+                    chart = crate::helm::CHART_DIR,
+                    name = project.project_name,
+                    ns = written.namespace
+                )?;
+            }
+        }
+    }
     Ok(())
 }
 

@@ -184,7 +184,7 @@ pub fn all_sections_on(project: &Path) -> tempfile::TempDir {
     copy
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub fn copy_dir(from: &Path, to: &Path) {
     fs::create_dir_all(to).unwrap();
     for entry in fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
