@@ -159,6 +159,7 @@ const GOLDENS: &[Golden] = &[
                 "--version",
                 "v1",
             ],
+            &["--external-crd", "tests/data/external-crds/shapes/shapes.example.org_shapes.yaml"],
         ],
         webhooks: &[],
     },

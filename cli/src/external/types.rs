@@ -117,6 +117,7 @@ struct Writer {
     taken: BTreeSet<String>,
     limitations: Vec<Limitation>,
     int_or_string: bool,
+    bare_int_or_string: bool,
     map: bool,
     integer: bool,
     number: bool,
@@ -133,6 +134,7 @@ pub fn types(crd: &ExternalCrd) -> Generated {
             .collect(),
         limitations: Vec::new(),
         int_or_string: false,
+        bare_int_or_string: false,
         map: false,
         integer: false,
         number: false,
@@ -209,7 +211,7 @@ pub fn types(crd: &ExternalCrd) -> Generated {
         out.push_str("use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;\n");
     }
     out.push_str("use kube::CustomResource;\n");
-    if w.integer || w.number {
+    if w.integer || w.number || w.bare_int_or_string {
         out.push_str("use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};\n");
     } else {
         out.push_str("use schemars::JsonSchema;\n");
@@ -269,6 +271,12 @@ pub fn types(crd: &ExternalCrd) -> Generated {
         out.push_str(
             "\n/// An integer without a format, as the CRD has it (Rust's integers have one).\n\
              fn integer(_: &mut SchemaGenerator) -> Schema {\n    json_schema!({ \"type\": \"integer\" })\n}\n",
+        );
+    }
+    if w.bare_int_or_string {
+        out.push_str(
+            "\n/// An int-or-string without a description, as the CRD has it (IntOrString's schema has one).\n\
+             fn int_or_string(_: &mut SchemaGenerator) -> Schema {\n    json_schema!({ \"x-kubernetes-int-or-string\": true })\n}\n",
         );
     }
     if w.number {
@@ -459,6 +467,11 @@ impl Writer {
         if flag("x-kubernetes-int-or-string") {
             self.int_or_string = true;
             rust = "IntOrString".into();
+            if node["description"].is_null() {
+                // IntOrString's schema has k8s-openapi's description; the CRD has none.
+                self.bare_int_or_string = true;
+                with = Some("int_or_string".to_owned());
+            }
             done.push("x-kubernetes-int-or-string");
             if is_int_or_string_any_of(&node["anyOf"]) {
                 done.push("anyOf");
@@ -544,7 +557,7 @@ impl Writer {
                                 "keywords on a map's values that are no struct".into(),
                             );
                         }
-                        if place != Place::Values && values["description"].is_string() {
+                        if !values["properties"].is_object() && values["description"].is_string() {
                             self.limit(&format!("{path}.*"), "`description` of a map's values: only a struct's values carry one (its doc comment)".into());
                         }
                         inner
@@ -566,7 +579,15 @@ impl Writer {
                         );
                     }
                     if place != Place::Field {
-                        self.limit(path, "a list of lists: its inner list's keywords".into());
+                        if !keys.is_empty() {
+                            self.limit(
+                                &format!("{path}[]"),
+                                format!(
+                                    "{} on the items of a list in a list: `items(...)` reaches one level",
+                                    keys.join(", ")
+                                ),
+                            );
+                        }
                     } else if !keys.is_empty() {
                         extra.push(format!("items({})", keys.join(", ")));
                     }

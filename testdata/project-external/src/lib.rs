@@ -30,6 +30,7 @@ pub fn manifests() -> rkb_runtime::Manifests {
         rkb_runtime::rbac_rules::<controller::certificate::CertificateReconciler>(),
         rkb_runtime::rbac_rules::<controller::service_monitor::ServiceMonitorReconciler>(),
         rkb_runtime::rbac_rules::<controller::http_route::HTTPRouteReconciler>(),
+        rkb_runtime::rbac_rules::<controller::shape::ShapeReconciler>(),
         // +rkb:scaffold:rbac
     ];
     let webhooks = vec![

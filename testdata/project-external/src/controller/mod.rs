@@ -17,6 +17,7 @@ use rkb_runtime::manager::Runnable;
 pub mod certificate;
 pub mod http_route;
 pub mod service_monitor;
+pub mod shape;
 // +rkb:scaffold:modules
 
 /// Every controller of this operator, by name (its metrics label and `--controller-concurrency`
@@ -26,6 +27,7 @@ pub fn controllers() -> Vec<Runnable> {
         Runnable::new("certificate", certificate::run),
         Runnable::new("servicemonitor", service_monitor::run),
         Runnable::new("httproute", http_route::run),
+        Runnable::new("shape", shape::run),
         // +rkb:scaffold:controllers
     ]
 }

@@ -16,4 +16,5 @@
 pub mod cert_manager;
 pub mod gateway;
 pub mod monitoring;
+pub mod shapes;
 // +rkb:scaffold:groups

@@ -1366,18 +1366,6 @@ mod tests {
                 "`description` of list items that are no objects: only a struct's items carry one (its doc comment)",
             ),
             (
-                ".spec.endpoints[].oauth2.proxyConnectHeader.*",
-                "a list of lists: its inner list's keywords",
-            ),
-            (
-                ".spec.endpoints[].params.*",
-                "a list of lists: its inner list's keywords",
-            ),
-            (
-                ".spec.endpoints[].proxyConnectHeader.*",
-                "a list of lists: its inner list's keywords",
-            ),
-            (
                 ".spec.endpoints[].relabelings[].sourceLabels[]",
                 "`description` of list items that are no objects: only a struct's items carry one (its doc comment)",
             ),
