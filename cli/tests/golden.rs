@@ -159,7 +159,10 @@ const GOLDENS: &[Golden] = &[
                 "--version",
                 "v1",
             ],
-            &["--external-crd", "tests/data/external-crds/shapes/shapes.example.org_shapes.yaml"],
+            &[
+                "--external-crd",
+                "tests/data/external-crds/shapes/shapes.example.org_shapes.yaml",
+            ],
         ],
         webhooks: &[],
     },
