@@ -29,9 +29,10 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "cli/tests/data/external-crds"
 CRDS = [
-    ("cert-manager Certificate", DATA / "cert-manager/cert-manager.io_certificates.yaml", "v1"),
-    ("Prometheus ServiceMonitor", DATA / "prometheus-operator/monitoring.coreos.com_servicemonitors.yaml", "v1"),
-    ("Gateway API HTTPRoute", DATA / "gateway-api/gateway.networking.k8s.io_httproutes.yaml", "v1"),
+    ("Certificate", DATA / "cert-manager/cert-manager.io_certificates.yaml", "v1"),
+    ("ServiceMonitor", DATA / "prometheus-operator/monitoring.coreos.com_servicemonitors.yaml", "v1"),
+    ("HTTPRoute", DATA / "gateway-api/gateway.networking.k8s.io_httproutes.yaml", "v1"),
+    ("Shape", DATA / "shapes/shapes.example.org_shapes.yaml", "v1beta1"),
 ]
 
 # (row, how to count it in one schema node)
@@ -143,7 +144,7 @@ def main():
     parser.add_argument("--kopium", default=os.environ.get("KOPIUM", "kopium"))
     args = parser.parse_args()
     derived = derived_crds()
-    header = ["", "input", "rkb", "kopium"]
+    columns = []
     for name, file, version in CRDS:
         crd = yaml.safe_load(file.read_text())
         crd_name = crd["metadata"]["name"]
@@ -154,12 +155,15 @@ def main():
         except (OSError, subprocess.CalledProcessError) as e:
             print(f"(kopium not run: {e})", file=sys.stderr)
             kop = {}
-        print(f"\n{name} ({crd_name}, {version})\n")
-        print("| " + " | ".join(header) + " |")
-        print("|---|---:|---:|---:|")
-        for row, _ in ROWS:
-            print(f"| {row} | {given[row]} | {back[row]} | {kop.get(row, '-')} |")
-
+        columns.append((name, given, back, kop))
+    print("| keyword (under spec, status) | " + " | ".join(
+        f"{name}: input | rkb | kopium" for name, *_ in columns) + " |")
+    print("|---|" + "---:|" * (3 * len(columns)))
+    for row, _ in ROWS:
+        cells = []
+        for _, given, back, kop in columns:
+            cells += [str(given[row]), str(back[row]), str(kop.get(row, "-"))]
+        print(f"| {row} | " + " | ".join(cells) + " |")
 
 if __name__ == "__main__":
     main()

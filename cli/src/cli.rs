@@ -39,6 +39,10 @@ Examples:
   # A controller for a built-in kind
   rkb create api --group apps --version v1 --kind Deployment --no-resource
 
+  # A controller for a kind another project defines, with Rust types written from its CRD
+  rkb create api --external-crd cert-manager.io_certificates.yaml
+  rkb create api --external-crd gateway.networking.k8s.io_httproutes.yaml --version v1 --kind HTTPRoute
+
   # A complete operator that runs an image in a Deployment (kubebuilder's deploy-image plugin)
   rkb create api --group cache --version v1alpha1 --kind Memcached --image memcached:1.6.26-alpine3.19 \\
       --image-container-command memcached,--memory-limit=64,-o,modern,-v --image-container-port 11211 --run-as-user 1001";

@@ -471,12 +471,13 @@ fn external_model(
     } else {
         writeln!(
             out,
-            "warning: the types of {} {}/{} leave out what #[rkb(...)] cannot express ({} places; \
+            "warning: the types of {} {}/{} leave out what #[rkb(...)] cannot express ({} place{}; \
              the types' test lists them too):",
             crd.kind,
             crd.group,
             crd.version,
-            limitations.len()
+            limitations.len(),
+            if limitations.len() == 1 { "" } else { "s" }
         )?;
         for limitation in &limitations {
             writeln!(out, "  {}: {}", limitation.path, limitation.what)?;
