@@ -7,9 +7,9 @@ For each CRD (the version testdata/project-external was made from), under `spec`
   - input: the CRD's schema;
   - rkb: the schema rkb derives from the types `rkb create api --external-crd` wrote
     (testdata/project-external; its types' tests write it, with RKB_EXTERNAL_DERIVED_DIR);
-  - kopium: the Rust `kopium -f <crd>` writes, where each property is a field and a
-    string enum a Rust enum; every other keyword counts as kept only if its value appears
-    in that output (kopium writes no validation attributes, so this is an upper bound).
+  - kopium: the schema kube derives from the types `kopium --auto -f <crd>` writes (doc
+    comments, `#[derive(JsonSchema)]`), built in a scratch crate with this workspace's
+    lock file.
 
 Usage: cli/hack/external-crd-figures.py [--kopium PATH]   (kopium: `cargo install kopium`)
 Run from anywhere; it runs `cargo test -p external-operator` (CARGO_TARGET_DIR is honoured).
@@ -103,40 +103,46 @@ def derived_crds():
     return {p.stem: json.loads(p.read_text()) for p in out.glob("*.json")}
 
 
-def kopium_counts(kopium, file, version, items):
-    """What kopium's Rust keeps of each row."""
-    crd = yaml.safe_load(file.read_text())
-    text = subprocess.run([kopium, "-f", str(file), "--api-version", version], capture_output=True,
-                          text=True, check=True).stdout
-    fields = len(re.findall(r"^\s*pub [a-z_][a-z0-9_]*(?:#[a-z_]+)?\s*:", text, re.M)) + \
-        len(re.findall(r"^\s*pub r#[a-z_]+\s*:", text, re.M))
-    enum_types = len(re.findall(r"^pub enum ", text, re.M))
-    out = {"properties": fields}
-    for row, _ in ROWS[1:]:
-        kept = 0
-        for path, key, value in items[row]:
-            if row == "required":
-                kept += len(value)  # a field without Option<...>
-            elif row == "descriptions":
-                first = str(value).strip().splitlines()[0][:60]
-                kept += first in text
-            elif row == "enums":
-                kept += 0  # counted below, as Rust enums
-            elif row == "formats":
-                kept += {"int32": "i32", "int64": "i64", "double": "f64", "float": "f32"}.get(value) is not None
-            elif row == "int-or-string":
-                kept += "IntOrString" in text
-            elif row == "preserve-unknown-fields":
-                kept += "serde_json::Value" in text or "BTreeMap<String, serde_json::Value>" in text
-            elif row == "CEL rules":
-                kept += sum(1 for rule in value if rule["rule"] in text)
-            elif row in ("patterns",):
-                kept += json.dumps(value)[1:-1] in text
-            else:
-                kept += key in text or f"{key}=" in text
-        out[row] = kept
-    out["enums"] = enum_types
-    return out, text
+CRATE = """[package]
+name = "kopium-figures"
+version = "0.0.0"
+edition = "2024"
+publish = false
+
+[workspace]
+
+[dependencies]
+k8s-openapi = { version = "0.29", features = ["v1_34", "schemars"] }
+kube = { version = "5.0", default-features = false, features = ["derive"] }
+schemars = "1"
+serde = { version = "1", features = ["derive"] }
+serde_json = "1"
+"""
+
+
+def kopium_crds(kopium):
+    """The CRDs kube derives from kopium's types (`kopium --auto`: doc comments and a derived
+    schema), by CRD name: a scratch crate, built with this workspace's lock file."""
+    crate = Path(tempfile.mkdtemp(prefix="kopium-figures-"))
+    (crate / "src").mkdir()
+    (crate / "Cargo.toml").write_text(CRATE)
+    (crate / "Cargo.lock").write_bytes((REPO / "Cargo.lock").read_bytes())
+    modules, prints = [], []
+    for i, (_, file, version) in enumerate(CRDS):
+        rust = subprocess.run([kopium, "--auto", "-f", str(file), "--api-version", version],
+                              capture_output=True, text=True, check=True).stdout
+        # kopium's name for the kind (HTTPRoute becomes HttpRoute): its spec struct's, less Spec.
+        kind = re.search(r"derive\(CustomResource[^\n]*\n(?:#\[[^\n]*\n)*pub struct (\w+)Spec ", rust).group(1)
+        (crate / "src" / f"crd{i}.rs").write_text(rust)
+        modules.append(f"#[allow(dead_code, clippy::all)]\nmod crd{i};")
+        prints.append(f"    println!(\"{{}}\", serde_json::to_string(&crd{i}::{kind}::crd()).unwrap());")
+    (crate / "src" / "main.rs").write_text(
+        "use kube::CustomResourceExt;\n" + "\n".join(modules) + "\nfn main() {\n" + "\n".join(prints) + "\n}\n")
+    out = subprocess.run(["cargo", "run", "-q", "--offline"], cwd=crate, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise OSError(f"kopium's types do not build:\n{out.stderr[-3000:]}")
+    crds = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+    return {c["metadata"]["name"]: c for c in crds}
 
 
 def main():
@@ -144,17 +150,18 @@ def main():
     parser.add_argument("--kopium", default=os.environ.get("KOPIUM", "kopium"))
     args = parser.parse_args()
     derived = derived_crds()
+    try:
+        kopium = kopium_crds(args.kopium)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"(kopium not run: {e})", file=sys.stderr)
+        kopium = {}
     columns = []
     for name, file, version in CRDS:
         crd = yaml.safe_load(file.read_text())
         crd_name = crd["metadata"]["name"]
-        given, items = counts(version_schema(crd, version))
+        given, _ = counts(version_schema(crd, version))
         back, _ = counts(version_schema(derived[crd_name], version))
-        try:
-            kop, _ = kopium_counts(args.kopium, file, version, items)
-        except (OSError, subprocess.CalledProcessError) as e:
-            print(f"(kopium not run: {e})", file=sys.stderr)
-            kop = {}
+        kop = counts(version_schema(kopium[crd_name], version))[0] if crd_name in kopium else {}
         columns.append((name, given, back, kop))
     print("| keyword (under spec, status) | " + " | ".join(
         f"{name}: input | rkb | kopium" for name, *_ in columns) + " |")
