@@ -121,6 +121,24 @@ fn create_then_delete_gives_the_tree_back_byte_for_byte() {
             && l.ends_with("/config/external-crds/cert-manager.io_certificates.yaml")),
         "{out}"
     );
+    let refused = common::rkb(&[
+        "create",
+        "webhook",
+        "--dir",
+        dir,
+        "--group",
+        "gateway",
+        "--version",
+        "v1",
+        "--kind",
+        "HTTPRoute",
+        "--defaulting",
+    ])
+    .unwrap_err();
+    assert!(
+        refused.contains("HTTPRoute gateway.networking.k8s.io/v1 is an external API"),
+        "{refused}"
+    );
     common::rkb(&[
         "delete",
         "api",
