@@ -214,3 +214,15 @@ fn split_documents(text: &str) -> Vec<String> {
     });
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::split_documents;
+
+    #[test]
+    fn documents_split_at_their_markers_and_comments_alone_are_none() {
+        let text = "# only a comment\n---\na: 1\n--- # second\nb: 2\n...\n---\n\n";
+        assert_eq!(split_documents(text), ["a: 1\n", "b: 2\n"]);
+        assert_eq!(split_documents("a: 1\n"), ["a: 1\n"]);
+    }
+}

@@ -1016,3 +1016,97 @@ fn sample(node: &Value) -> Option<Value> {
         _ => Some(Value::Object(Map::new())),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn descriptions_are_doc_comments_unless_rustdoc_or_schemars_would_change_them() {
+        assert_eq!(
+            doc_comment("One line.\n\nTwo.", ""),
+            "/// One line.\n///\n/// Two.\n"
+        );
+        for text in [
+            "A fence:\n```\ncode\n```",
+            "Trailing space \nhere",
+            "\tindented",
+            "ends\n",
+        ] {
+            assert_eq!(
+                doc_comment(text, "    "),
+                format!("    #[schemars(description = {text:?})]\n"),
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn properties_become_rust_fields() {
+        assert_eq!(field_name("issuerRef"), "issuer_ref");
+        assert_eq!(field_name("type"), "r#type");
+        assert_eq!(field_name("self"), "self_");
+        assert_eq!(field_name("9lives"), "_9lives");
+        assert_eq!(field_name("x-forwarded.for"), "x_forwarded_for");
+        assert_eq!(type_part("issuerRef"), "IssuerRef");
+        assert_eq!(type_part("$ref"), "Ref");
+    }
+
+    #[test]
+    fn each_keyword_becomes_its_key_or_a_reason() {
+        let rule = json!([{
+            "rule": "self.a <= self.b", "message": "a", "messageExpression": "'b'",
+            "reason": "FieldValueForbidden", "fieldPath": ".a", "optionalOldSelf": true
+        }]);
+        assert_eq!(
+            key("x-kubernetes-validations", &rule).unwrap().unwrap(),
+            "validation(rule = \"self.a <= self.b\", message = \"a\", message_expression = \"'b'\", \
+             reason = FieldValueForbidden, field_path = \".a\", optional_old_self)"
+        );
+        assert_eq!(
+            key("default", &json!({"a": [1, "x"]})).unwrap().unwrap(),
+            "default = {\"a\":[1,\"x\"]}"
+        );
+        assert_eq!(
+            key("enum", &json!(["a", 1, true])).unwrap().unwrap(),
+            "enum_values = [\"a\", 1, true]"
+        );
+        assert!(key("enum", &json!([{"a": 1}])).is_err());
+        assert!(
+            key("format", &json!("int-or-string"))
+                .unwrap_err()
+                .contains("no format Kubernetes validates")
+        );
+        assert!(key("exclusiveMinimum", &json!(false)).is_err());
+        assert!(
+            key("oneOf", &json!([]))
+                .unwrap_err()
+                .contains("no Rust type or key")
+        );
+    }
+
+    #[test]
+    fn the_sample_fills_required_fields_with_the_simplest_valid_values() {
+        let spec = json!({
+            "type": "object",
+            "required": ["name", "mode", "ref", "count", "items"],
+            "properties": {
+                "name": { "type": "string", "minLength": 3 },
+                "mode": { "type": "string", "enum": ["Fast", "Slow"] },
+                "ref": { "type": "object", "required": ["kind"], "properties": {
+                    "kind": { "type": "string", "default": "Issuer" },
+                    "group": { "type": "string" }
+                }},
+                "count": { "type": "integer", "minimum": 2 },
+                "items": { "type": "array", "minItems": 1, "items": { "type": "boolean" } },
+                "optional": { "type": "string" }
+            }
+        });
+        assert_eq!(
+            sample_fields(&spec).unwrap(),
+            "\"spec\": {\"count\":2,\"items\":[false],\"mode\":\"Fast\",\"name\":\"aaa\",\"ref\":{\"kind\":\"Issuer\"}}"
+        );
+    }
+}
