@@ -244,7 +244,19 @@ pub fn types(crd: &ExternalCrd) -> Generated {
     kube.push("derive = \"Default\"".into());
     kube.push("derive = \"PartialEq\"".into());
     if let Some(doc) = schema["description"].as_str() {
-        kube.push(format!("doc = {doc:?}"));
+        if doc.contains("```")
+            || doc
+                .lines()
+                .any(|l| l.starts_with("    ") || l.starts_with('\t'))
+        {
+            // kube's `doc` is a doc comment of the root type, whose code rustdoc would run.
+            w.limit(
+                "",
+                "`description` of the object itself: it holds a code block, which rustdoc would run as a doctest of the root type kube derives".into(),
+            );
+        } else {
+            kube.push(format!("doc = {doc:?}"));
+        }
     }
     let mut spec_attrs = spec_keys;
     spec_attrs.extend(w.crd_keys(crd));
