@@ -39,6 +39,10 @@ Examples:
   # A controller for a built-in kind
   rkb create api --group apps --version v1 --kind Deployment --no-resource
 
+  # A controller for a kind another project defines, with Rust types written from its CRD
+  rkb create api --external-crd cert-manager.io_certificates.yaml
+  rkb create api --external-crd gateway.networking.k8s.io_httproutes.yaml --version v1 --kind HTTPRoute
+
   # A complete operator that runs an image in a Deployment (kubebuilder's deploy-image plugin)
   rkb create api --group cache --version v1alpha1 --kind Memcached --image memcached:1.6.26-alpine3.19 \\
       --image-container-command memcached,--memory-limit=64,-o,modern,-v --image-container-port 11211 --run-as-user 1001";
@@ -434,14 +438,46 @@ pub enum License {
 #[derive(Debug, Args)]
 pub struct CreateApiArgs {
     /// API group, without the domain: `cache` serves `cache.<domain>`; `core` for built-in core kinds.
-    #[arg(long, value_name = "GROUP")]
+    #[arg(
+        long,
+        value_name = "GROUP",
+        required_unless_present = "external_crd",
+        conflicts_with = "external_crd",
+        default_value = "",
+        hide_default_value = true
+    )]
     pub group: String,
-    /// API version, e.g. v1, v1alpha1, v2beta3.
-    #[arg(long, value_name = "VERSION")]
+    /// API version, e.g. v1, v1alpha1, v2beta3 (with --external-crd: the CRD's version to
+    /// write types for [default: its storage version]).
+    #[arg(
+        long,
+        value_name = "VERSION",
+        required_unless_present = "external_crd",
+        default_value = "",
+        hide_default_value = true
+    )]
     pub version: String,
-    /// Kind, an UpperCamelCase Rust type name, e.g. Memcached.
-    #[arg(long, value_name = "KIND")]
+    /// Kind, an UpperCamelCase Rust type name, e.g. Memcached (with --external-crd: which
+    /// of the file's CRDs, needed when it holds several).
+    #[arg(
+        long,
+        value_name = "KIND",
+        required_unless_present = "external_crd",
+        default_value = "",
+        hide_default_value = true
+    )]
     pub kind: String,
+    /// A kind another project defines (kubebuilder's --external-api-path): its
+    /// CustomResourceDefinition YAML, from which rkb writes Rust types with the CRD's
+    /// validation under src/api/external/, a controller and its RBAC. The CRD is kept in
+    /// config/external-crds/ for the tests and not installed by `make install`.
+    #[arg(
+        long,
+        value_name = "FILE.yaml",
+        conflicts_with_all = ["image", "plural", "no_controller", "cluster_scoped", "no_resource"],
+        help_heading = "External APIs"
+    )]
+    pub external_crd: Option<PathBuf>,
     /// Resource name in URLs and RBAC rules, unique in the API group [default: the kind's
     /// existing plural for a new version, else the lowercased kind pluralised as kubebuilder
     /// does: memcacheds, policies, people].

@@ -205,6 +205,14 @@ pub struct Resource {
     /// For a built-in kind: the fields the API server requires besides metadata, as the
     /// body of a `serde_json::json!` object (the scaffolded tests' sample object).
     pub sample_fields: Option<String>,
+    /// A kind another project defines, whose types `create api --external-crd` wrote
+    /// from its CRD (under `crate::api::external`).
+    pub external: bool,
+    /// The project does not own the kind (built-in or external): its controller neither
+    /// writes the status nor has the CRD installed by `make install`.
+    pub foreign: bool,
+    /// An external kind's CRD, kept for the tests: `config/external-crds/<group>_<plural>.yaml`.
+    pub crd_file: Option<String>,
 }
 
 impl Resource {
@@ -230,7 +238,27 @@ impl Resource {
             builtin: false,
             storage_version: None,
             sample_fields: None,
+            external: false,
+            foreign: false,
+            crd_file: None,
         }
+    }
+
+    /// A kind of another project, from its CRD: `group` is the first label of the CRD's
+    /// group (PROJECT's `group`), the rest its `domain`, as kubebuilder records it.
+    pub fn external(crd: &crate::external::ExternalCrd) -> Self {
+        let (group, _) = crd.group.split_once('.').unwrap_or((&crd.group, ""));
+        let mut resource = Self::new(group, &crd.version, &crd.kind, crd.group.clone());
+        resource.type_path = format!(
+            "crate::api::external::{}::{}::{}",
+            resource.group_module, resource.version_module, resource.kind
+        );
+        resource.plural.clone_from(&crd.plural);
+        resource.namespaced = crd.namespaced;
+        resource.external = true;
+        resource.foreign = true;
+        resource.crd_file = Some(crate::external::crd_file(crd));
+        resource
     }
 
     /// A new custom resource of `project`, or a new version of one of its kinds. Every
@@ -274,6 +302,7 @@ impl Resource {
             namespaced: builtin.namespaced,
             type_path: builtin.rust_path.to_owned(),
             builtin: true,
+            foreign: true,
             sample_fields: builtin_kinds::required_fields(builtin.group, builtin.kind),
             ..Self::new(builtin.group, builtin.version, builtin.kind, api_group)
         }
@@ -297,9 +326,22 @@ impl Resource {
         };
         Resource {
             plural: entry.plural.clone(),
-            namespaced: entry.api.as_ref().is_some_and(|a| a.namespaced),
+            namespaced: if entry.external {
+                entry.namespaced
+            } else {
+                entry.api.as_ref().is_some_and(|a| a.namespaced)
+            },
             type_path: entry.path.clone(),
             builtin: entry.core,
+            external: entry.external,
+            foreign: entry.core || entry.external,
+            crd_file: entry.external.then(|| {
+                format!(
+                    "config/external-crds/{}_{}.yaml",
+                    entry.api_group(),
+                    entry.plural
+                )
+            }),
             ..Self::new(&entry.group, &entry.version, &entry.kind, api_group)
         }
     }
@@ -313,6 +355,8 @@ impl Resource {
             }),
             controller,
             core: self.builtin,
+            external: self.external,
+            namespaced: self.external && self.namespaced,
             domain: if self.builtin {
                 String::new()
             } else {

@@ -57,8 +57,15 @@ pub struct Resource {
     pub core: bool,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub domain: String,
+    /// A kind another project defines (`create api --external-crd`): kubebuilder's
+    /// `external: true`, with `domain` the rest of its group.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub external: bool,
     pub group: String,
     pub kind: String,
+    /// An external kind's scope (an API of the project records it in `api:`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub namespaced: bool,
     /// The Rust path of the type (kubebuilder records the Go import path here).
     pub path: String,
     pub plural: String,
@@ -510,6 +517,8 @@ mod tests {
             controller: true,
             core: false,
             domain: "example.com".into(),
+            external: false,
+            namespaced: false,
             group: "cache".into(),
             kind: "Memcached".into(),
             path: "crate::api::cache::v1alpha1::Memcached".into(),
@@ -571,6 +580,8 @@ mod tests {
             controller: false,
             core: false,
             domain: "example.com".into(),
+            external: false,
+            namespaced: false,
             group: group.into(),
             kind: kind.into(),
             path: format!("crate::api::{group}::{version}::{kind}"),

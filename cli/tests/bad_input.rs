@@ -2089,3 +2089,122 @@ fn every_hinted_init_command_does_what_it_says() {
         &[("/path/to/rkb", repo)],
     );
 }
+
+/// A CRD of `group` with one version, v1, and a schema with a spec.
+fn small_crd(group: &str, kind: &str, plural: &str) -> String {
+    format!(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: {plural}.{group}\n\
+         spec:\n  group: {group}\n  names:\n    kind: {kind}\n    plural: {plural}\n  scope: Namespaced\n  versions:\n\
+         \x20 - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n\
+         \x20       properties:\n          spec:\n            type: object\n"
+    )
+}
+
+#[test]
+fn create_api_refuses_bad_external_crds_without_touching_files() {
+    let project = project();
+    let inputs = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let path = inputs.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let certificates = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/external-crds/cert-manager/cert-manager.io_certificates.yaml");
+    let certificates_text = std::fs::read_to_string(&certificates).unwrap();
+    let config_map = write(
+        "configmap.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  a: b\n",
+    );
+    let several = write(
+        "several.yaml",
+        &format!(
+            "{}---\n{}",
+            small_crd("widgets.example.org", "Widget", "widgets"),
+            small_crd("widgets.example.org", "Gadget", "gadgets")
+        ),
+    );
+    let own = write(
+        "own.yaml",
+        &small_crd("cache.example.com", "Cache", "caches"),
+    );
+    let not_yaml = write("broken.yaml", "apiVersion: [unclosed\n");
+    let missing = inputs.path().join("absent.yaml");
+    let certificates = certificates.to_str().unwrap();
+    let cases: &[(Vec<&str>, &[&str])] = &[
+        (
+            vec!["--external-crd", &config_map],
+            &[
+                "holds no apiextensions.k8s.io/v1 CustomResourceDefinition (found: v1 ConfigMap)",
+                "e.g.  rkb create api --external-crd",
+            ],
+        ),
+        (
+            vec!["--external-crd", certificates, "--version", "v2"],
+            &[
+                "the CRD certificates.cert-manager.io",
+                "has no version v2; its versions: v1",
+                "--version v1",
+            ],
+        ),
+        (
+            vec!["--external-crd", &several],
+            &[
+                "holds 2 CRDs (Widget, Gadget); say which kind to reconcile with --kind",
+                "--kind Widget",
+            ],
+        ),
+        (
+            vec!["--external-crd", &several, "--kind", "Sprocket"],
+            &["has no CRD of kind Sprocket; its kinds: Widget, Gadget"],
+        ),
+        (
+            vec!["--external-crd", &own],
+            &[
+                "the CRD caches.cache.example.com",
+                "is in this project's domain example.com",
+                "it is not external",
+                "rkb create api --group cache --version v1 --kind Cache",
+            ],
+        ),
+        (
+            vec!["--external-crd", missing.to_str().unwrap()],
+            &["cannot read --external-crd", "absent.yaml", "No such file"],
+        ),
+        (
+            vec!["--external-crd", &not_yaml],
+            &["document 1 is not valid YAML"],
+        ),
+        (
+            vec!["--external-crd", certificates, "--group", "cert-manager"],
+            &[
+                "cannot be used with",
+                "'--group <GROUP>'",
+                "'--external-crd <FILE.yaml>'",
+            ],
+        ),
+    ];
+    for (args, fragments) in cases {
+        let mut full = vec!["create", "api"];
+        full.extend(args.iter().copied());
+        assert_rejected(project.path(), &full, fragments);
+    }
+    // The file is read, not changed; and a good one is then accepted, once.
+    assert_eq!(
+        std::fs::read_to_string(certificates).unwrap(),
+        certificates_text
+    );
+    let (ok, text) = rkb_in(
+        project.path(),
+        &["create", "api", "--external-crd", certificates],
+    );
+    assert!(ok, "{text}");
+    assert_rejected(
+        project.path(),
+        &["create", "api", "--external-crd", certificates],
+        &[
+            "a controller for cert-manager/v1 Certificate already exists in PROJECT",
+            "--force",
+        ],
+    );
+}

@@ -169,6 +169,39 @@ const GOLDENS: &[Golden] = &[
             ],
         ],
     },
+    // Kinds other projects define, from their CRDs (kept in cli/tests/data/external-crds/
+    // with their licenses): three shapes of schema, each round-tripped by the test in its
+    // types file.
+    Golden {
+        name: "project-external",
+        init: &[
+            "--domain",
+            "example.com",
+            "--project-name",
+            "external-operator",
+        ],
+        create: &[
+            &[
+                "--external-crd",
+                "tests/data/external-crds/cert-manager/cert-manager.io_certificates.yaml",
+            ],
+            &[
+                "--external-crd",
+                "tests/data/external-crds/prometheus-operator/monitoring.coreos.com_servicemonitors.yaml",
+            ],
+            &[
+                "--external-crd",
+                "tests/data/external-crds/gateway-api/gateway.networking.k8s.io_httproutes.yaml",
+                "--version",
+                "v1",
+            ],
+            &[
+                "--external-crd",
+                "tests/data/external-crds/shapes/shapes.example.org_shapes.yaml",
+            ],
+        ],
+        webhooks: &[],
+    },
 ];
 
 /// Files `make manifests` owns: compared by each project's own `manifests_are_up_to_date`

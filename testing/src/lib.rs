@@ -29,6 +29,7 @@
 pub mod controller;
 pub mod conversion;
 pub mod e2e;
+pub mod external;
 mod faults;
 mod rbac_audit;
 mod wrap;

@@ -281,6 +281,21 @@ pub(super) fn replay(
     let images = project.plugins.deploy_image.as_ref();
     let api_step = |resource: &Resource| {
         let mut api = words(&["rkb", "create", "api", "--dir", &dir]);
+        if resource.external {
+            // The types come from the CRD the input keeps, as they came the first time.
+            let crd = crate::model::Resource::recorded(resource)
+                .crd_file
+                .unwrap_or_default();
+            api.extend(words(&[
+                "--external-crd",
+                &input.join(crd).to_string_lossy(),
+                "--version",
+                &resource.version,
+                "--kind",
+                &resource.kind,
+            ]));
+            return api;
+        }
         api.extend(words(&[
             "--group",
             &resource.group,

@@ -45,10 +45,26 @@ pub(super) struct Context {
     /// What `--image` recorded for the API, when `--force` without it replaces that.
     #[serde(skip)]
     pub dropped_image: Option<project::DeployImageResource>,
+    /// An external kind's types and CRD (`--external-crd`).
+    pub external: Option<External>,
     /// PROJECT with the new resource.
     #[serde(skip)]
     pub project: Project,
 }
+
+/// What `--external-crd` writes besides the controller: the types and the kept CRD.
+#[derive(Debug, Serialize)]
+pub(super) struct External {
+    /// The Rust types, without the header.
+    pub types: String,
+    /// The CRD document, as the file had it.
+    pub crd_yaml: String,
+    /// The module file of `crate::api::external`.
+    pub module_file: &'static str,
+}
+
+/// The module of external kinds' types.
+const EXTERNAL_MOD: &str = "src/api/external/mod.rs";
 
 impl scaffold_plan::Model for Context {
     fn project(&self) -> &Project {
@@ -69,6 +85,9 @@ pub(super) struct Switches {
     grouped: bool,
     /// The kind has a conversion webhook, and this new version becomes one of its spokes.
     spoke: bool,
+    /// `--external-crd`: types written from another project's CRD, which is kept for the
+    /// tests instead of going to config/crd.
+    external: bool,
 }
 
 const ADMIN: &[(&str, &str)] = &[("role", "admin")];
@@ -78,33 +97,54 @@ const VIEWER: &[(&str, &str)] = &[("role", "viewer")];
 /// What `create api` generates. Types, controllers and samples belong to the API (refused
 /// if they exist, regenerated with `--force`); module files are shared between APIs.
 pub(super) const PLAN: &[Entry<Switches>] = &[
-    // The types: src/api/<group>/<version>/<kind>.rs, reached through one module per level.
+    // The types: src/api/<group>/<version>/<kind>.rs, reached through one module per level
+    // (an external kind's: src/api/external/<group>/<version>/<kind>.rs).
     Entry::insert_sorted(
         model::API_GROUPS,
         Marker::Groups,
         Template("api/insert/api_mod.rs.tera"),
     )
     .when(|s| s.resource),
-    Entry::shared("{{ layout.api_group_file }}", "api/group_mod.rs.tera").when(|s| s.resource),
+    Entry::insert_sorted(
+        model::API_GROUPS,
+        Marker::Groups,
+        Inline("pub mod external;"),
+    )
+    .when(|s| s.external),
+    Entry::shared(EXTERNAL_MOD, "api/external/mod.rs.tera").when(|s| s.external),
+    Entry::insert_sorted(
+        EXTERNAL_MOD,
+        Marker::Groups,
+        Template("api/insert/api_mod.rs.tera"),
+    )
+    .when(|s| s.external),
+    Entry::shared("{{ layout.api_group_file }}", "api/group_mod.rs.tera")
+        .when(|s| s.resource || s.external),
     Entry::insert_sorted(
         "{{ layout.api_group_file }}",
         Marker::Versions,
         Template("api/insert/group_mod.rs.tera"),
     )
-    .when(|s| s.resource),
-    Entry::shared(VERSION_MOD, "api/version_mod.rs.tera").when(|s| s.resource),
+    .when(|s| s.resource || s.external),
+    Entry::shared(VERSION_MOD, "api/version_mod.rs.tera").when(|s| s.resource || s.external),
     Entry::insert_sorted(
         VERSION_MOD,
         Marker::Kinds,
         Template("api/insert/version_mod.rs.tera"),
     )
-    .when(|s| s.resource),
+    .when(|s| s.resource || s.external),
     Entry::insert_sorted(
         VERSION_MOD,
         Marker::Exports,
         Template("api/insert/version_exports.rs.tera"),
     )
-    .when(|s| s.resource),
+    .when(|s| s.resource || s.external),
+    Entry::file(TYPES, "api/external/types.rs.tera")
+        .rustfmt()
+        .when(|s| s.external),
+    // The external CRD, which the controller's tests install: not config/crd's, since
+    // the project does not own it.
+    Entry::file("{{ api.crd_file }}", "api/external/crd.yaml.tera").when(|s| s.external),
     Entry::file(TYPES, "api/types.rs.tera")
         .rustfmt()
         .when(|s| s.resource && !s.image),
@@ -279,7 +319,10 @@ pub fn create_api(args: &CreateApiArgs, out: &mut dyn Write) -> anyhow::Result<(
     // Locks the project first: PROJECT is read now and rewritten at the end.
     let changes = Changes::open(&args.dir)?;
     let project = super::load_project(&args.dir, out)?;
-    let (context, switches) = model(args, &project, &changes, out)?;
+    let (context, switches) = match &args.external_crd {
+        Some(file) => external_model(args, file, &project, &changes, out)?,
+        None => model(args, &project, &changes, out)?,
+    };
     let templates = Templates::load()?;
     super::scaffold(
         PLAN, &switches, &templates, &context, args.force, changes, out,
@@ -370,6 +413,7 @@ fn model(
         drop_image: dropped.is_some(),
         grouped: layout.group_mod_file.is_some(),
         spoke: matches!(conversion, Joined::Spoke(..)),
+        external: false,
     };
     let (hook, spoke, unwired_spoke) = match conversion {
         Joined::Spoke(hook, spoke) => (Some(*hook), Some(spoke), None),
@@ -392,9 +436,180 @@ fn model(
         spoke,
         unwired_spoke,
         dropped_image: dropped,
+        external: None,
         project,
     };
     Ok((context, switches))
+}
+
+/// The model of `create api --external-crd`: the kind's types from its CRD, a controller
+/// for it, and PROJECT's `external: true` entry.
+fn external_model(
+    args: &CreateApiArgs,
+    file: &std::path::Path,
+    project: &Project,
+    changes: &Changes,
+    out: &mut dyn Write,
+) -> anyhow::Result<(Context, Switches)> {
+    let version = (!args.version.is_empty()).then_some(args.version.as_str());
+    let kind = (!args.kind.is_empty()).then_some(args.kind.as_str());
+    let crd = crate::external::read(file, version, kind)?;
+    check_external_group(&crd, project)?;
+    names::check_kind(&crd.kind)?;
+    names::check_module_name("--version", &crd.version, "--version v1")?;
+    let api = model::Resource::external(&crd);
+    names::check_kind_not_taken(&api.kind, &taken_names(false))?;
+    check_not_scaffolded(args, project, &api)?;
+    check_same_kind_elsewhere(args, project, &api)?;
+    if let Some(other) = project.resources.iter().find(|r| {
+        r.external
+            && model::Resource::recorded(r).group_module == api.group_module
+            && r.api_group() != api.api_group
+    }) {
+        bail!(
+            "the external groups {} and {} would share the Rust module \
+             crate::api::external::{}; rkb names an external group's module after its first \
+             label, so one of them cannot be added to this project",
+            other.api_group(),
+            api.api_group,
+            api.group_module
+        );
+    }
+    let domain = crd.group.split_once('.').map_or("", |(_, d)| d).to_owned();
+    let mut project = project.clone();
+    let entry = api.entry(&domain, false, true);
+    project.upsert(entry.clone());
+    project.check_resource_names_keeping(&entry, "")?;
+    if project.multigroup {
+        names::check_kind_not_group(&api.kind, &api.group)?;
+    }
+    let (context, switches) = external_context(project, api, &crd, changes)?;
+    let limitations = crate::external::types(&crd).limitations;
+    if limitations.is_empty() {
+        writeln!(
+            out,
+            "The types of {} {}/{} express its whole schema.",
+            crd.kind, crd.group, crd.version
+        )?;
+    } else {
+        writeln!(
+            out,
+            "warning: the types of {} {}/{} leave out what #[rkb(...)] cannot express ({} place{}; \
+             the types' test lists them too):",
+            crd.kind,
+            crd.group,
+            crd.version,
+            limitations.len(),
+            if limitations.len() == 1 { "" } else { "s" }
+        )?;
+        for limitation in &limitations {
+            writeln!(out, "  {}: {}", limitation.path, limitation.what)?;
+        }
+    }
+    Ok((context, switches))
+}
+
+/// The context and switches of an external kind's scaffold, for `create api` and for
+/// what `delete api` rebuilds from PROJECT and the kept CRD.
+fn external_context(
+    project: Project,
+    api: model::Resource,
+    crd: &crate::external::ExternalCrd,
+    changes: &Changes,
+) -> anyhow::Result<(Context, Switches)> {
+    let generated = crate::external::types(crd);
+    let mut api = api;
+    api.sample_fields = generated.sample_fields.clone();
+    let mut layout = Layout::in_project(&project, &api, changes)?;
+    for path in [
+        &mut layout.api_group_file,
+        &mut layout.api_version_file,
+        &mut layout.types_file,
+    ] {
+        *path = path.replacen("src/api/", "src/api/external/", 1);
+    }
+    let switches = Switches {
+        resource: false,
+        controller: true,
+        image: false,
+        drop_image: false,
+        grouped: layout.group_mod_file.is_some(),
+        spoke: false,
+        external: true,
+    };
+    let context = Context {
+        names: ProjectNames::read(&project, changes)?,
+        command_literals: Vec::new(),
+        image_env: layout.image_env(),
+        env_list_exists: false,
+        api,
+        layout,
+        image: None,
+        hook: None,
+        spoke: None,
+        unwired_spoke: None,
+        dropped_image: None,
+        external: Some(External {
+            types: generated.source,
+            crd_yaml: crd.yaml.clone(),
+            module_file: EXTERNAL_MOD,
+        }),
+        project,
+    };
+    Ok((context, switches))
+}
+
+/// An external CRD's group is not one this project serves (`<group>.<domain>`): those
+/// kinds are the project's own, made with `create api --group`.
+fn check_external_group(
+    crd: &crate::external::ExternalCrd,
+    project: &Project,
+) -> anyhow::Result<()> {
+    let own = !project.domain.is_empty()
+        && (crd.group == project.domain || crd.group.ends_with(&format!(".{}", project.domain)));
+    if own {
+        let group = crd
+            .group
+            .strip_suffix(&format!(".{}", project.domain))
+            .unwrap_or(&crd.group);
+        bail!(
+            "the CRD {}.{} is in this project's domain {} (group {}), so it is not external: \
+             the project's own kinds are written in Rust and their CRDs derived from them.\n  \
+             To add the kind to this project:  rkb create api --group {group} --version {} --kind {}\n  \
+             --external-crd is for kinds another project defines, e.g. cert-manager.io's Certificate",
+            crd.plural,
+            crd.group,
+            project.domain,
+            crd.group,
+            crd.version,
+            crd.kind
+        );
+    }
+    Ok(())
+}
+
+/// The context `create api --external-crd` had for PROJECT's external `entry`, rebuilt
+/// from the CRD the project kept.
+fn recorded_external(
+    project: &Project,
+    entry: &project::Resource,
+    changes: &Changes,
+) -> anyhow::Result<(Context, Switches)> {
+    let api = model::Resource::recorded(entry);
+    let file = api.crd_file.clone().unwrap_or_default();
+    let Some(text) = changes.read(&file)? else {
+        bail!(
+            "PROJECT records the external API {} {}/{}, and its CRD {file} is gone; restore it \
+             (or run `rkb create api --external-crd <its CRD> --force`) first",
+            entry.kind,
+            entry.api_group(),
+            entry.version
+        );
+    };
+    let scratch = tempfile::NamedTempFile::new()?;
+    std::fs::write(scratch.path(), text)?;
+    let crd = crate::external::read(scratch.path(), Some(&entry.version), Some(&entry.kind))?;
+    external_context(project.clone(), api, &crd, changes)
 }
 
 /// The model `create api` had when it scaffolded PROJECT's `entry`, which `project` holds:
@@ -405,6 +620,9 @@ pub(super) fn recorded(
     entry: &project::Resource,
     changes: &Changes,
 ) -> anyhow::Result<(Context, Switches)> {
+    if entry.external {
+        return recorded_external(project, entry, changes);
+    }
     let api = match &entry.api {
         Some(recorded) if !entry.core => model::Resource::custom(
             project,
@@ -463,6 +681,7 @@ pub(super) fn recorded(
         drop_image: false,
         grouped: layout.group_mod_file.is_some(),
         spoke: false,
+        external: false,
     };
     let context = Context {
         names: ProjectNames::read(project, changes)?,
@@ -482,6 +701,7 @@ pub(super) fn recorded(
         spoke: None,
         unwired_spoke: None,
         dropped_image: None,
+        external: None,
         project: project.clone(),
     };
     Ok((context, switches))
@@ -498,6 +718,7 @@ fn taken_names(image: bool) -> BTreeMap<String, String> {
         drop_image: false,
         grouped: false,
         spoke: false,
+        external: false,
     };
     let api = PLAN.iter().filter(|e| (e.when)(&variant));
     let templates = api.filter_map(Entry::template).chain(

@@ -549,6 +549,20 @@ fn find_resource<'p>(
     {
         return Ok(resource);
     }
+    if let Some(external) = project
+        .find(&args.group, &args.version, &args.kind)
+        .filter(|r| r.external)
+    {
+        bail!(
+            "{} {}/{} is an external API (`create api --external-crd`): its CRD and its objects'              admission belong to the project that defines it, and rkb does not scaffold webhooks              for it.\n  \
+             Validate what this project needs in its reconciler instead, or add the webhook to \
+             the project that owns {}",
+            external.kind,
+            external.api_group(),
+            external.version,
+            external.api_group()
+        );
+    }
     let known: Vec<String> = project
         .resources
         .iter()

@@ -480,6 +480,7 @@ mod tests {
                     api: Resource {
                         storage_version: Some("v1".into()),
                         sample_fields: Some("\"spec\": {}".into()),
+                        crd_file: Some("config/external-crds/example.org_things.yaml".into()),
                         ..spoke.clone()
                     },
                     layout: layout.clone(),
@@ -502,6 +503,11 @@ mod tests {
                     }),
                     unwired_spoke: None,
                     dropped_image: None,
+                    external: Some(super::super::create_api::External {
+                        types: "pub struct Thing;".into(),
+                        crd_yaml: "kind: CustomResourceDefinition".into(),
+                        module_file: "src/api/external/mod.rs",
+                    }),
                     project: project.clone(),
                 }),
                 create_webhook: json(&super::super::create_webhook::Context {

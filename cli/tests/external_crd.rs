@@ -1,0 +1,191 @@
+//! `rkb create api --external-crd`: what it reports, and that `delete api` and `alpha
+//! generate` handle what it wrote. (The round trip of the schema is the test in each types
+//! file of testdata/project-external; refusals are in bad_input.rs.)
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+fn data(file: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/external-crds")
+        .join(file)
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    common::rkb(&[
+        "init",
+        "--dir",
+        dir.path().to_str().unwrap(),
+        "--domain",
+        "example.com",
+        "--project-name",
+        "demo",
+        "--rkb-path",
+        repo.to_str().unwrap(),
+    ])
+    .unwrap();
+    dir
+}
+
+#[test]
+fn the_command_names_what_the_types_leave_out_by_json_path() {
+    let project = project();
+    let dir = project.path().to_str().unwrap();
+    let out = common::rkb(&[
+        "create",
+        "api",
+        "--dir",
+        dir,
+        "--external-crd",
+        &data("shapes/shapes.example.org_shapes.yaml"),
+    ])
+    .unwrap();
+    for line in [
+        "warning: the types of Shape shapes.example.org/v1beta1 leave out what #[rkb(...)] cannot express (1 place;",
+        "  .spec.either: `oneOf`: no Rust type or key expresses it",
+    ] {
+        assert!(out.contains(line), "{line:?} not in:\n{out}");
+    }
+    // What it could express is there: a CEL rule with every field, on the spec.
+    let types = std::fs::read_to_string(
+        project
+            .path()
+            .join("src/api/external/shapes/v1beta1/shape.rs"),
+    )
+    .unwrap();
+    assert!(
+        types.contains("message_expression = \"'size is negative'\", reason = FieldValueInvalid, field_path = \".size\""),
+        "{types}"
+    );
+    let project_file = std::fs::read_to_string(project.path().join("PROJECT")).unwrap();
+    assert!(
+        project_file
+            .contains("  domain: example.org\n  external: true\n  group: shapes\n  kind: Shape\n"),
+        "{project_file}"
+    );
+    assert!(
+        !project.path().join("config/crd/bases").exists() || {
+            std::fs::read_dir(project.path().join("config/crd/bases"))
+                .unwrap()
+                .next()
+                .is_none()
+        }
+    );
+}
+
+#[test]
+fn create_then_delete_gives_the_tree_back_byte_for_byte() {
+    let project = project();
+    let dir = project.path().to_str().unwrap();
+    common::rkb(&[
+        "create",
+        "api",
+        "--dir",
+        dir,
+        "--group",
+        "cache",
+        "--version",
+        "v1",
+        "--kind",
+        "Memcached",
+    ])
+    .unwrap();
+    let before = common::files(project.path());
+    for file in [
+        "cert-manager/cert-manager.io_certificates.yaml",
+        "gateway-api/gateway.networking.k8s.io_httproutes.yaml",
+    ] {
+        common::rkb(&["create", "api", "--dir", dir, "--external-crd", &data(file)]).unwrap();
+    }
+    let out = common::rkb(&[
+        "delete",
+        "api",
+        "--dir",
+        dir,
+        "--group",
+        "cert-manager",
+        "--version",
+        "v1",
+        "--kind",
+        "Certificate",
+    ])
+    .unwrap();
+    assert!(
+        out.lines().any(|l| l.trim_start().starts_with("remove ")
+            && l.ends_with("/config/external-crds/cert-manager.io_certificates.yaml")),
+        "{out}"
+    );
+    let refused = common::rkb(&[
+        "create",
+        "webhook",
+        "--dir",
+        dir,
+        "--group",
+        "gateway",
+        "--version",
+        "v1",
+        "--kind",
+        "HTTPRoute",
+        "--defaulting",
+    ])
+    .unwrap_err();
+    assert!(
+        refused.contains("HTTPRoute gateway.networking.k8s.io/v1 is an external API"),
+        "{refused}"
+    );
+    common::rkb(&[
+        "delete",
+        "api",
+        "--dir",
+        dir,
+        "--group",
+        "gateway",
+        "--version",
+        "v1",
+        "--kind",
+        "HTTPRoute",
+    ])
+    .unwrap();
+    let after = common::files(project.path());
+    let differ: Vec<&PathBuf> = before
+        .keys()
+        .chain(after.keys())
+        .filter(|p| before.get(*p) != after.get(*p))
+        .collect();
+    assert!(differ.is_empty(), "create then delete changed {differ:?}");
+}
+
+#[test]
+fn alpha_generate_replays_external_apis_from_the_kept_crds() {
+    let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/project-external");
+    let tmp = tempfile::tempdir().unwrap();
+    let output = tmp.path().join("out");
+    common::rkb(&[
+        "alpha",
+        "generate",
+        "--input-dir",
+        input.to_str().unwrap(),
+        "--output-dir",
+        output.to_str().unwrap(),
+        "--no-manifests",
+    ])
+    .unwrap();
+    let (expected, generated) = (common::files(&input), common::files(&output));
+    for (path, content) in &expected {
+        // make manifests' output, and the lock file of the workspace build.
+        if path == Path::new("config/rbac/role.yaml") || path == Path::new("Cargo.lock") {
+            continue;
+        }
+        assert!(
+            generated.get(path) == Some(content),
+            "alpha generate wrote {} differently",
+            path.display()
+        );
+    }
+}
