@@ -10,6 +10,41 @@ pub const LIST_MAP_KEYS: &str = "x-kubernetes-list-map-keys";
 pub const MAP_TYPE: &str = "x-kubernetes-map-type";
 pub const VALIDATIONS: &str = "x-kubernetes-validations";
 
+/// The string formats Kubernetes validates (k8s.io/kube-openapi strfmt): what
+/// `#[rkb(format = ...)]` accepts, and what `create api --external-crd` can keep.
+pub const FORMATS: &[&str] = &[
+    "int32",
+    "int64",
+    "float",
+    "double",
+    "byte",
+    "binary",
+    "date",
+    "date-time",
+    "datetime",
+    "duration",
+    "password",
+    "bsonobjectid",
+    "uri",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "cidr",
+    "mac",
+    "uuid",
+    "uuid3",
+    "uuid4",
+    "uuid5",
+    "isbn",
+    "isbn10",
+    "isbn13",
+    "creditcard",
+    "ssn",
+    "hexcolor",
+    "rgbcolor",
+];
+
 /// What `#[rkb(nullable)]` writes while the schema is built, so that the repair can tell
 /// a field that asked for `nullable: true` from the `Option<T>` fields schemars marks
 /// nullable; it becomes `nullable: true` and never reaches a CRD.

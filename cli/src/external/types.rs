@@ -29,40 +29,6 @@ pub struct Generated {
     pub sample_fields: Option<String>,
 }
 
-/// Formats Kubernetes validates, as `#[rkb(format = ...)]` accepts them.
-const FORMATS: &[&str] = &[
-    "int32",
-    "int64",
-    "float",
-    "double",
-    "byte",
-    "binary",
-    "date",
-    "date-time",
-    "datetime",
-    "duration",
-    "password",
-    "bsonobjectid",
-    "uri",
-    "email",
-    "hostname",
-    "ipv4",
-    "ipv6",
-    "cidr",
-    "mac",
-    "uuid",
-    "uuid3",
-    "uuid4",
-    "uuid5",
-    "isbn",
-    "isbn10",
-    "isbn13",
-    "creditcard",
-    "ssn",
-    "hexcolor",
-    "rgbcolor",
-];
-
 /// Where a schema sits, which decides where its keywords can be written.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Place {
@@ -816,10 +782,10 @@ fn key(keyword: &str, value: &Value) -> Result<Option<String>, String> {
             None => Err("not a string".into()),
         },
         "format" => match value.as_str() {
-            Some(f) if FORMATS.contains(&f) => text("format"),
+            Some(f) if rkb_core::schema::FORMATS.contains(&f) => text("format"),
             Some(f) => Err(format!(
                 "`{f}` is no format Kubernetes validates (rkb accepts: {})",
-                FORMATS.join(", ")
+                rkb_core::schema::FORMATS.join(", ")
             )),
             None => Err("not a string".into()),
         },

@@ -168,40 +168,6 @@ pub(super) const ALIASES: &[(&str, &str)] = &[
     ("k8s_immutable", "immutable"),
 ];
 
-/// Formats Kubernetes validates (k8s.io/kube-openapi strfmt).
-pub(super) const FORMATS: &[&str] = &[
-    "int32",
-    "int64",
-    "float",
-    "double",
-    "byte",
-    "binary",
-    "date",
-    "date-time",
-    "datetime",
-    "duration",
-    "password",
-    "bsonobjectid",
-    "uri",
-    "email",
-    "hostname",
-    "ipv4",
-    "ipv6",
-    "cidr",
-    "mac",
-    "uuid",
-    "uuid3",
-    "uuid4",
-    "uuid5",
-    "isbn",
-    "isbn10",
-    "isbn13",
-    "creditcard",
-    "ssn",
-    "hexcolor",
-    "rgbcolor",
-];
-
 pub(super) fn allowed(def: &Key, place: Place) -> bool {
     match place {
         Place::Field => def.field,

@@ -17,7 +17,7 @@ use crate::meta::{self, Entry, Number, Value};
 use cel::{external_docs, validation};
 use checks::{check_bounds, check_regex, check_shapes, check_topology};
 use crd::crd_entry;
-use keys::{FORMATS, KEYS, Key, Kind, REPEATABLE, allowed, misplaced, place_name, unknown_key};
+use keys::{KEYS, Key, Kind, REPEATABLE, allowed, misplaced, place_name, unknown_key};
 use values::{flag, ident_value, literals, number, one_of, string, strings};
 
 mod cel;
@@ -179,7 +179,7 @@ fn add_entry(cx: &mut Ctxt, entry: &Entry, def: &Key, spec: &mut Spec, cross: &m
         }
         Kind::Format => {
             if let Some(lit) = string(cx, entry, "`format = \"date-time\"`")
-                && one_of(cx, &lit, FORMATS, "format")
+                && one_of(cx, &lit, rkb_core::schema::FORMATS, "format")
             {
                 spec.keywords.push((def.json, lit.to_token_stream()));
             }
