@@ -920,10 +920,12 @@ async fn a_rule_removed_from_the_role_is_refused_by_the_api_server() {
     );
     // What the role still allows was done.
     deployment_until(&client, &ns, "cache", "the Deployment", |_| true).await;
-    Api::<Service>::namespaced(client.clone(), &ns)
-        .get("cache")
-        .await
-        .expect("the Service exists");
+    // The Service is applied after the Deployment, in the same reconcile: wait for it too.
+    let services = Api::<Service>::namespaced(client.clone(), &ns);
+    eventually("the Service", || async {
+        services.get_opt("cache").await.unwrap()
+    })
+    .await;
     assert_eq!(reports.failures(), []);
     let memcached = Api::<Memcached>::namespaced(client.clone(), &ns)
         .get("cache")
