@@ -35,6 +35,7 @@ use anyhow::{Context as _, bail};
 use serde_yaml_ng::{Mapping, Value};
 use sha2::{Digest as _, Sha256};
 
+use crate::commands::read_optional;
 use crate::scaffold::Changes;
 
 /// Where the chart goes, as kubebuilder's plugin writes it.
@@ -241,14 +242,6 @@ fn switched(text: &str, on: &States) -> String {
         out.push('\n');
     }
     out
-}
-
-fn read_optional(path: &Path) -> anyhow::Result<Option<String>> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok(Some(text)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
-    }
 }
 
 fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {

@@ -28,8 +28,8 @@ pub fn alpha_generate(args: &AlphaGenerateArgs, out: &mut dyn Write) -> anyhow::
         .unwrap_or_else(|| generated_beside(input));
     let project = super::load_project(input, out)?;
     check_plugins(&project, input)?;
-    let boilerplate = read_optional(&input.join(model::BOILERPLATE))?;
-    let cargo_config = read_optional(&input.join(CARGO_CONFIG))?;
+    let boilerplate = super::read_optional(&input.join(model::BOILERPLATE))?;
+    let cargo_config = super::read_optional(&input.join(CARGO_CONFIG))?;
     let created = prepare_output(input, &output)?;
 
     let steps = replay(&project, input, boilerplate.as_deref(), &output);
@@ -138,14 +138,6 @@ fn check_plugins(project: &Project, input: &Path) -> anyhow::Result<()> {
         );
     }
     Ok(())
-}
-
-pub(super) fn read_optional(path: &Path) -> anyhow::Result<Option<String>> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok(Some(text)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
-    }
 }
 
 /// Checks that `output` is absent or an empty directory outside the input, then creates
