@@ -15,7 +15,7 @@ use kube::api::{ListParams, ObjectMeta, PostParams};
 use kube::runtime::controller::Action;
 use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt as _};
-use rkb_manager::cache;
+use rkb_manager::cache::{self, Namespaces};
 use rkb_manager::manager::{Args, Context, Manager, Runnable};
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -148,6 +148,27 @@ async fn a_manager_with_roles_in_its_namespaces_watches_those_and_no_other() {
             unexpected => panic!("{} listed: {unexpected:?}", refused.resource_url()),
         }
     }
+
+    // The controllers' check at start: allowed in its namespaces, refused by name elsewhere.
+    let watched = Namespaces::only([team_a.clone(), team_b.clone()]);
+    let hint = "is the manager allowed to?";
+    watched
+        .apis::<ConfigMap>(&operator)
+        .check_listable("configmaps", hint)
+        .await
+        .unwrap();
+    let outside = Namespaces::only([team_a.clone(), other.clone()]);
+    let refusal = outside
+        .apis::<ConfigMap>(&operator)
+        .check_listable("configmaps", hint)
+        .await
+        .unwrap_err();
+    let message = format!("{refusal:#}");
+    assert!(
+        message.starts_with(&format!("cannot list configmaps in {other}: {hint}: "))
+            && message.contains("forbidden"),
+        "{message}"
+    );
 
     let args = Args::parse_from([
         "manager",

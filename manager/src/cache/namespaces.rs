@@ -128,6 +128,26 @@ impl<K: Object> Scoped<K> {
         &self.apis
     }
 
+    /// Lists one object in each namespace (or cluster-wide), so that a controller the API
+    /// server will not serve (the CRD is not installed, or RBAC forbids it) fails at start
+    /// with `what` and a `hint`, rather than running a watch that retries forever:
+    /// `cannot list memcacheds.cache.example.com in ns-a: <hint>: <the API server's answer>`.
+    pub async fn check_listable(&self, what: &str, hint: &str) -> anyhow::Result<()> {
+        let first = kube::api::ListParams::default().limit(1);
+        for api in &self.apis {
+            if let Err(error) = api.list(&first).await {
+                let place = api
+                    .namespace()
+                    .map(|ns| format!(" in {ns}"))
+                    .unwrap_or_default();
+                return Err(
+                    anyhow::Error::new(error).context(format!("cannot list {what}{place}: {hint}"))
+                );
+            }
+        }
+        Ok(())
+    }
+
     /// What tells two scopes apart: the API paths watched.
     pub(crate) fn key(&self) -> String {
         let urls: Vec<&str> = self.apis.iter().map(Api::resource_url).collect();

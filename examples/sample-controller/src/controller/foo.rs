@@ -22,11 +22,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context as _;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
-use kube::api::{ListParams, PostParams};
+use kube::api::PostParams;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::ObjectRef;
@@ -310,12 +309,13 @@ pub fn controller(
 pub async fn run(ctx: Context) -> anyhow::Result<()> {
     let client = ctx.client();
     // Fail fast with a hint rather than a watch that retries forever.
-    for foos in ctx.namespaces().apis::<Foo>(&client).apis() {
-        let namespace = foos.namespace().unwrap_or("all namespaces");
-        foos.list(&ListParams::default().limit(1))
-            .await
-            .with_context(|| format!("cannot list foos.samplecontroller.k8s.io in {namespace}: is the CRD installed (`make install`) and is the manager allowed to?"))?;
-    }
+    ctx.namespaces()
+        .apis::<Foo>(&client)
+        .check_listable(
+            "foos.samplecontroller.k8s.io",
+            "is the CRD installed (`make install`) and is the manager allowed to?",
+        )
+        .await?;
     tracing::info!("Setting up event handlers");
     let (controller, deployments) = controller(&client, ctx.namespaces());
     tracing::info!("Starting Foo controller");
