@@ -495,6 +495,16 @@ pub struct CreateApiArgs {
     /// Don't scaffold a controller.
     #[arg(long, overrides_with = "controller")]
     pub no_controller: bool,
+    /// Name the controller, for a kind's second controller (kubebuilder's flag): e.g.
+    /// `memcached-backup` gets src/controller/memcached_backup.rs with
+    /// `MemcachedBackupReconciler`, its own metrics label, RBAC rules, status condition and
+    /// field manager. Add it to an existing API with --no-resource [default: the lowercase kind].
+    #[arg(
+        long,
+        value_name = "NAME",
+        conflicts_with_all = ["image", "no_controller", "external_crd"]
+    )]
+    pub controller_name: Option<String>,
     /// Objects live in namespaces (the default).
     #[arg(long, overrides_with = "cluster_scoped")]
     pub namespaced: bool,
@@ -572,6 +582,10 @@ pub struct DeleteApiArgs {
     /// Kind, e.g. Memcached.
     #[arg(long, value_name = "KIND")]
     pub kind: String,
+    /// Delete only this named controller of the kind (from `create api --controller-name`),
+    /// keeping the API and its other controllers.
+    #[arg(long, value_name = "NAME")]
+    pub controller_name: Option<String>,
     /// Delete the API's files even when they changed since rkb scaffolded them (the
     /// changes are lost).
     #[arg(long)]

@@ -354,6 +354,7 @@ impl Resource {
                 namespaced: self.namespaced,
             }),
             controller,
+            controllers: Vec::new(),
             core: self.builtin,
             external: self.external,
             namespaced: self.external && self.namespaced,
@@ -416,6 +417,17 @@ pub struct Layout {
     /// `--controller-concurrency` key). Group-qualified in the multigroup layout, where
     /// two groups may hold the same kind.
     pub controller_name: String,
+    /// The controller module's own name (the last part of `controller_module`).
+    pub controller_leaf: String,
+    /// The reconciler's state type: `MemcachedReconciler`, `MemcachedBackupReconciler`.
+    pub reconciler: String,
+    /// The status condition the controller reports: `Ready` (the printer column), or for a
+    /// named controller one of its own, `MemcachedBackupReady`.
+    pub ready_condition: String,
+    /// A named controller's field manager for its server-side applies, so that it and the
+    /// kind's other controllers own their fields apart: each apply by one manager drops
+    /// what that manager applied before and left out. `None`: the operator's default.
+    pub field_manager: Option<String>,
     /// Role files are `config/rbac/<prefix>_<role>_role.yaml`, the roles `<prefix>-<role>-role`.
     pub role_prefix: String,
     /// A deploy-image controller's tests: `tests/memcached_controller.rs`.
@@ -494,6 +506,10 @@ impl Layout {
                 resource.kind.to_lowercase()
             ),
             controller_file: format!("src/controller/{}.rs", controller_module.replace("::", "/")),
+            controller_leaf: kind_snake.clone(),
+            reconciler: format!("{}Reconciler", resource.kind),
+            ready_condition: "Ready".into(),
+            field_manager: None,
             controller_module,
             group_mod_file: group.as_ref().map(|g| format!("src/controller/{g}/mod.rs")),
             controller_name,
@@ -507,6 +523,31 @@ impl Layout {
             webhook_dir,
             webhook_group_module: group,
         }
+    }
+
+    /// The layout of a named controller of the kind (`create api --controller-name`):
+    /// `src/controller/memcached_backup.rs` with `MemcachedBackupReconciler`, named
+    /// `memcached-backup` (group-qualified in the multigroup layout, as the kind's default
+    /// controller is), with a status condition and a field manager of its own.
+    pub fn named(mut self, resource: &Resource, name: &str) -> Self {
+        let leaf = names::module_name(name);
+        let multigroup = self.group_mod_file.is_some();
+        let (module, qualified) = if multigroup {
+            (
+                format!("{}::{leaf}", resource.group_module),
+                format!("{}-{name}", resource.group),
+            )
+        } else {
+            (leaf.clone(), name.to_owned())
+        };
+        self.controller_file = format!("src/controller/{}.rs", module.replace("::", "/"));
+        self.controller_module = module;
+        self.controller_leaf = leaf;
+        self.reconciler = format!("{}Reconciler", names::pascal(name));
+        self.ready_condition = format!("{}Ready", names::pascal(name));
+        self.field_manager = Some(qualified.clone());
+        self.controller_name = qualified;
+        self
     }
 
     /// Where `resource`'s controller lives now, as PROJECT records the layout.

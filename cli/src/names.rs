@@ -545,6 +545,56 @@ pub fn check_module_name(flag: &'static str, dns_name: &str, example: &str) -> C
     ))
 }
 
+const CONTROLLER_NAME_RULE: &str = "a DNS-1123 label (lowercase letters, digits and '-', at most 63) \
+                                    starting with a letter, whose Rust module ('-' read as '_') is a \
+                                    snake_case identifier and not a keyword";
+
+/// Refuses a `--controller-name` that is no DNS label (kubebuilder's rule: it is the
+/// controller's name in metrics and logs) or whose module, `memcached_backup` for
+/// `memcached-backup`, would not compile or would fail clippy.
+pub fn check_controller_name(name: &str) -> Check {
+    let fail = |problem: String| {
+        Err(invalid(
+            "--controller-name",
+            name,
+            problem,
+            CONTROLLER_NAME_RULE,
+            "--controller-name memcached-backup",
+        ))
+    };
+    if let Some(problem) = dns1123_label_problem(name) {
+        return fail(problem);
+    }
+    if !name.starts_with(|c: char| c.is_ascii_lowercase()) {
+        return fail("it must start with a letter, as its Rust module does".into());
+    }
+    let module = module_name(name);
+    if is_keyword(&module) {
+        return fail(format!(
+            "its module name `{module}` would be a Rust keyword"
+        ));
+    }
+    if module.contains("__") {
+        return fail(format!(
+            "its module name `{module}` would hold `__`, which rustc's non_snake_case lint rejects"
+        ));
+    }
+    Ok(())
+}
+
+/// `memcached-backup` -> `MemcachedBackup`: a controller name's part of its type names.
+pub fn pascal(dns_name: &str) -> String {
+    dns_name
+        .split('-')
+        .map(|word| {
+            let mut chars = word.chars();
+            chars.next().map_or_else(String::new, |first| {
+                first.to_ascii_uppercase().to_string() + chars.as_str()
+            })
+        })
+        .collect()
+}
+
 /// Refuses a kind named like its group where the multigroup layout puts its controller
 /// at `src/controller/<group>/<kind>.rs`: a module `image::image` fails clippy's
 /// `module_inception` lint, so the project no longer passes `clippy -D warnings`.

@@ -50,8 +50,15 @@ pub struct Project {
 pub struct Resource {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api: Option<Api>,
+    /// The kind's default controller, named after the kind.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub controller: bool,
+    /// Further controllers of the kind (`create api --controller-name`). On disk this is
+    /// kubebuilder's `controllers: [{name: ...}]`, which then lists the default controller
+    /// too (under the lowercase kind) in place of `controller: true`; in memory it holds the
+    /// other names only (see [`Project::load`] and [`Project::to_yaml`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub controllers: Vec<NamedController>,
     /// A built-in Kubernetes kind (no CRD of this project).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub core: bool,
@@ -73,6 +80,49 @@ pub struct Resource {
     /// The webhooks `rkb create webhook` scaffolded for this version of the kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webhooks: Option<Webhooks>,
+}
+
+/// One entry of kubebuilder's `controllers:` list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NamedController {
+    pub name: String,
+}
+
+impl Resource {
+    /// The name PROJECT gives the default controller: the lowercase kind, as kubebuilder's.
+    pub fn default_controller_name(&self) -> String {
+        self.kind.to_lowercase()
+    }
+
+    /// Whether the kind has any controller, the default one or a named one.
+    pub fn has_controller(&self) -> bool {
+        self.controller || !self.controllers.is_empty()
+    }
+
+    /// Whether `name` is one of the kind's controllers.
+    pub fn has_controller_named(&self, name: &str) -> bool {
+        (self.controller && name == self.default_controller_name())
+            || self.controllers.iter().any(|c| c.name == name)
+    }
+
+    /// From the file's form to the memory's: the default name in `controllers:` is
+    /// `controller: true`.
+    fn read_controllers(&mut self) {
+        let default = self.default_controller_name();
+        let before = self.controllers.len();
+        self.controllers.retain(|c| c.name != default);
+        self.controller |= self.controllers.len() < before;
+    }
+
+    /// From the memory's form to the file's: with named controllers, every controller
+    /// is listed by name, the default one first, as kubebuilder writes it.
+    fn write_controllers(&mut self) {
+        if self.controller && !self.controllers.is_empty() {
+            let name = self.default_controller_name();
+            self.controllers.insert(0, NamedController { name });
+            self.controller = false;
+        }
+    }
 }
 
 /// kubebuilder's `webhooks:` entry of a resource.
@@ -236,13 +286,26 @@ impl Project {
             );
         }
         crate::version::check_project(field("cliVersion"), &path)?;
-        let project: Project = serde_yaml_ng::from_str(&text)
-            .with_context(|| format!("{} is not a valid PROJECT file", path.display()))?;
+        Self::parse(&text)
+            .with_context(|| format!("{} is not a valid PROJECT file", path.display()))
+    }
+
+    /// PROJECT's text as rkb works with it (see [`Resource::controllers`]).
+    pub fn parse(text: &str) -> anyhow::Result<Self> {
+        let mut project: Project = serde_yaml_ng::from_str(text)?;
+        project
+            .resources
+            .iter_mut()
+            .for_each(Resource::read_controllers);
         Ok(project)
     }
 
     pub fn to_yaml(&self) -> String {
-        let body = serde_yaml_ng::to_string(self).expect("PROJECT always serializes");
+        let mut disk = self.clone();
+        disk.resources
+            .iter_mut()
+            .for_each(Resource::write_controllers);
+        let body = serde_yaml_ng::to_string(&disk).expect("PROJECT always serializes");
         format!("{HEADER}{body}")
     }
 
@@ -260,6 +323,11 @@ impl Project {
         }) {
             Some(existing) => {
                 existing.controller |= resource.controller;
+                for named in resource.controllers {
+                    if !existing.controllers.contains(&named) {
+                        existing.controllers.push(named);
+                    }
+                }
                 existing.api = resource.api.or(existing.api.take());
                 existing.plural = resource.plural;
                 existing.path = resource.path;
@@ -515,6 +583,7 @@ mod tests {
                 namespaced: true,
             }),
             controller: true,
+            controllers: Vec::new(),
             core: false,
             domain: "example.com".into(),
             external: false,
@@ -571,6 +640,40 @@ mod tests {
         assert_eq!(parsed, project);
     }
 
+    /// Named controllers are written in kubebuilder's form (every controller listed, the
+    /// default one first) and read back as the default one plus the others; a legacy
+    /// `controller: true` beside the list keeps both, as kubebuilder does.
+    #[test]
+    fn named_controllers_are_kubebuilders_controllers_list() {
+        let mut project = Project::new("example.com", "demo");
+        let mut captain = crd("crew", "v1", "Captain", "captains");
+        captain.controller = true;
+        captain.controllers = vec![NamedController {
+            name: "captain-backup".into(),
+        }];
+        project.resources.push(captain);
+        let yaml = project.to_yaml();
+        assert!(
+            yaml.contains("  controllers:\n  - name: captain\n  - name: captain-backup\n"),
+            "{yaml}"
+        );
+        assert!(!yaml.contains("controller: true"), "{yaml}");
+        assert_eq!(Project::parse(&yaml).unwrap(), project);
+
+        let both = yaml.replace(
+            "  controllers:\n  - name: captain\n",
+            "  controller: true\n  controllers:\n",
+        );
+        let parsed = Project::parse(&both).unwrap();
+        assert!(parsed.resources[0].controller);
+        assert!(parsed.resources[0].has_controller_named("captain-backup"));
+
+        let only_named = yaml.replace("  - name: captain\n", "");
+        let parsed = Project::parse(&only_named).unwrap();
+        assert!(!parsed.resources[0].controller);
+        assert_eq!(parsed.to_yaml(), only_named);
+    }
+
     fn crd(group: &str, version: &str, kind: &str, plural: &str) -> Resource {
         Resource {
             api: Some(Api {
@@ -578,6 +681,7 @@ mod tests {
                 namespaced: true,
             }),
             controller: false,
+            controllers: Vec::new(),
             core: false,
             domain: "example.com".into(),
             external: false,

@@ -204,6 +204,29 @@ fn generated_project_builds_and_passes_its_tests_after_each_step() {
         "Memcached",
     ])
     .unwrap();
+    // A second controller for cache's Memcached (`--controller-name`), and a test that runs
+    // it beside the default one on one object.
+    common::rkb(&[
+        "create",
+        "api",
+        "--dir",
+        d,
+        "--group",
+        "cache",
+        "--version",
+        "v1alpha1",
+        "--kind",
+        "Memcached",
+        "--no-resource",
+        "--controller-name",
+        "memcached-backup",
+    ])
+    .unwrap();
+    std::fs::write(
+        dir.join("tests/two_controllers.rs"),
+        include_str!("data/fresh-project/two_controllers.rs"),
+    )
+    .unwrap();
     // Webhooks in the multigroup layout: for a built-in kind the project has no API or
     // controller for, a cluster-scoped kind, and defaulting plus conversion between
     // Memcached's two versions.

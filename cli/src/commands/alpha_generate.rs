@@ -335,6 +335,27 @@ pub(super) fn replay(
         }
         api
     };
+    // The kind's API with its default controller (unless it has neither: a kind with only
+    // named controllers), then one step per named controller, as they were added.
+    let api_steps = |resource: &Resource| {
+        let first = (resource.api.is_some() || resource.controller).then(|| api_step(resource));
+        let named = resource.controllers.iter().map(|named| {
+            let mut step = words(&["rkb", "create", "api", "--dir", &dir]);
+            step.extend(words(&[
+                "--group",
+                &resource.group,
+                "--version",
+                &resource.version,
+                "--kind",
+                &resource.kind,
+                "--no-resource",
+                "--controller-name",
+                &named.name,
+            ]));
+            step
+        });
+        first.into_iter().chain(named).collect::<Vec<_>>()
+    };
     // Each kind of webhook on its own, in the order kubebuilder's tutorials add them.
     let webhook_steps = |resource: &Resource| {
         let mut steps = Vec::new();
@@ -379,27 +400,27 @@ pub(super) fn replay(
     // layout (a conversion webhook needs its spokes).
     let resources = &project.resources;
     // A built-in kind with webhooks only has no `create api` step.
-    let scaffolded = |r: &&Resource| r.api.is_some() || r.controller;
+    let scaffolded = |r: &&Resource| r.api.is_some() || r.has_controller();
     let mut steps = Vec::new();
     match multigroup_from(project, input) {
         None => {
             steps.push(init);
-            steps.extend(resources.iter().filter(scaffolded).map(&api_step));
+            steps.extend(resources.iter().filter(scaffolded).flat_map(&api_steps));
             steps.extend(resources.iter().flat_map(&webhook_steps));
         }
         Some(0) => {
             init.push("--multigroup".into());
             steps.push(init);
-            steps.extend(resources.iter().filter(scaffolded).map(&api_step));
+            steps.extend(resources.iter().filter(scaffolded).flat_map(&api_steps));
             steps.extend(resources.iter().flat_map(&webhook_steps));
         }
         Some(at) => {
             let (before, after) = resources.split_at(at);
             steps.push(init);
-            steps.extend(before.iter().filter(scaffolded).map(&api_step));
+            steps.extend(before.iter().filter(scaffolded).flat_map(&api_steps));
             steps.extend(before.iter().flat_map(&webhook_steps));
             steps.push(words(&["rkb", "edit", "--dir", &dir, "--multigroup"]));
-            steps.extend(after.iter().filter(scaffolded).map(&api_step));
+            steps.extend(after.iter().filter(scaffolded).flat_map(&api_steps));
             steps.extend(after.iter().flat_map(&webhook_steps));
         }
     }

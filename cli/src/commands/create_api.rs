@@ -359,7 +359,11 @@ fn model(
         );
     }
     let image = image_options(args)?;
+    if let Some(name) = &args.controller_name {
+        names::check_controller_name(name)?;
+    }
     let api = resolve(args, project)?;
+    let named = controller_name(args, &api);
     names::check_kind_not_taken(&api.kind, &taken_names(image.is_some()))?;
     if !names::is_kube_version(&api.version) {
         writeln!(
@@ -394,6 +398,7 @@ fn model(
         );
     }
     let dropped = dropped_image(args, project, &api, image.is_some())?;
+    let before = project;
     let mut project = updated_project(args, project, &api, image.is_some())?;
     let conversion = if args.wants_resource() {
         join_conversion(&mut project, &api, changes)?
@@ -403,7 +408,13 @@ fn model(
     if project.multigroup && controller {
         names::check_kind_not_group(&api.kind, &api.group)?;
     }
-    let layout = Layout::in_project(&project, &api, changes)?;
+    let mut layout = Layout::in_project(&project, &api, changes)?;
+    if let Some(name) = named {
+        layout = layout.named(&api, name);
+    }
+    if controller {
+        check_controller_clash(args, before, &api, &layout, changes)?;
+    }
     check_file_names(&api, &layout)?;
     let manager = changes.read(model::MANAGER)?.unwrap_or_default();
     let switches = Switches {
@@ -707,6 +718,35 @@ pub(super) fn recorded(
     Ok((context, switches))
 }
 
+/// What `create api --no-resource --controller-name <name>` scaffolded for PROJECT's
+/// `entry`: one named controller of the kind.
+pub(super) fn recorded_named(
+    project: &Project,
+    entry: &project::Resource,
+    name: &str,
+    changes: &Changes,
+) -> anyhow::Result<(Context, Switches)> {
+    let (mut context, mut switches) = recorded(project, entry, changes)?;
+    context.layout = Layout::in_project(project, &context.api, changes)?.named(&context.api, name);
+    switches.resource = false;
+    switches.controller = true;
+    Ok((context, switches))
+}
+
+/// Everything `create api` scaffolded for PROJECT's `entry`: the API with its default
+/// controller, then each named controller.
+pub(super) fn recorded_all(
+    project: &Project,
+    entry: &project::Resource,
+    changes: &Changes,
+) -> anyhow::Result<Vec<(Context, Switches)>> {
+    let mut all = vec![recorded(project, entry, changes)?];
+    for named in &entry.controllers {
+        all.push(recorded_named(project, entry, &named.name, changes)?);
+    }
+    Ok(all)
+}
+
 /// The type names a kind cannot take: what the Rust templates that bring the kind into
 /// scope import and define, in the variant asked for (`--image` or not). A controller and
 /// webhooks may come later, so their templates count too.
@@ -746,11 +786,17 @@ fn updated_project(
     api: &model::Resource,
     image: bool,
 ) -> anyhow::Result<Project> {
-    let entry = api.entry(
+    let named = controller_name(args, api);
+    let mut entry = api.entry(
         &project.domain,
         args.wants_resource(),
-        args.wants_controller(),
+        args.wants_controller() && named.is_none(),
     );
+    if let Some(name) = named {
+        entry
+            .controllers
+            .push(project::NamedController { name: name.into() });
+    }
     let mut planned = project.clone();
     planned.upsert(entry.clone());
     // The examples of a refusal keep the flags that are not about names.
@@ -1221,14 +1267,47 @@ fn check_not_scaffolded(
     if let Some(existing) = existing
         && !args.force
     {
+        let controller_exists = match controller_name(args, api) {
+            Some(name) => existing.has_controller_named(name),
+            None => existing.controller,
+        };
         let what = match (
             args.wants_resource() && existing.api.is_some(),
-            args.wants_controller() && existing.controller,
+            args.wants_controller() && controller_exists,
         ) {
             (true, _) => Some("the API"),
             (false, true) => Some("a controller for"),
             (false, false) => None,
         };
+        if let Some(name) = controller_name(args, api)
+            && what.is_some()
+        {
+            let (head, fix) = if args.wants_resource() && existing.api.is_some() {
+                (
+                    "exists already; a controller of its own is added to an existing API with \
+                     --no-resource"
+                        .to_owned(),
+                    format!("--no-resource --controller-name {name}"),
+                )
+            } else {
+                (
+                    format!(
+                        "has a controller named {name} already; choose another name, or run \
+                         with --force to regenerate its files (edits in them are lost)"
+                    ),
+                    format!("--no-resource --controller-name {name}-2"),
+                )
+            };
+            bail!(
+                "{}/{} {} {head}.\n  example:  rkb create api --group {} --version {} --kind {} {fix}",
+                api.group,
+                api.version,
+                api.kind,
+                api.group,
+                api.version,
+                api.kind,
+            );
+        }
         if let Some(what) = what {
             bail!(
                 "{what} {}/{} {} already exists in PROJECT; run with --force to regenerate the files rkb owns \
@@ -1238,6 +1317,86 @@ fn check_not_scaffolded(
                 api.kind
             );
         }
+    }
+    Ok(())
+}
+
+/// `--controller-name`, unless it is the default name (the lowercase kind), which is the
+/// kind's default controller.
+fn controller_name<'a>(args: &'a CreateApiArgs, api: &model::Resource) -> Option<&'a str> {
+    args.controller_name
+        .as_deref()
+        .filter(|name| *name != api.kind.to_lowercase())
+}
+
+/// Every controller PROJECT records, with where it lives: each kind's default controller
+/// and its named ones.
+pub(super) fn controllers<'a>(
+    project: &'a Project,
+) -> impl Iterator<Item = (&'a project::Resource, Option<&'a str>, Layout)> + 'a {
+    project.resources.iter().flat_map(move |r| {
+        let layout = existing_layout(project, r);
+        let default = r.controller.then(|| (r, None, layout.clone()));
+        let named = r.controllers.iter().map(move |c| {
+            let api = model::Resource::recorded(r);
+            (
+                r,
+                Some(c.name.as_str()),
+                existing_layout(project, r).named(&api, &c.name),
+            )
+        });
+        default.into_iter().chain(named)
+    })
+}
+
+/// A controller's name is its metrics label and `--controller-concurrency` key, and its
+/// module a file: two controllers cannot share either.
+fn check_controller_clash(
+    args: &CreateApiArgs,
+    project: &Project,
+    api: &model::Resource,
+    layout: &Layout,
+    changes: &Changes,
+) -> anyhow::Result<()> {
+    let named = controller_name(args, api);
+    for (entry, name, other) in controllers(project) {
+        // The same controller again: check_not_scaffolded refused it unless --force.
+        if api.is(entry) && name == named {
+            continue;
+        }
+        let clash = if other.controller_name == layout.controller_name {
+            format!("the name {:?}", layout.controller_name)
+        } else if other.controller_module == layout.controller_module {
+            format!("the module {}", layout.controller_file)
+        } else {
+            continue;
+        };
+        bail!(
+            "{clash} is taken by the controller {:?} of {}/{} {}: a controller's name is its \
+             metrics label and --controller-concurrency key, and its module a file of its own.\n  \
+             accepted: a --controller-name no other controller has or maps to (taken: {})\n  \
+             example:  rkb create api --group {} --version {} --kind {} --no-resource --controller-name {}-backup",
+            other.controller_name,
+            entry.group,
+            entry.version,
+            entry.kind,
+            controllers(project)
+                .map(|(_, _, l)| l.controller_name)
+                .collect::<Vec<_>>()
+                .join(", "),
+            api.group,
+            api.version,
+            api.kind,
+            api.kind.to_lowercase(),
+        );
+    }
+    // A module file PROJECT does not know of (the user's own) is not overwritten.
+    if named.is_some() && !args.force && changes.exists(&layout.controller_file)? {
+        bail!(
+            "{} exists already and PROJECT records no controller there: rkb does not overwrite \
+             it.\n  Move it away, or choose another --controller-name",
+            layout.controller_file
+        );
     }
     Ok(())
 }
@@ -1256,7 +1415,9 @@ fn check_same_kind_elsewhere(
             && !api.is(r)
             && (!project.multigroup || other.group_module == api.group_module)
     };
+    // A named controller has a module of its own: `check_controller_clash` judges it.
     if args.wants_controller()
+        && controller_name(args, api).is_none()
         && let Some(other) = project
             .resources
             .iter()

@@ -26,7 +26,7 @@ pub fn delete_api(args: &DeleteApiArgs, out: &mut dyn Write) -> anyhow::Result<(
     );
     let Some(entry) = project
         .find(&args.group, &args.version, &args.kind)
-        .filter(|r| r.api.is_some() || r.controller)
+        .filter(|r| r.api.is_some() || r.has_controller())
     else {
         bail!(
             "no API {}/{} {} in PROJECT, so there is nothing to delete.\n  accepted: {}\n  \
@@ -34,14 +34,24 @@ pub fn delete_api(args: &DeleteApiArgs, out: &mut dyn Write) -> anyhow::Result<(
             args.group,
             args.version,
             args.kind,
-            listed(&project, |r| r.api.is_some() || r.controller)
+            listed(&project, |r| r.api.is_some() || r.has_controller())
         );
     };
+    if let Some(name) = &args.controller_name {
+        return delete_named_controller(args, &project, entry, name, changes, &command, out);
+    }
     check_api_unused(&project, entry, &changes)?;
 
     let templates = Templates::load()?;
-    let (context, switches) = super::create_api::recorded(&project, entry, &changes)?;
-    let gone = plan::render(super::create_api::PLAN, &switches, &templates, &context)?;
+    let mut gone = Vec::new();
+    for (context, switches) in super::create_api::recorded_all(&project, entry, &changes)? {
+        gone.extend(plan::render(
+            super::create_api::PLAN,
+            &switches,
+            &templates,
+            &context,
+        )?);
+    }
     let mut after = project.clone();
     after.resources.retain(|r| !same(r, entry));
     if let Some(plugin) = &mut after.plugins.deploy_image {
@@ -59,6 +69,59 @@ pub fn delete_api(args: &DeleteApiArgs, out: &mut dyn Write) -> anyhow::Result<(
         out,
         "\nDeleted {}/{} {}. Next: `make manifests`, which brings config/ (CRD bases, RBAC \
          role, webhook manifests) in line with what is left.",
+        entry.group, entry.version, entry.kind
+    )?;
+    Ok(())
+}
+
+/// `delete api --controller-name`: one named controller of a kind, the kind and its other
+/// controllers staying.
+fn delete_named_controller(
+    args: &DeleteApiArgs,
+    project: &Project,
+    entry: &project::Resource,
+    name: &str,
+    mut changes: Changes,
+    command: &str,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let command = format!("{command} --controller-name {name}");
+    if !entry.controllers.iter().any(|c| c.name == name) {
+        let named: Vec<&str> = entry.controllers.iter().map(|c| c.name.as_str()).collect();
+        bail!(
+            "{}/{} {} has no controller named {name:?} in PROJECT.\n  accepted: {}\n  \
+             example:  rkb delete api --group {} --version {} --kind {} --controller-name <name> \
+             (without --controller-name: the API with all its controllers)",
+            entry.group,
+            entry.version,
+            entry.kind,
+            if named.is_empty() {
+                "none: the kind has no named controllers".to_owned()
+            } else {
+                named.join(", ")
+            },
+            entry.group,
+            entry.version,
+            entry.kind,
+        );
+    }
+    let templates = Templates::load()?;
+    let (context, switches) = super::create_api::recorded_named(project, entry, name, &changes)?;
+    let gone = plan::render(super::create_api::PLAN, &switches, &templates, &context)?;
+    let mut after = project.clone();
+    if let Some(kind) = after.resources.iter_mut().find(|r| same(r, entry)) {
+        kind.controllers.retain(|c| c.name != name);
+    }
+    after
+        .resources
+        .retain(|r| r.api.is_some() || r.has_controller() || r.webhooks.is_some());
+    let kept = kept(&after, &changes, &templates)?;
+    let unapplied = plan::unapply(&gone, &kept, args.force, &mut changes)?;
+    finish(unapplied, args.force, &command, after, changes, out)?;
+    writeln!(
+        out,
+        "\nDeleted the {name} controller of {}/{} {}. Next: `make manifests`, which brings \
+         config/rbac/role.yaml in line with the controllers that are left.",
         entry.group, entry.version, entry.kind
     )?;
     Ok(())
@@ -158,7 +221,7 @@ pub fn delete_webhook(args: &DeleteWebhookArgs, out: &mut dyn Write) -> anyhow::
     // A built-in kind that only had webhooks leaves PROJECT with its last one.
     after
         .resources
-        .retain(|r| r.api.is_some() || r.controller || r.webhooks.is_some());
+        .retain(|r| r.api.is_some() || r.has_controller() || r.webhooks.is_some());
     let kept = kept(&after, &changes, &templates)?;
     let unapplied = plan::unapply(&gone, &kept, args.force, &mut changes)?;
     finish(unapplied, args.force, &command, after, changes, out)?;
@@ -314,13 +377,14 @@ fn kept(after: &Project, changes: &Changes, templates: &Templates) -> anyhow::Re
         super::create_webhook::REPLACEMENTS_KEY,
     );
     for entry in &after.resources {
-        let (context, switches) = super::create_api::recorded(after, entry, changes)?;
-        kept.extend(&plan::render(
-            super::create_api::PLAN,
-            &switches,
-            templates,
-            &context,
-        )?);
+        for (context, switches) in super::create_api::recorded_all(after, entry, changes)? {
+            kept.extend(&plan::render(
+                super::create_api::PLAN,
+                &switches,
+                templates,
+                &context,
+            )?);
+        }
         if let Some(hooks) = &entry.webhooks {
             let (context, switches) =
                 super::create_webhook::recorded(after, entry, hooks, changes)?;

@@ -104,6 +104,26 @@ pub fn edit(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         )?;
         return Ok(());
     }
+    if let Some(named) = project.resources.iter().find(|r| !r.controllers.is_empty()) {
+        bail!(
+            "{}/{} {} has named controllers ({}), which `rkb edit --multigroup` does not move \
+             yet; nothing was changed.\n  Delete them first and add them again after the \
+             switch, e.g.:  rkb delete api --group {} --version {} --kind {} --controller-name {}",
+            named.group,
+            named.version,
+            named.kind,
+            named
+                .controllers
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            named.group,
+            named.version,
+            named.kind,
+            named.controllers[0].name
+        );
+    }
     project.multigroup = true;
 
     let templates = Templates::load()?;

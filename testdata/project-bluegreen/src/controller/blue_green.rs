@@ -14,11 +14,9 @@
 
 use std::sync::Arc;
 
-use anyhow::Context as _;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
 use kube::Client;
-use kube::api::ListParams;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
@@ -127,13 +125,13 @@ pub fn error_policy(
 pub async fn run(ctx: Context) -> anyhow::Result<()> {
     let client = ctx.client();
     // Fail fast with a hint rather than a watch that retries forever.
-    for objects in ctx.namespaces().apis::<BlueGreen>(&client).apis() {
-        let namespace = objects.namespace().unwrap_or("all namespaces");
-        objects
-            .list(&ListParams::default().limit(1))
-            .await
-            .with_context(|| format!("cannot list bluegreens.app.demo.kakao.com in {namespace}: is the CRD installed (`make install`) and is the manager allowed to?"))?;
-    }
+    ctx.namespaces()
+        .apis::<BlueGreen>(&client)
+        .check_listable(
+            "bluegreens.app.demo.kakao.com",
+            "is the CRD installed (`make install`) and is the manager allowed to?",
+        )
+        .await?;
     let reconciler = Arc::new(BlueGreenReconciler::new(client.clone()));
     let controller = controller(&client, ctx.namespaces());
     ctx.run(controller, reconcile, error_policy, reconciler)

@@ -14,9 +14,7 @@
 
 use std::sync::Arc;
 
-use anyhow::Context as _;
 use kube::Client;
-use kube::api::ListParams;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
@@ -89,13 +87,13 @@ pub fn error_policy(
 pub async fn run(ctx: Context) -> anyhow::Result<()> {
     let client = ctx.client();
     // Fail fast with a hint rather than a watch that retries forever.
-    for objects in ctx.namespaces().apis::<HTTPRoute>(&client).apis() {
-        let namespace = objects.namespace().unwrap_or("all namespaces");
-        objects
-            .list(&ListParams::default().limit(1))
-            .await
-            .with_context(|| format!("cannot list httproutes.gateway.networking.k8s.io in {namespace}: is the CRD installed and is the manager allowed to?"))?;
-    }
+    ctx.namespaces()
+        .apis::<HTTPRoute>(&client)
+        .check_listable(
+            "httproutes.gateway.networking.k8s.io",
+            "is the CRD installed and is the manager allowed to?",
+        )
+        .await?;
     let reconciler = Arc::new(HTTPRouteReconciler::new(client.clone()));
     let controller = controller(&client, ctx.namespaces());
     ctx.run(controller, reconcile, error_policy, reconciler)

@@ -14,15 +14,13 @@
 
 use std::sync::Arc;
 
-use anyhow::Context as _;
-use kube::api::ListParams;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Api, Client};
 use rkb_runtime::Rbac;
 use rkb_runtime::backoff::ErrorBackoff;
-use rkb_runtime::cache::Namespaces;
+use rkb_runtime::cache::{Namespaces, Scoped};
 use rkb_runtime::manager::Context;
 
 use crate::api::external::shapes::v1beta1::Shape;
@@ -81,12 +79,13 @@ pub fn error_policy(object: Arc<Shape>, error: &Error, ctx: Arc<ShapeReconciler>
 /// metrics, readiness, `--concurrency` and graceful shutdown.
 pub async fn run(ctx: Context) -> anyhow::Result<()> {
     let client = ctx.client();
-    let objects = Api::<Shape>::all(client.clone());
     // Fail fast with a hint rather than a watch that retries forever.
-    objects
-        .list(&ListParams::default().limit(1))
-        .await
-        .context("cannot list shapes.shapes.example.org: is the CRD installed and is the manager allowed to?")?;
+    Scoped::from(Api::<Shape>::all(client.clone()))
+        .check_listable(
+            "shapes.shapes.example.org",
+            "is the CRD installed and is the manager allowed to?",
+        )
+        .await?;
     let reconciler = Arc::new(ShapeReconciler::new(client.clone()));
     let controller = controller(&client, ctx.namespaces());
     ctx.run(controller, reconcile, error_policy, reconciler)

@@ -24,7 +24,6 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use anyhow::Context as _;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{
     Capabilities, Container, ContainerPort, ObjectReference, PodSecurityContext, PodSpec,
@@ -33,7 +32,7 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, LabelSelector, ObjectMeta, Time};
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{DeleteParams, ListParams, Preconditions};
+use kube::api::{DeleteParams, Preconditions};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::runtime::reflector::ObjectRef;
@@ -577,13 +576,13 @@ pub async fn run(ctx: Context) -> anyhow::Result<()> {
     let image = image_from_env()?;
     let client = ctx.client();
     // Fail fast with a hint rather than a watch that retries forever.
-    for objects in ctx.namespaces().apis::<Memcached>(&client).apis() {
-        let namespace = objects.namespace().unwrap_or("all namespaces");
-        objects
-            .list(&ListParams::default().limit(1))
-            .await
-            .with_context(|| format!("cannot list memcacheds.cache.example.com in {namespace}: is the CRD installed (`make install`) and is the manager allowed to?"))?;
-    }
+    ctx.namespaces()
+        .apis::<Memcached>(&client)
+        .check_listable(
+            "memcacheds.cache.example.com",
+            "is the CRD installed (`make install`) and is the manager allowed to?",
+        )
+        .await?;
     let (controller, deployments) = controller(&client, ctx.namespaces());
     let reconciler = Arc::new(MemcachedReconciler::new(client.clone(), image, deployments));
     ctx.run(controller, reconcile, error_policy, reconciler)

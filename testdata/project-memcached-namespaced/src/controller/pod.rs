@@ -14,9 +14,7 @@
 
 use std::sync::Arc;
 
-use anyhow::Context as _;
 use kube::Client;
-use kube::api::ListParams;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
@@ -82,15 +80,10 @@ pub fn error_policy(object: Arc<Pod>, error: &Error, ctx: Arc<PodReconciler>) ->
 pub async fn run(ctx: Context) -> anyhow::Result<()> {
     let client = ctx.client();
     // Fail fast with a hint rather than a watch that retries forever.
-    for objects in ctx.namespaces().apis::<Pod>(&client).apis() {
-        let namespace = objects.namespace().unwrap_or("all namespaces");
-        objects
-            .list(&ListParams::default().limit(1))
-            .await
-            .with_context(|| {
-                format!("cannot list pods in {namespace}: is the manager allowed to?")
-            })?;
-    }
+    ctx.namespaces()
+        .apis::<Pod>(&client)
+        .check_listable("pods", "is the manager allowed to?")
+        .await?;
     let reconciler = Arc::new(PodReconciler::new(client.clone()));
     let controller = controller(&client, ctx.namespaces());
     ctx.run(controller, reconcile, error_policy, reconciler)
