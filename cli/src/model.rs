@@ -526,27 +526,26 @@ impl Layout {
     }
 
     /// The layout of a named controller of the kind (`create api --controller-name`):
-    /// `src/controller/memcached_backup.rs` with `MemcachedBackupReconciler`, named
-    /// `memcached-backup` (group-qualified in the multigroup layout, as the kind's default
-    /// controller is), with a status condition and a field manager of its own.
+    /// `src/controller/memcached_backup.rs` (`src/controller/cache/memcached_backup.rs` in
+    /// the multigroup layout) with `MemcachedBackupReconciler`, named `memcached-backup`,
+    /// with a status condition and a field manager of its own.
     pub fn named(mut self, resource: &Resource, name: &str) -> Self {
         let leaf = names::module_name(name);
         let multigroup = self.group_mod_file.is_some();
-        let (module, qualified) = if multigroup {
-            (
-                format!("{}::{leaf}", resource.group_module),
-                format!("{}-{name}", resource.group),
-            )
+        // The name is the user's, unique in the project (`create api` refuses a clash), so
+        // it needs no group to tell it apart, and it stays when `edit --multigroup` moves it.
+        let module = if multigroup {
+            format!("{}::{leaf}", resource.group_module)
         } else {
-            (leaf.clone(), name.to_owned())
+            leaf.clone()
         };
         self.controller_file = format!("src/controller/{}.rs", module.replace("::", "/"));
         self.controller_module = module;
         self.controller_leaf = leaf;
         self.reconciler = format!("{}Reconciler", names::pascal(name));
         self.ready_condition = format!("{}Ready", names::pascal(name));
-        self.field_manager = Some(qualified.clone());
-        self.controller_name = qualified;
+        self.field_manager = Some(name.to_owned());
+        self.controller_name = name.to_owned();
         self
     }
 

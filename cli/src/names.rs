@@ -599,20 +599,48 @@ pub fn pascal(dns_name: &str) -> String {
 /// at `src/controller/<group>/<kind>.rs`: a module `image::image` fails clippy's
 /// `module_inception` lint, so the project no longer passes `clippy -D warnings`.
 pub fn check_kind_not_group(kind: &str, group: &str) -> Check {
-    let (kind_module, group_module) = (snake(kind), module_name(group));
-    if kind_module != group_module {
+    module_not_group(
+        "--kind",
+        kind,
+        &snake(kind),
+        group,
+        format!("--kind {kind}App"),
+    )
+}
+
+/// The same for a named controller (`--controller-name`), whose module is its name's.
+pub fn check_controller_name_not_group(name: &str, group: &str) -> Check {
+    let example = format!("--controller-name {name}-controller");
+    module_not_group(
+        "--controller-name",
+        name,
+        &module_name(name),
+        group,
+        example,
+    )
+}
+
+fn module_not_group(
+    flag: &'static str,
+    value: &str,
+    module: &str,
+    group: &str,
+    example: String,
+) -> Check {
+    let group_module = module_name(group);
+    if module != group_module {
         return Ok(());
     }
     Err(invalid(
-        "--kind",
-        kind,
+        flag,
+        value,
         format!(
-            "in the multigroup layout its controller module would be `{group_module}::{kind_module}` \
-             (src/controller/{group_module}/{kind_module}.rs), which clippy's module_inception lint \
+            "in the multigroup layout its controller module would be `{group_module}::{module}` \
+             (src/controller/{group_module}/{module}.rs), which clippy's module_inception lint \
              rejects (clippy -D warnings then fails)"
         ),
         KIND_IN_GROUP_RULE,
-        format!("--kind {kind}App"),
+        example,
     ))
 }
 

@@ -314,9 +314,63 @@ fn clashing_or_invalid_controller_names_are_refused_by_name() {
     };
     let message = refused(dir, &delete("memcached-nope"));
     assert!(message.contains("accepted: memcached-backup"), "{message}");
-    let message = refused(dir, &["edit", "--multigroup"].map(str::to_owned));
+    // In the multigroup layout a named controller's module may not be its group's.
+    run(dir, &["edit", "--multigroup"].map(str::to_owned));
+    let message = refused(
+        dir,
+        &api("Foo", &["--no-resource", "--controller-name", "cache"]),
+    );
+    assert!(message.contains("module_inception"), "{message}");
+}
+
+/// `edit --multigroup` moves named controllers with the default ones, keeping their names;
+/// after the move, `delete api --controller-name` and `create api` again give the tree back.
+#[test]
+fn edit_multigroup_moves_named_controllers_under_their_group() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
+    common::init_demo(dir, &[]);
+    run(dir, &api("Memcached", &[]));
+    run(
+        dir,
+        &api(
+            "Memcached",
+            &["--no-resource", "--controller-name", "memcached-backup"],
+        ),
+    );
+    run(dir, &["edit", "--multigroup"].map(str::to_owned));
+    assert!(!dir.join("src/controller/memcached_backup.rs").exists());
+    let moved = read(dir, "src/controller/cache/memcached_backup.rs");
+    assert!(moved.contains(".with_field_manager(\"memcached-backup\")"));
+    let registry = read(dir, "src/controller/mod.rs");
     assert!(
-        message.contains("named controllers (memcached-backup)"),
-        "{message}"
+        registry.contains("Runnable::new(\"memcached-backup\", cache::memcached_backup::run),"),
+        "{registry}"
+    );
+    assert!(read(dir, "src/controller/cache/mod.rs").contains("pub mod memcached_backup;"));
+    let after_move = common::files(dir);
+    let named = |verb: &str| {
+        let mut args = api("Memcached", &["--controller-name", "memcached-backup"]);
+        args[0] = verb.to_owned();
+        if verb == "create" {
+            args.push("--no-resource".to_owned());
+        }
+        args
+    };
+    run(dir, &named("delete"));
+    assert!(
+        !dir.join("src/controller/cache/memcached_backup.rs")
+            .exists()
+    );
+    run(dir, &named("create"));
+    let now = common::files(dir);
+    let differ: Vec<_> = now
+        .keys()
+        .chain(after_move.keys())
+        .filter(|f| now.get(*f) != after_move.get(*f))
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "differ after delete and create: {differ:?}"
     );
 }

@@ -406,7 +406,10 @@ fn model(
         Joined::None
     };
     if project.multigroup && controller {
-        names::check_kind_not_group(&api.kind, &api.group)?;
+        match named {
+            Some(name) => names::check_controller_name_not_group(name, &api.group)?,
+            None => names::check_kind_not_group(&api.kind, &api.group)?,
+        }
     }
     let mut layout = Layout::in_project(&project, &api, changes)?;
     if let Some(name) = named {

@@ -104,40 +104,34 @@ pub fn edit(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         )?;
         return Ok(());
     }
-    if let Some(named) = project.resources.iter().find(|r| !r.controllers.is_empty()) {
-        bail!(
-            "{}/{} {} has named controllers ({}), which `rkb edit --multigroup` does not move \
-             yet; nothing was changed.\n  Delete them first and add them again after the \
-             switch, e.g.:  rkb delete api --group {} --version {} --kind {} --controller-name {}",
-            named.group,
-            named.version,
-            named.kind,
-            named
-                .controllers
-                .iter()
-                .map(|c| c.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-            named.group,
-            named.version,
-            named.kind,
-            named.controllers[0].name
-        );
-    }
     project.multigroup = true;
 
     let templates = Templates::load()?;
     let names = ProjectNames::read(&project, &changes)?;
-    let moving: Vec<model::Resource> = project
+    // Each kind's default controller and its named ones (`create api --controller-name`),
+    // from where they are to where they go.
+    let moving: Vec<(model::Resource, Layout, Layout)> = project
         .resources
         .iter()
-        .filter(|r| r.controller)
-        .map(model::Resource::recorded)
+        .flat_map(|r| {
+            let api = model::Resource::recorded(r);
+            let default = r.controller.then(|| {
+                let (from, to) = (Layout::single_group(&api), Layout::multigroup(&api));
+                (api.clone(), from, to)
+            });
+            let named = r.controllers.iter().map(move |c| {
+                let api = model::Resource::recorded(r);
+                let from = Layout::single_group(&api).named(&api, &c.name);
+                let to = Layout::multigroup(&api).named(&api, &c.name);
+                (api, from, to)
+            });
+            default.into_iter().chain(named)
+        })
         .collect();
     let moves = Moves {
         modules: moving
             .iter()
-            .map(|api| (api.kind_snake.clone(), api.group_module.clone()))
+            .map(|(api, from, _)| (from.controller_leaf.clone(), api.group_module.clone()))
             .collect(),
         crate_name: names.crate_name.clone(),
     };
@@ -152,11 +146,10 @@ pub fn edit(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             changes.create(&file, rewritten, true)?;
         }
     }
-    for api in moving {
-        let from = Layout::single_group(&api);
+    for (api, from, to) in moving {
         let context = Context {
             names: &names,
-            layout: Layout::multigroup(&api),
+            layout: to,
             api,
             project: &project,
         };
@@ -181,7 +174,13 @@ pub fn edit(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 fn move_controller(changes: &mut Changes, to: &Context, from: &Layout) -> anyhow::Result<()> {
     const CONTROLLERS: &str = model::CONTROLLERS;
     let api = &to.api;
-    if let Err(invalid) = names::check_kind_not_group(&api.kind, &api.group) {
+    // Only a named controller has a field manager of its own.
+    let inception = if from.field_manager.is_some() {
+        names::check_controller_name_not_group(&from.controller_name, &api.group)
+    } else {
+        names::check_kind_not_group(&api.kind, &api.group)
+    };
+    if let Err(invalid) = inception {
         bail!(
             "the {} controller cannot move to the multigroup layout: {}.\n  \
              Keep the single-group layout, or give the kind another name by hand first",
@@ -205,7 +204,7 @@ fn move_controller(changes: &mut Changes, to: &Context, from: &Layout) -> anyhow
     let registry = changes
         .read(CONTROLLERS)?
         .with_context(|| format!("{CONTROLLERS} is missing; restore it from a fresh `rkb init`"))?;
-    let declaration = format!("pub mod {};", api.kind_snake);
+    let declaration = format!("pub mod {};", from.controller_leaf);
     if !registry.lines().any(|l| l.trim() == declaration) {
         bail!(
             "{CONTROLLERS} has no `{declaration}` line, so rkb cannot tell how the {} controller \
