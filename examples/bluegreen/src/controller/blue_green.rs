@@ -35,18 +35,17 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use anyhow::Context as _;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{PodSpec, PodTemplateSpec, Service, ServicePort, ServiceSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-use kube::api::{DeleteParams, ListParams, Preconditions};
+use kube::api::{DeleteParams, Preconditions};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
-use kube::{Api, Client, Resource, ResourceExt};
+use kube::{Client, Resource, ResourceExt};
 use rkb_runtime::backoff::ErrorBackoff;
-use rkb_runtime::cache::{self, OwnWrites};
+use rkb_runtime::cache::{self, OwnWrites, Scoped};
 use rkb_runtime::client::Object;
 use rkb_runtime::manager::Context;
 use rkb_runtime::{Lister, NamespacedApi, Rbac, TypedApi};
@@ -372,9 +371,9 @@ pub fn error_policy(
 /// writes) reconciles it, and so does a change to a Service or Deployment it owns; only the
 /// objects this controller labelled are cached.
 pub fn controller(
-    objects: Api<BlueGreen>,
-    deployments: Api<Deployment>,
-    services: Api<Service>,
+    objects: impl Into<Scoped<BlueGreen>>,
+    deployments: impl Into<Scoped<Deployment>>,
+    services: impl Into<Scoped<Service>>,
 ) -> (Controller<BlueGreen>, Caches) {
     let controller = cache::controller(objects, watcher::Config::default().any_semantic());
     let (controller, deployments) = cache::owns(controller, deployments, ours());
@@ -399,14 +398,21 @@ pub fn ours() -> watcher::Config {
 /// metrics, readiness, `--concurrency` and graceful shutdown.
 pub async fn run(ctx: Context) -> anyhow::Result<()> {
     let client = ctx.client();
-    let objects = Api::<BlueGreen>::all(client.clone());
+    // All namespaces, or those of --watch-namespace.
+    let namespaces = ctx.namespaces();
     // Fail fast with a hint rather than a watch that retries forever.
-    objects
-        .list(&ListParams::default().limit(1))
-        .await
-        .context("cannot list bluegreens.app.demo.kakao.com: is the CRD installed (`make install`) and is the manager allowed to?")?;
-    let (controller, caches) =
-        controller(objects, Api::all(client.clone()), Api::all(client.clone()));
+    namespaces
+        .apis::<BlueGreen>(&client)
+        .check_listable(
+            "bluegreens.app.demo.kakao.com",
+            "is the CRD installed (`make install`) and is the manager allowed to?",
+        )
+        .await?;
+    let (controller, caches) = controller(
+        namespaces.apis(&client),
+        namespaces.apis(&client),
+        namespaces.apis(&client),
+    );
     let reconciler = Arc::new(BlueGreenReconciler::new(client, caches));
     ctx.run(controller, reconcile, error_policy, reconciler)
         .await

@@ -20,14 +20,13 @@
 
 use std::collections::HashSet;
 
-use anyhow::Context as _;
 use futures::{StreamExt, pin_mut};
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::ListParams;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
 use rkb_runtime::Rbac;
+use rkb_runtime::cache::{Namespaces, Scoped};
 use rkb_runtime::manager::Context;
 
 /// The pod watcher's permissions: it only lists and watches Pods (no `get`: it never asks
@@ -142,11 +141,23 @@ pub async fn run_with(
     config: watcher::Config,
     mut on_change: impl FnMut(&Change) + Send,
 ) -> anyhow::Result<()> {
-    let pods = Api::<Pod>::all(ctx.client());
+    // One watch, as the informer this follows: of every namespace, or of the one that
+    // --watch-namespace names.
+    let pods = match ctx.namespaces() {
+        Namespaces::All => Api::<Pod>::all(ctx.client()),
+        Namespaces::Only(names) => match Vec::from_iter(names) {
+            one if one.len() == 1 => Api::namespaced(ctx.client(), one[0]),
+            several => anyhow::bail!(
+                "the pod watcher keeps one watch, of all namespaces or of one, and \
+                 --watch-namespace names {}: give it one namespace, or none for all",
+                several.len()
+            ),
+        },
+    };
     // Fail fast with a hint rather than a watch that retries forever.
-    pods.list(&ListParams::default().limit(1))
-        .await
-        .context("cannot list pods: is the manager allowed to?")?;
+    Scoped::from(pods.clone())
+        .check_listable("pods", "is the manager allowed to?")
+        .await?;
     // The source's lines, in its order: "waiting for cache sync", "caches are synced",
     // "waiting for stop signal", "received stop signal".
     tracing::info!("waiting for cache sync");

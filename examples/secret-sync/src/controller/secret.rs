@@ -55,7 +55,7 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Api, Client, Resource, ResourceExt};
 use rkb_runtime::backoff::ErrorBackoff;
-use rkb_runtime::cache;
+use rkb_runtime::cache::{self, Namespaces};
 use rkb_runtime::manager::Context;
 use rkb_runtime::{Lister, NamespacedApi, Rbac, TypedApi};
 
@@ -476,6 +476,17 @@ pub fn controller(
 /// metrics, readiness, `--concurrency` and graceful shutdown.
 pub async fn run(ctx: Context, settings: Settings) -> anyhow::Result<()> {
     let client = ctx.client();
+    // It copies the source namespace's Secrets into every namespace its selector matches:
+    // its own settings say where it acts, so a manager scoped with --watch-namespace is
+    // refused rather than half obeyed.
+    if ctx.namespaces() != &Namespaces::All {
+        anyhow::bail!(
+            "secret-sync copies Secrets into every namespace its --namespace-selector matches \
+             and watches them cluster-wide; it does not run with --watch-namespace {} \
+             (choose the target namespaces with its selector instead)",
+            ctx.namespaces()
+        );
+    }
     // Fail fast with a hint rather than a watch that retries forever.
     Api::<Secret>::namespaced(client.clone(), &settings.source_namespace)
         .list(
