@@ -43,11 +43,12 @@ seconds() {
 fmt() { echo "$@" | awk '{ for (i = 1; i <= NF; i += 2) { w += $i; c += $(i + 1) } printf "%.1f s (CPU %.1f s)", w, c }'; }
 load() { echo "load: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)"; }
 # Library crates in the target directory so far (make manifests runs cargo --quiet), and how
-# many of them were built more than once (in two feature sets).
+# many of them were built more than once: for the host (proc macros, build scripts) and the
+# target, or in two feature sets.
 crates() {
   local deps="$CARGO_TARGET_DIR/debug/deps"
   echo "$(find "$deps" -name '*.rlib' | wc -l) library crates built ($(find "$deps" -name '*.rlib' |
-    sed 's|.*/lib\(.*\)-[0-9a-f]*\.rlib|\1|' | sort | uniq -d | wc -l) of them twice)"
+    sed 's|.*/lib\(.*\)-[0-9a-f]*\.rlib|\1|' | sort | uniq -d | wc -l) of them more than once)"
 }
 # A new project from `rkb init` + `rkb create api`, in $work/$1/memcached-operator.
 new_project() {
@@ -132,7 +133,7 @@ mod api;
 
 fn main() {
     let crd = rkb_runtime::crd::<api::cache::v1alpha1::Memcached>().expect("a valid CRD");
-    println!("{}", serde_json::to_string(&crd).expect("JSON"));
+    println!("{}", serde_json::to_string(&crd.into_definition()).expect("JSON"));
 }
 EOF
     export CARGO_TARGET_DIR="$work/target-floor"
