@@ -9,9 +9,11 @@
 #   light:   the same project with manifests-light-layout.patch applied (the prototype of a
 #            light layout: an `operator` default feature holds the client, runtime and
 #            controllers, `make manifests` builds with --no-default-features, and the RBAC
-#            rules sit on a unit struct per controller in src/rbac.rs): the same three
-#            figures, so that what the light `make manifests` saves can be weighed against
-#            what `make test` must then build twice (crates needed in both feature sets);
+#            rules sit on a unit struct per controller in src/rbac.rs): the same figures, so
+#            that what the light `make manifests` saves can be weighed against what `make test`
+#            must then build twice (crates needed in both feature sets). The patch is a diff of
+#            such a project: when the scaffold changes and it no longer applies, make the same
+#            edits in a new project and write it again with `git diff -- Cargo.toml Makefile src`;
 #   floor:   a crate holding only the same API types with rkb-runtime's `manifests` feature
 #            and kube's `derive`: the least any `make manifests` of these types could build;
 #   controller-gen: v0.21.0 on the CronJob types of cronjob-controller-gen/ (kubebuilder's
