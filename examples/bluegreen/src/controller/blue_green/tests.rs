@@ -20,6 +20,7 @@ use k8s_openapi::api::authorization::v1::{
 use k8s_openapi::api::autoscaling::v1::Scale;
 use k8s_openapi::api::core::v1::Container;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleRef, Subject};
+use kube::Api;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use rkb_runtime::testing::envtest::{self, Environment};
 use rkb_runtime::testing::{self, Fault, Faults, RbacAudit};
