@@ -199,7 +199,12 @@ async fn creates_a_hardened_owned_deployment_and_reports_conditions() {
             ("Degraded", "False")
         ]
     );
-    let events = harness::events(&client, &ns, CONTROLLER_NAME).await;
+    // Events are sent off the reconcile path: wait for the first.
+    let events = eventually("an Event", || async {
+        let events = harness::events(&client, &ns, CONTROLLER_NAME).await;
+        (!events.is_empty()).then_some(events)
+    })
+    .await;
     assert_eq!(events[0].note, "Created Deployment sample with 2 replicas");
     assert_eq!(reports.failures(), []);
 }
@@ -395,8 +400,11 @@ async fn deletion_runs_the_finalizer() {
         (gone && deployments.get_opt("sample").await.unwrap().is_none()).then_some(())
     })
     .await;
-    let events = harness::events(&client, &ns, CONTROLLER_NAME).await;
-    assert!(events.iter().any(|e| e.reason == "Deleted"), "{events:?}");
+    eventually("the Deleted Event", || async {
+        let events = harness::events(&client, &ns, CONTROLLER_NAME).await;
+        events.iter().any(|e| e.reason == "Deleted").then_some(())
+    })
+    .await;
     assert_eq!(reports.failures(), []);
 }
 
@@ -440,7 +448,9 @@ async fn converges_despite_conflicts() {
         .iter()
         .filter(|f| f.code == Some(409))
         .count();
-    assert!(conflicts >= 5, "{:?}", reports.failures());
+    // The Deployment and the status are written together: a reconcile can meet a conflict
+    // on both at once, so the five conflicts fail three reconciles at least.
+    assert!(conflicts >= 3, "{:?}", reports.failures());
     for event in harness::events(&client, &ns, CONTROLLER_NAME).await {
         assert_eq!(event.count, 1, "{event:?}");
     }

@@ -41,6 +41,7 @@ use kube::runtime::watcher;
 use kube::{Api, Client, Resource, ResourceExt};
 use rkb_runtime::backoff::ErrorBackoff;
 use rkb_runtime::cache::{self, Namespaces, OwnWrites};
+use rkb_runtime::events::Events;
 use rkb_runtime::manager::Context;
 use rkb_runtime::{Lister, NamespacedApi, Rbac};
 
@@ -75,7 +76,8 @@ pub struct MemcachedReconciler {
     pub image: String,
     /// The controller's watches and what the reconciles wrote (see [`controller`]).
     caches: Caches,
-    recorder: Recorder,
+    /// Sends the Events off the reconcile path, in order.
+    events: Events,
     backoff: ErrorBackoff,
 }
 
@@ -88,7 +90,7 @@ impl MemcachedReconciler {
             instance: std::env::var("HOSTNAME").ok(),
         };
         Self {
-            recorder: Recorder::new(client.clone(), reporter),
+            events: Events::new(Recorder::new(client.clone(), reporter), Events::CAPACITY),
             client,
             image: image.into(),
             caches,
@@ -96,9 +98,10 @@ impl MemcachedReconciler {
         }
     }
 
-    /// Records an Event about `object` (and `related`, the Deployment). Best effort, as in
+    /// Records an Event about `object` (and `related`, the Deployment): queued, and sent by
+    /// a task of its own, so the reconcile does not wait for the request. Best effort, as in
     /// controller-runtime: a failure is logged, never a reason to fail the reconcile.
-    async fn record(
+    fn record(
         &self,
         object: &Memcached,
         related: Option<ObjectReference>,
@@ -113,9 +116,7 @@ impl MemcachedReconciler {
             action: "Reconcile".into(),
             secondary: related,
         };
-        if let Err(error) = self.recorder.publish(&event, &reference(object)).await {
-            tracing::warn!(%error, reason, "cannot record an Event");
-        }
+        self.events.publish(event, reference(object));
     }
 }
 
@@ -428,7 +429,23 @@ pub async fn reconcile(
         &desired,
         deployments.apply_if_changed(&desired, existing.as_deref()),
     );
-    let deployment = match applied.await {
+    // The conditions report how many pods are available, which applying the Deployment's
+    // spec does not change (its status is the Deployment controller's): they are written
+    // while the apply is in flight, from the cached Deployment. A later change of its
+    // status comes through the watch and reconciles again.
+    let available = existing
+        .as_ref()
+        .and_then(|d| d.status.as_ref())
+        .and_then(|s| s.available_replicas)
+        .unwrap_or(0);
+    let reported = report(
+        &ctx.client,
+        &ctx.caches.writes,
+        &object,
+        conditions(&object, available),
+    );
+    let (applied, reported) = tokio::join!(applied, reported);
+    let deployment = match applied {
         Ok(Some(applied)) => Arc::new(applied),
         Ok(None) => existing
             .clone()
@@ -436,6 +453,8 @@ pub async fn reconcile(
         Err(error) => {
             let error = Error::from(error);
             if !error.is_conflict() {
+                // Replaces the Degraded=False written alongside the failed apply.
+                let object = ctx.caches.writes.latest(object.clone());
                 let degraded = condition(
                     &object,
                     "Degraded",
@@ -461,29 +480,15 @@ pub async fn reconcile(
     {
         None => {
             let note = format!("Created Deployment {name} with {size} replicas");
-            ctx.record(&object, related, EventType::Normal, "Created", note)
-                .await;
+            ctx.record(&object, related, EventType::Normal, "Created", note);
         }
         Some(replicas) if replicas != size => {
             let note = format!("Scaled Deployment {name} from {replicas} to {size} replicas");
-            ctx.record(&object, related, EventType::Normal, "Scaled", note)
-                .await;
+            ctx.record(&object, related, EventType::Normal, "Scaled", note);
         }
         Some(_) => {}
     }
-
-    let available = deployment
-        .status
-        .as_ref()
-        .and_then(|s| s.available_replicas)
-        .unwrap_or(0);
-    report(
-        &ctx.client,
-        &ctx.caches.writes,
-        &object,
-        conditions(&object, available),
-    )
-    .await?;
+    reported?;
     tracing::info!(object = %key, "reconciled");
     ctx.backoff.reset_for(object.as_ref());
     // Changes of the Deployment (pods becoming available) trigger the next reconcile.
@@ -538,8 +543,7 @@ async fn finalize(object: &Memcached, ctx: &MemcachedReconciler) -> Result<Memca
             EventType::Normal,
             "Deleted",
             note,
-        )
-        .await;
+        );
     }
     Ok(object.clone())
 }
@@ -615,6 +619,11 @@ pub async fn run(ctx: Context) -> anyhow::Result<()> {
     }
     let (controller, caches) = controller(&client, ctx.namespaces());
     let reconciler = Arc::new(MemcachedReconciler::new(client.clone(), image, caches));
-    ctx.run(controller, reconcile, error_policy, reconciler)
-        .await
+    let events = reconciler.events.clone();
+    let ran = ctx
+        .run(controller, reconcile, error_policy, reconciler)
+        .await;
+    // The Events the last reconciles queued, before the process exits.
+    events.flush().await;
+    ran
 }
