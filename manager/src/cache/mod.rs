@@ -14,6 +14,10 @@
 //! store of them; [`owns`] watches them whole, into a [`Lister`] the reconciler reads, and
 //! [`watches`] does the same for objects related some other way (by label, say). Each still
 //! makes one watch per kind.
+//!
+//! The stores keep of each object's `metadata.managedFields` only this operator's entries
+//! (what [`TypedApi::apply_if_changed`](crate::TypedApi::apply_if_changed) compares with):
+//! the other managers' field sets would weigh more than the rest of a small object.
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -148,7 +152,7 @@ fn primary<K: Object>(
     impl Stream<Item = Result<K, watcher::Error>> + Send + 'static,
 ) {
     let (store, writer) = reflector::store();
-    let events = namespaces::watch(objects, config, writer.as_reader());
+    let events = namespaces::watch(objects, config, writer.as_reader()).modify(own_fields_only);
     (
         store,
         reflector::reflector(writer, events).applied_objects(),
@@ -417,6 +421,20 @@ where
     (controller.watches_stream(changes, mapper), lister)
 }
 
+/// Drops the `metadata.managedFields` entries of other field managers than this operator's
+/// ([`field_manager`](crate::client::field_manager)) from an object a watch delivers,
+/// before the store keeps it: [`TypedApi::apply_if_changed`](crate::TypedApi::apply_if_changed)
+/// reads only those, and the others (a field set per manager, as JSON) are a large part of
+/// what a cached object weighs. A client with a field manager of its own
+/// ([`TypedApi::with_field_manager`](crate::TypedApi::with_field_manager)) finds no entry of
+/// it in the cache, so its `apply_if_changed` always applies.
+fn own_fields_only<K: Resource>(object: &mut K) {
+    let manager = crate::client::field_manager();
+    if let Some(entries) = object.meta_mut().managed_fields.as_mut() {
+        entries.retain(|entry| entry.manager.as_deref() == Some(manager));
+    }
+}
+
 /// A lister of `api` and the stream of changes that fills it; the lister says it is synced
 /// once the stream has delivered the first full list.
 fn reflected<K: Object>(
@@ -428,7 +446,7 @@ fn reflected<K: Object>(
 ) {
     let (store, writer): (Store<K>, _) = reflector::store();
     let (synced, watch_synced) = watch::channel(false);
-    let events = namespaces::watch(api.into(), config, writer.as_reader());
+    let events = namespaces::watch(api.into(), config, writer.as_reader()).modify(own_fields_only);
     let events = reflector::reflector(writer, events).inspect(move |event| {
         if matches!(event, Ok(Event::InitDone)) {
             synced.send_replace(true);
@@ -733,6 +751,15 @@ impl<K: Resource> OwnWrites<K> {
         };
         let _ = tokio::time::timeout(WAIT_FOR_WRITE, writes_ended).await;
         let mut records = self.lock();
+        // The store now holds this controller's last write: `latest` has nothing to add.
+        if let Some(uid) = object.uid()
+            && records
+                .written
+                .get(&uid)
+                .is_some_and(|(_, last)| last.resource_version().as_ref() == Some(&version))
+        {
+            records.written.remove(&uid);
+        }
         let Some(echoes) = records.echoes.get_mut(&at) else {
             return false;
         };
@@ -836,6 +863,21 @@ mod tests {
             ..Default::default()
         });
         deployment
+    }
+
+    #[test]
+    fn the_cache_keeps_only_this_operators_managed_fields() {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
+        let entry = |manager: &str| ManagedFieldsEntry {
+            manager: Some(manager.into()),
+            operation: Some("Apply".into()),
+            ..ManagedFieldsEntry::default()
+        };
+        let mut cached = deployment(1, &[]);
+        let ours = crate::client::field_manager();
+        cached.metadata.managed_fields = Some(vec![entry("kubectl"), entry(ours), entry("kcm")]);
+        own_fields_only(&mut cached);
+        assert_eq!(cached.metadata.managed_fields, Some(vec![entry(ours)]));
     }
 
     #[tokio::test]
