@@ -429,23 +429,7 @@ pub async fn reconcile(
         &desired,
         deployments.apply_if_changed(&desired, existing.as_deref()),
     );
-    // The conditions report how many pods are available, which applying the Deployment's
-    // spec does not change (its status is the Deployment controller's): they are written
-    // while the apply is in flight, from the cached Deployment. A later change of its
-    // status comes through the watch and reconciles again.
-    let available = existing
-        .as_ref()
-        .and_then(|d| d.status.as_ref())
-        .and_then(|s| s.available_replicas)
-        .unwrap_or(0);
-    let reported = report(
-        &ctx.client,
-        &ctx.caches.writes,
-        &object,
-        conditions(&object, available),
-    );
-    let (applied, reported) = tokio::join!(applied, reported);
-    let deployment = match applied {
+    let deployment = match applied.await {
         Ok(Some(applied)) => Arc::new(applied),
         Ok(None) => existing
             .clone()
@@ -453,8 +437,6 @@ pub async fn reconcile(
         Err(error) => {
             let error = Error::from(error);
             if !error.is_conflict() {
-                // Replaces the Degraded=False written alongside the failed apply.
-                let object = ctx.caches.writes.latest(object.clone());
                 let degraded = condition(
                     &object,
                     "Degraded",
@@ -488,7 +470,19 @@ pub async fn reconcile(
         }
         Some(_) => {}
     }
-    reported?;
+
+    let available = deployment
+        .status
+        .as_ref()
+        .and_then(|s| s.available_replicas)
+        .unwrap_or(0);
+    report(
+        &ctx.client,
+        &ctx.caches.writes,
+        &object,
+        conditions(&object, available),
+    )
+    .await?;
     tracing::info!(object = %key, "reconciled");
     ctx.backoff.reset_for(object.as_ref());
     // Changes of the Deployment (pods becoming available) trigger the next reconcile.
