@@ -72,15 +72,17 @@ pub fn controller_of_every_change<K: Object>(
 }
 
 /// [`controller`], except that the watch's delivery of a write of the controller's own that
-/// a reconcile already works on reconciles no more: the finalizer a reconcile added (it
-/// goes on with the object [`OwnWrites::latest`] returns, the one it wrote) comes back
-/// through the watch as a change of the finalizers, which would reconcile the object a
-/// second time for nothing. `writes` is the reconciler's record of its writes; a write that
-/// carried someone else's change too (a status applied over a spec the reconcile has not
-/// seen) still reconciles.
+/// a reconcile already works on reconciles no more: the finalizer a reconcile added through
+/// [`OwnWrites::write`] (it goes on with the object [`OwnWrites::latest`] returns, the one
+/// it wrote) comes back through the watch as a change of the finalizers, which would
+/// reconcile the object a second time for nothing. `writes` is the reconciler's record of
+/// its writes; a write that carried someone else's change too (a status applied over a spec
+/// the reconcile has not seen, recorded with [`OwnWrites::record`]) still reconciles.
 ///
-/// A delivery that overtakes the write's own response (the reconcile has not recorded the
-/// write yet) reconciles as before: the filter only ever saves reconciles, never loses one.
+/// The watch often delivers a write before its response reaches the reconcile: a delivery
+/// of an object with a write in flight waits for that write to end (at most 10 s), and so
+/// holds up the deliveries behind it for as long. When in doubt (no record, a timeout) the
+/// delivery reconciles: the filter only ever saves reconciles, never loses one.
 pub fn controller_ignoring_own<K: Object>(
     objects: impl Into<Scoped<K>>,
     config: watcher::Config,
