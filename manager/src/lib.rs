@@ -5,12 +5,14 @@
 //! - [`client`]: typed namespaced and cluster-scoped clients, and listers over a
 //!   watch-fed cache.
 //! - [`backoff::ErrorBackoff`]: per-object exponential requeue delays.
+//! - [`events::Events`]: Events recorded off the reconcile path.
 //! - [`webhook`]: defaulting, validating and conversion webhooks the manager serves.
 //! - [`migrate`]: storage version migration of CRDs (`--migrate-storage`).
 
 pub mod backoff;
 pub mod cache;
 pub mod client;
+pub mod events;
 pub mod manager;
 pub mod migrate;
 mod serve;

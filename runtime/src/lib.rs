@@ -7,6 +7,8 @@
 //! - [`Manifests`]: render CRDs and the manager's roles into `config/`, the
 //!   job of `make manifests` (feature `manifests`, crate `rkb-manifests`).
 //! - [`backoff::ErrorBackoff`]: per-object exponential requeue delays.
+//! - [`events::Events`]: Events recorded off the reconcile path, in order (feature
+//!   `manager`).
 //! - [`manager::Manager`]: runs the controllers with leader election, metrics, health
 //!   probes and graceful shutdown, like controller-runtime's manager (feature `manager`,
 //!   crate `rkb-manager`).
@@ -20,7 +22,7 @@
 #[cfg(feature = "manager")]
 pub use rkb_manager::{ClusterApi, Lister, NamespacedApi, TypedApi};
 #[cfg(feature = "manager")]
-pub use rkb_manager::{Manager, backoff, cache, client, manager, migrate, webhook};
+pub use rkb_manager::{Manager, backoff, cache, client, events, manager, migrate, webhook};
 
 #[cfg(feature = "manifests")]
 pub use rkb_derive::Rbac;

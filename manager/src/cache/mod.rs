@@ -67,6 +67,80 @@ pub fn controller_of_every_change<K: Object>(
     counted_controller(changes, store)
 }
 
+/// [`controller`], except that the watch's delivery of a write of the controller's own that
+/// a reconcile already works on reconciles no more: the finalizer a reconcile added through
+/// [`OwnWrites::write`] (it goes on with the object [`OwnWrites::latest`] returns, the one
+/// it wrote) comes back through the watch as a change of the finalizers, which would
+/// reconcile the object a second time for nothing. `writes` is the reconciler's record of
+/// its writes; a write that carried someone else's change too (a status applied over a spec
+/// the reconcile has not seen, recorded with [`OwnWrites::record`]) still reconciles.
+///
+/// The watch often delivers a write before its response reaches the reconcile: a delivery
+/// of an object with a write in flight waits for that write to end (at most 10 s), and so
+/// holds up the deliveries behind it for as long. When in doubt (no record, a timeout) the
+/// delivery reconciles: the filter only ever saves reconciles, never loses one.
+pub fn controller_ignoring_own<K: Object>(
+    objects: impl Into<Scoped<K>>,
+    config: watcher::Config,
+    writes: &OwnWrites<K>,
+) -> Controller<K> {
+    let (store, changes) = primary(objects.into(), config);
+    writes.filter_triggers();
+    // Each delivery settles the own write it echoes, whether or not the predicate lets it
+    // through (a status write never changes what it hashes); the predicate only drops, so
+    // the decisions of the deliveries it let through are at the front, in order. When
+    // more than DECISIONS wait (many dropped in a row), the oldest go: a delivery whose
+    // decision went reconciles.
+    const DECISIONS: usize = 1024;
+    let decisions: Arc<Mutex<std::collections::VecDeque<(String, bool)>>> = Arc::default();
+    let (seen, writes_seen) = (decisions.clone(), writes.clone());
+    let changes = changes
+        .then(move |object| {
+            let (seen, writes) = (seen.clone(), writes_seen.clone());
+            async move {
+                if let Ok(object) = &object {
+                    let echo = writes.is_known_echo(object).await;
+                    let mut seen = seen.lock().unwrap_or_else(PoisonError::into_inner);
+                    if seen.len() == DECISIONS {
+                        seen.pop_front();
+                    }
+                    seen.push_back((delivery(object), echo));
+                }
+                object
+            }
+        })
+        .predicate_filter(reconcile_worthy, Default::default())
+        .filter(move |object| {
+            let Ok(object) = object else {
+                return futures::future::ready(true);
+            };
+            let this = delivery(object);
+            let mut decisions = decisions.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut echo = false;
+            while let Some((delivered, decided)) = decisions.pop_front() {
+                if delivered == this {
+                    echo = decided;
+                    break;
+                }
+            }
+            futures::future::ready(!echo)
+        });
+    counted_controller(changes, store)
+}
+
+/// Which delivery of which object: its UID and resourceVersion.
+fn delivery<K: Resource>(object: &K) -> String {
+    format!(
+        "{}@{}",
+        object.meta().uid.as_deref().unwrap_or_default(),
+        object
+            .meta()
+            .resource_version
+            .as_deref()
+            .unwrap_or_default()
+    )
+}
+
 /// The store of a controller's own objects and the stream of their changes that fills it.
 fn primary<K: Object>(
     objects: Scoped<K>,
@@ -143,6 +217,39 @@ where
     Child: Object,
 {
     let (lister, changes) = reflected(api, config);
+    (
+        controller.owns_stream(count_owners::<K, Child>(changes)),
+        lister,
+    )
+}
+
+/// [`owns`], except that the watch's delivery of an owned object this controller wrote
+/// itself through [`OwnWrites::apply`] (the Deployment a reconcile
+/// applied, whose returned version that reconcile went on with) does not reconcile the
+/// owner again. Any other version does (the Deployment controller's status update, an edit
+/// by hand, a deletion).
+pub fn owns_ignoring_own<K, Child>(
+    controller: Controller<K>,
+    api: impl Into<Scoped<Child>>,
+    config: watcher::Config,
+    writes: &OwnWrites<Child>,
+) -> (Controller<K>, Lister<Child>)
+where
+    K: Object,
+    Child: Object,
+{
+    let (lister, changes) = reflected(api, config);
+    writes.filter_triggers();
+    let writes = writes.clone();
+    let changes = changes.filter_map(move |child| {
+        let writes = writes.clone();
+        async move {
+            match child {
+                Ok(child) if writes.is_known_echo(&child).await => None,
+                other => Some(other),
+            }
+        }
+    });
     (
         controller.owns_stream(count_owners::<K, Child>(changes)),
         lister,
@@ -342,18 +449,77 @@ fn reflected<K: Object>(
 ///
 /// A copy is known stale when its resourceVersion is one that a recorded write replaced;
 /// resourceVersions are only compared for equality, as Kubernetes asks.
+///
+/// Handed to [`controller_ignoring_own`] or [`owns_ignoring_own`], it also keeps the
+/// controller from reconciling an object again only because the watch brought back a write
+/// of its own that a reconcile went on with (a finalizer it added, a Deployment it applied):
+/// make such writes through [`OwnWrites::write`] and [`OwnWrites::apply`]. The watch often
+/// delivers a write before its response arrives; a delivery of an object with such a write
+/// in flight waits for it, so it can tell. Clones share the record.
 pub struct OwnWrites<K> {
-    written: Mutex<HashMap<String, Written<K>>>,
+    inner: Arc<Shared<K>>,
+}
+
+struct Shared<K> {
+    records: Mutex<Records<K>>,
+    /// Woken when a write in flight ends.
+    ended: tokio::sync::Notify,
+}
+
+struct Records<K> {
+    /// By UID: the resourceVersions this controller's writes replaced, and the last object
+    /// written.
+    written: HashMap<String, Written<K>>,
+    /// By `namespace/name`: the resourceVersions of this controller's own writes that the
+    /// watch has not delivered yet, each with whether a reconcile went on with that very
+    /// version (then its delivery needs no reconcile). Kept only once a controller filters
+    /// its triggers with them.
+    echoes: HashMap<String, Vec<Echo>>,
+    /// By `namespace/name`: how many writes are in flight.
+    in_flight: HashMap<String, usize>,
+    /// Whether a controller's triggers consult `echoes`.
+    filtering: bool,
 }
 
 /// The resourceVersions this controller's writes of one object (by UID) replaced, and the
 /// last object written.
 type Written<K> = (Vec<String>, Arc<K>);
 
+/// A resourceVersion this controller wrote, and whether a reconcile went on with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Echo {
+    version: String,
+    known: bool,
+}
+
+/// Own writes of one object whose delivery the watch still owes, at most: an older one is
+/// forgotten (its delivery then reconciles, which is always correct).
+const ECHOES_PER_OBJECT: usize = 4;
+
+/// How long a delivery waits for a write of the same object in flight, at most (then it
+/// reconciles, which is always correct).
+const WAIT_FOR_WRITE: std::time::Duration = std::time::Duration::from_secs(10);
+
 impl<K> Default for OwnWrites<K> {
     fn default() -> Self {
         OwnWrites {
-            written: Mutex::default(),
+            inner: Arc::new(Shared {
+                records: Mutex::new(Records {
+                    written: HashMap::new(),
+                    echoes: HashMap::new(),
+                    in_flight: HashMap::new(),
+                    filtering: false,
+                }),
+                ended: tokio::sync::Notify::new(),
+            }),
+        }
+    }
+}
+
+impl<K> Clone for OwnWrites<K> {
+    fn clone(&self) -> Self {
+        OwnWrites {
+            inner: self.inner.clone(),
         }
     }
 }
@@ -364,49 +530,237 @@ impl<K> std::fmt::Debug for OwnWrites<K> {
     }
 }
 
+impl<K> OwnWrites<K> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Records<K>> {
+        self.inner
+            .records
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl<K> Records<K> {
+    /// Notes that this controller wrote `version` of the object `at` (`namespace/name`),
+    /// and whether a reconcile goes on with that version.
+    fn echo(&mut self, at: String, version: String, known: bool) {
+        if !self.filtering {
+            return;
+        }
+        let echoes = self.echoes.entry(at).or_default();
+        match echoes.iter_mut().find(|e| e.version == version) {
+            Some(echo) => echo.known |= known,
+            None => {
+                if echoes.len() == ECHOES_PER_OBJECT {
+                    echoes.remove(0);
+                }
+                echoes.push(Echo { version, known });
+            }
+        }
+    }
+
+    /// A reconcile goes on with `version` of the object `at`: if it is an own write, its
+    /// delivery by the watch brings nothing new.
+    fn known(&mut self, at: &str, version: &str) {
+        if let Some(echo) = self
+            .echoes
+            .get_mut(at)
+            .and_then(|echoes| echoes.iter_mut().find(|e| e.version == version))
+        {
+            echo.known = true;
+        }
+    }
+}
+
+/// The key of the records of an object: `namespace/name`, or `name`.
+fn at<K: Resource>(object: &K) -> String {
+    key(object.meta().namespace.as_deref(), &object.name_any())
+}
+
+/// A write of the object `at` in flight, until dropped.
+struct InFlight<'a, K> {
+    writes: &'a OwnWrites<K>,
+    at: String,
+}
+
+impl<K> Drop for InFlight<'_, K> {
+    fn drop(&mut self) {
+        let mut records = self.writes.lock();
+        if let Some(count) = records.in_flight.get_mut(&self.at) {
+            *count -= 1;
+            if *count == 0 {
+                records.in_flight.remove(&self.at);
+            }
+        }
+        drop(records);
+        self.writes.inner.ended.notify_waiters();
+    }
+}
+
 impl<K: Resource> OwnWrites<K> {
     /// `object`, or the object this controller last wrote over that very version of it.
     /// Once the watch delivers a version no write of this controller replaced (its own
     /// last write, or anyone else's), the record is dropped and `object` is current.
+    ///
+    /// The reconcile goes on with what this returns: when that is a write of this
+    /// controller, the watch's delivery of it no longer triggers a reconcile (with
+    /// [`controller_ignoring_own`]).
     pub fn latest(&self, object: Arc<K>) -> Arc<K> {
         let (Some(uid), Some(version)) = (object.uid(), object.resource_version()) else {
             return object;
         };
-        let mut written = self.lock();
-        match written.get(&uid) {
+        let mut records = self.lock();
+        let latest = match records.written.get(&uid) {
             Some((replaced, last)) if replaced.contains(&version) => last.clone(),
             Some(_) => {
-                written.remove(&uid);
+                records.written.remove(&uid);
                 object
             }
             None => object,
+        };
+        if let Some(version) = latest.resource_version() {
+            records.known(&at(latest.as_ref()), &version);
         }
+        latest
     }
 
-    /// Records that this controller wrote `after` over `before`.
+    /// Records that this controller wrote `after` over `before`. A reconcile goes on with
+    /// `after` from its next [`OwnWrites::latest`] on; until then (a status write the
+    /// reconcile does not read back, say) the watch's delivery of `after` still reconciles,
+    /// which is what a write that also carried someone else's change needs (a status
+    /// applied over a spec the reconcile has not seen).
     pub fn record(&self, before: &K, after: K) {
+        self.record_as(before, after, false);
+    }
+
+    /// Writes `before` with `write` (e.g. [`TypedApi::add_finalizer`]), records the
+    /// object written as [`OwnWrites::record`] does, and returns it: the reconcile goes on
+    /// with it, so its delivery by the watch reconciles no more. For writes that change
+    /// exactly what the reconcile asked for (a JSON patch tested against `before`'s
+    /// resourceVersion), not for one that may carry others' changes the reconcile has not
+    /// seen (a status apply: [`OwnWrites::record`]).
+    ///
+    /// [`TypedApi::add_finalizer`]: crate::TypedApi::add_finalizer
+    pub async fn write(
+        &self,
+        before: &K,
+        write: impl Future<Output = kube::Result<K>>,
+    ) -> kube::Result<K>
+    where
+        K: Clone,
+    {
+        let in_flight = self.in_flight(at(before));
+        let written = write.await?;
+        self.record_as(before, written.clone(), true);
+        drop(in_flight);
+        Ok(written)
+    }
+
+    /// Applies `desired` with `apply` (e.g. [`TypedApi::apply_if_changed`]) and notes the
+    /// version written, if any: the reconcile goes on with it, so its delivery by the watch
+    /// of [`owns_ignoring_own`] reconciles the owner no more. Any later version does (the
+    /// Deployment controller's status update, an edit by hand, a deletion).
+    ///
+    /// [`TypedApi::apply_if_changed`]: crate::TypedApi::apply_if_changed
+    pub async fn apply(
+        &self,
+        desired: &K,
+        apply: impl Future<Output = kube::Result<Option<K>>>,
+    ) -> kube::Result<Option<K>> {
+        let in_flight = self.in_flight(at(desired));
+        let applied = apply.await?;
+        if let Some(version) = applied.as_ref().and_then(|a| a.resource_version()) {
+            self.lock().echo(at(desired), version, true);
+        }
+        drop(in_flight);
+        Ok(applied)
+    }
+
+    /// Forgets `object` (deleted).
+    pub fn forget(&self, object: &K) {
+        let mut records = self.lock();
+        if let Some(uid) = object.uid() {
+            records.written.remove(&uid);
+        }
+        records.echoes.remove(&at(object));
+    }
+
+    fn record_as(&self, before: &K, after: K, known: bool) {
         let (Some(uid), Some(version)) = (before.uid(), before.resource_version()) else {
             return;
         };
+        let written = after.resource_version();
         let after = Arc::new(after);
-        self.lock()
+        let mut records = self.lock();
+        records
+            .written
             .entry(uid)
             .and_modify(|(replaced, last)| {
                 replaced.push(version.clone());
                 *last = after.clone();
             })
             .or_insert_with(|| (vec![version], after));
-    }
-
-    /// Forgets `object` (deleted).
-    pub fn forget(&self, object: &K) {
-        if let Some(uid) = object.uid() {
-            self.lock().remove(&uid);
+        if let Some(written) = written {
+            records.echo(at(before), written, known);
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Written<K>>> {
-        self.written.lock().unwrap_or_else(PoisonError::into_inner)
+    /// Marks a write of the object `at` in flight until the returned guard drops.
+    fn in_flight(&self, at: String) -> InFlight<'_, K> {
+        let mut records = self.lock();
+        if records.filtering {
+            *records.in_flight.entry(at.clone()).or_default() += 1;
+        }
+        InFlight { writes: self, at }
+    }
+
+    /// Whether the watch's delivery of `object` is only the echo of an own write that a
+    /// reconcile went on with; first waits for the writes of that object in flight (at most
+    /// [`WAIT_FOR_WRITE`]). The delivery settles the write either way: a later delivery of
+    /// the same version (a relist) reconciles.
+    async fn is_known_echo(&self, object: &K) -> bool {
+        let Some(version) = object.resource_version() else {
+            return false;
+        };
+        let at = at(object);
+        let writes_ended = async {
+            loop {
+                let ended = self.inner.ended.notified();
+                tokio::pin!(ended);
+                ended.as_mut().enable();
+                if !self.lock().in_flight.contains_key(&at) {
+                    return;
+                }
+                ended.await;
+            }
+        };
+        let _ = tokio::time::timeout(WAIT_FOR_WRITE, writes_ended).await;
+        let mut records = self.lock();
+        // The store now holds this controller's last write: `latest` has nothing to add.
+        if let Some(uid) = object.uid()
+            && records
+                .written
+                .get(&uid)
+                .is_some_and(|(_, last)| last.resource_version().as_ref() == Some(&version))
+        {
+            records.written.remove(&uid);
+        }
+        let Some(echoes) = records.echoes.get_mut(&at) else {
+            return false;
+        };
+        let known = match echoes.iter().position(|e| e.version == version) {
+            Some(found) => echoes.remove(found).known,
+            None => false,
+        };
+        if echoes.is_empty() {
+            records.echoes.remove(&at);
+        }
+        known
+    }
+
+    /// From now on, own writes are kept for [`OwnWrites::is_known_echo`] (only a filtering
+    /// controller consumes them; without one they would pile up).
+    fn filter_triggers(&self) {
+        self.lock().filtering = true;
     }
 }
 
@@ -493,6 +847,70 @@ mod tests {
             ..Default::default()
         });
         deployment
+    }
+
+    #[tokio::test]
+    async fn only_a_delivered_own_write_the_reconcile_went_on_with_is_an_echo() {
+        let writes = OwnWrites::default();
+        writes.filter_triggers();
+        let (r1, r2, r3) = (versioned("1", 1), versioned("2", 2), versioned("3", 3));
+        // Written and gone on with (a finalizer): its delivery is an echo, once.
+        let written = writes.write(&r1, async { Ok(r2.clone()) }).await.unwrap();
+        assert_eq!(written, r2);
+        assert!(writes.is_known_echo(&r2).await);
+        assert!(
+            !writes.is_known_echo(&r2).await,
+            "a second delivery (a relist) reconciles"
+        );
+        // A status write the reconcile did not read back may carry others' changes: not
+        // an echo, until a reconcile goes on with it.
+        writes.record(&r2, r3.clone());
+        assert!(!writes.is_known_echo(&r3).await);
+        let r4 = versioned("4", 4);
+        writes.record(&r3, r4.clone());
+        assert_eq!(*writes.latest(Arc::new(r3.clone())), r4);
+        assert!(writes.is_known_echo(&r4).await);
+        // Someone else's version is never one.
+        assert!(!writes.is_known_echo(&versioned("5", 5)).await);
+        // An apply that changed nothing wrote nothing.
+        assert_eq!(writes.apply(&r4, async { Ok(None) }).await.unwrap(), None);
+        assert!(!writes.is_known_echo(&r4).await);
+    }
+
+    #[tokio::test]
+    async fn a_delivery_overtaking_the_response_waits_for_it() {
+        let writes = OwnWrites::default();
+        writes.filter_triggers();
+        let (r1, r2) = (versioned("1", 1), versioned("2", 2));
+        let (respond, response) = tokio::sync::oneshot::channel::<Deployment>();
+        let writing = {
+            let (writes, r1) = (writes.clone(), r1.clone());
+            tokio::spawn(async move {
+                let written = writes.apply(&r1, async { Ok(Some(response.await.unwrap())) });
+                written.await.unwrap()
+            })
+        };
+        tokio::task::yield_now().await;
+        let delivered = {
+            let (writes, r2) = (writes.clone(), r2.clone());
+            tokio::spawn(async move { writes.is_known_echo(&r2).await })
+        };
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        assert!(
+            !delivered.is_finished(),
+            "the delivery waits for the write in flight"
+        );
+        respond.send(r2.clone()).unwrap();
+        assert_eq!(writing.await.unwrap(), Some(r2));
+        assert!(delivered.await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn without_a_filtering_controller_nothing_is_kept() {
+        let writes = OwnWrites::default();
+        let (r1, r2) = (versioned("1", 1), versioned("2", 2));
+        writes.write(&r1, async { Ok(r2.clone()) }).await.unwrap();
+        assert!(writes.lock().echoes.is_empty() && writes.lock().in_flight.is_empty());
     }
 
     #[test]

@@ -40,6 +40,7 @@ use kube::runtime::watcher;
 use kube::{Api, Client, Resource, ResourceExt};
 use rkb_runtime::backoff::ErrorBackoff;
 use rkb_runtime::cache::{self, Namespaces, OwnWrites};
+use rkb_runtime::events::Events;
 use rkb_runtime::manager::Context;
 use rkb_runtime::{Lister, NamespacedApi, Rbac};
 
@@ -72,35 +73,34 @@ pub struct MemcachedReconciler {
     pub client: Client,
     /// The image of the pods, from [`IMAGE_ENV`].
     pub image: String,
-    /// The Deployments the controller watches (see [`controller`]).
-    deployments: Lister<Deployment>,
-    /// What this controller wrote, for reconciles of copies its writes replaced.
-    writes: OwnWrites<Memcached>,
-    recorder: Recorder,
+    /// The controller's watches and what the reconciles wrote (see [`controller`]).
+    caches: Caches,
+    /// Sends the Events off the reconcile path, in order.
+    events: Events,
     backoff: ErrorBackoff,
 }
 
 impl MemcachedReconciler {
-    /// `deployments` is the lister [`controller`] returns with the controller.
-    pub fn new(client: Client, image: impl Into<String>, deployments: Lister<Deployment>) -> Self {
+    /// `caches` are those [`controller`] returns with the controller.
+    pub fn new(client: Client, image: impl Into<String>, caches: Caches) -> Self {
         let reporter = Reporter {
             controller: CONTROLLER_NAME.into(),
             // In a pod, HOSTNAME is the pod's name: which replica reported the Event.
             instance: std::env::var("HOSTNAME").ok(),
         };
         Self {
-            recorder: Recorder::new(client.clone(), reporter),
+            events: Events::new(Recorder::new(client.clone(), reporter), Events::CAPACITY),
             client,
             image: image.into(),
-            deployments,
-            writes: OwnWrites::default(),
+            caches,
             backoff: ErrorBackoff::default(),
         }
     }
 
-    /// Records an Event about `object` (and `related`, the Deployment). Best effort, as in
+    /// Records an Event about `object` (and `related`, the Deployment): queued, and sent by
+    /// a task of its own, so the reconcile does not wait for the request. Best effort, as in
     /// controller-runtime: a failure is logged, never a reason to fail the reconcile.
-    async fn record(
+    fn record(
         &self,
         object: &Memcached,
         related: Option<ObjectReference>,
@@ -115,9 +115,7 @@ impl MemcachedReconciler {
             action: "Reconcile".into(),
             secondary: related,
         };
-        if let Err(error) = self.recorder.publish(&event, &reference(object)).await {
-            tracing::warn!(%error, reason, "cannot record an Event");
-        }
+        self.events.publish(event, reference(object));
     }
 }
 
@@ -378,7 +376,7 @@ pub async fn reconcile(
     ctx: Arc<MemcachedReconciler>,
 ) -> Result<Action, Error> {
     // The watch may not have delivered this controller's last write of the object yet.
-    let object = ctx.writes.latest(object);
+    let object = ctx.caches.writes.latest(object);
     let key = ObjectRef::from(object.as_ref()).to_string();
     let namespace = object
         .namespace()
@@ -398,28 +396,34 @@ pub async fn reconcile(
                 Err(error) => return Err(error),
             }
         }
-        ctx.writes.forget(&object);
+        ctx.caches.writes.forget(&object);
         return Ok(Action::await_change());
     }
     // The finalizer first: from then on, deleting the object waits for `finalize`.
     if !object.finalizers().iter().any(|f| f == FINALIZER) {
         let before = object.as_ref().clone();
-        let added = objects.add_finalizer(&before, FINALIZER).await?;
-        ctx.writes.record(&before, added);
+        // Recorded: the reconcile goes on with the object written, and the watch bringing
+        // it back is no reason to reconcile again.
+        ctx.caches
+            .writes
+            .write(&before, objects.add_finalizer(&before, FINALIZER))
+            .await?;
     }
-    let object = ctx.writes.latest(object);
+    let object = ctx.caches.writes.latest(object);
 
     let name = object.name_any();
     let size = object.spec.size;
     let deployments = Deployment::api(ctx.client.clone(), &namespace);
     // From the watch's cache, synced before the first read.
-    ctx.deployments.wait_until_synced().await;
-    let existing = ctx.deployments.get(&namespace, &name);
+    ctx.caches.deployments.wait_until_synced().await;
+    let existing = ctx.caches.deployments.get(&namespace, &name);
     let desired = desired_deployment(&object, &ctx.image)?;
-    let deployment = match deployments
-        .apply_if_changed(&desired, existing.as_deref())
-        .await
-    {
+    // Noted as this controller's write: the watch bringing it back is no change.
+    let applied = ctx.caches.deployment_writes.apply(
+        &desired,
+        deployments.apply_if_changed(&desired, existing.as_deref()),
+    );
+    let deployment = match applied.await {
         Ok(Some(applied)) => Arc::new(applied),
         Ok(None) => existing
             .clone()
@@ -434,7 +438,9 @@ pub async fn reconcile(
                     "DeploymentFailed",
                     format!("Cannot apply Deployment {name}: {error}"),
                 );
-                if let Err(also) = report(&ctx.client, &ctx.writes, &object, vec![degraded]).await {
+                if let Err(also) =
+                    report(&ctx.client, &ctx.caches.writes, &object, vec![degraded]).await
+                {
                     tracing::debug!(object = %key, error = %also, "cannot report the failure");
                 }
             }
@@ -450,13 +456,11 @@ pub async fn reconcile(
     {
         None => {
             let note = format!("Created Deployment {name} with {size} replicas");
-            ctx.record(&object, related, EventType::Normal, "Created", note)
-                .await;
+            ctx.record(&object, related, EventType::Normal, "Created", note);
         }
         Some(replicas) if replicas != size => {
             let note = format!("Scaled Deployment {name} from {replicas} to {size} replicas");
-            ctx.record(&object, related, EventType::Normal, "Scaled", note)
-                .await;
+            ctx.record(&object, related, EventType::Normal, "Scaled", note);
         }
         Some(_) => {}
     }
@@ -468,7 +472,7 @@ pub async fn reconcile(
         .unwrap_or(0);
     report(
         &ctx.client,
-        &ctx.writes,
+        &ctx.caches.writes,
         &object,
         conditions(&object, available),
     )
@@ -496,13 +500,13 @@ async fn finalize(object: &Memcached, ctx: &MemcachedReconciler) -> Result<Memca
         "Finalizing",
         format!("Deleting Memcached {name}: cleaning up"),
     );
-    let object = &report(&ctx.client, &ctx.writes, object, vec![finalizing])
+    let object = &report(&ctx.client, &ctx.caches.writes, object, vec![finalizing])
         .await?
         .unwrap_or_else(|| object.clone());
     // TODO(user): release what the Memcached holds outside the cluster here.
     let deployments = Api::<Deployment>::namespaced(ctx.client.clone(), &namespace);
-    ctx.deployments.wait_until_synced().await;
-    let owned = ctx.deployments.get(&namespace, &name).filter(|d| {
+    ctx.caches.deployments.wait_until_synced().await;
+    let owned = ctx.caches.deployments.get(&namespace, &name).filter(|d| {
         d.owner_references()
             .iter()
             .any(|o| Some(&o.uid) == object.metadata.uid.as_ref())
@@ -527,8 +531,7 @@ async fn finalize(object: &Memcached, ctx: &MemcachedReconciler) -> Result<Memca
             EventType::Normal,
             "Deleted",
             note,
-        )
-        .await;
+        );
     }
     Ok(object.clone())
 }
@@ -550,19 +553,43 @@ pub fn error_policy(
     Action::requeue(delay)
 }
 
+/// What the reconciler reads instead of asking the API server, and what it wrote: shared
+/// with the watches of the controller that [`controller`] makes.
+#[derive(Clone, Debug)]
+pub struct Caches {
+    /// The Deployments in the controller's scope.
+    pub deployments: Lister<Deployment>,
+    /// The memcacheds this controller wrote, for reconciles of copies its writes
+    /// replaced; the controller does not reconcile again for a write a reconcile went on with.
+    writes: OwnWrites<Memcached>,
+    /// The Deployments this controller applied: the watch bringing one back is no change.
+    deployment_writes: OwnWrites<Deployment>,
+}
+
 /// The Memcached controller: it watches memcacheds and the Deployments they own, in
 /// `namespaces` (all of them or those of `--watch-namespace`, as `run` does, or the test's
-/// own), and returns the lister of those
-/// Deployments for the reconciler. A change of a Memcached's spec or metadata (not of its
-/// status alone, which this controller writes) or of an owned Deployment (pods becoming
-/// available, or an edit by hand) reconciles the Memcached again.
-pub fn controller(
-    client: &Client,
-    namespaces: &Namespaces,
-) -> (Controller<Memcached>, Lister<Deployment>) {
+/// own), and returns the caches for the reconciler. A change of a Memcached's spec or
+/// metadata or of an owned Deployment (pods becoming available, or an edit by hand)
+/// reconciles the Memcached again; its own writes do not (its status, the finalizer it
+/// added, the Deployment it applied: the reconcile that wrote them went on with them).
+pub fn controller(client: &Client, namespaces: &Namespaces) -> (Controller<Memcached>, Caches) {
     let config = || watcher::Config::default().any_semantic();
-    let (objects, deployments) = (namespaces.apis(client), namespaces.apis(client));
-    cache::owns(cache::controller(objects, config()), deployments, config())
+    let (writes, deployment_writes) = (OwnWrites::default(), OwnWrites::default());
+    let controller = cache::controller_ignoring_own(namespaces.apis(client), config(), &writes);
+    let (controller, deployments) = cache::owns_ignoring_own(
+        controller,
+        namespaces.apis(client),
+        config(),
+        &deployment_writes,
+    );
+    (
+        controller,
+        Caches {
+            deployments,
+            writes,
+            deployment_writes,
+        },
+    )
 }
 
 /// Runs the Memcached controller; the manager starts it once this replica leads and adds
@@ -578,8 +605,13 @@ pub async fn run(ctx: Context) -> anyhow::Result<()> {
             "is the CRD installed (`make install`) and is the manager allowed to?",
         )
         .await?;
-    let (controller, deployments) = controller(&client, ctx.namespaces());
-    let reconciler = Arc::new(MemcachedReconciler::new(client.clone(), image, deployments));
-    ctx.run(controller, reconcile, error_policy, reconciler)
-        .await
+    let (controller, caches) = controller(&client, ctx.namespaces());
+    let reconciler = Arc::new(MemcachedReconciler::new(client.clone(), image, caches));
+    let events = reconciler.events.clone();
+    let ran = ctx
+        .run(controller, reconcile, error_policy, reconciler)
+        .await;
+    // The Events the last reconciles queued, before the process exits.
+    events.flush().await;
+    ran
 }
