@@ -104,3 +104,69 @@ impl Events {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use http::{Request, Response};
+    use http_body_util::BodyExt;
+    use kube::Client;
+    use kube::client::Body;
+    use kube::runtime::events::{EventType, Reporter};
+    use tower_test::mock::{self, Handle};
+
+    use super::*;
+
+    fn event(reason: &str) -> Event {
+        Event {
+            type_: EventType::Normal,
+            reason: reason.into(),
+            note: None,
+            action: "Test".into(),
+            secondary: None,
+        }
+    }
+
+    fn regarding() -> ObjectReference {
+        ObjectReference {
+            api_version: Some("v1".into()),
+            kind: Some("ConfigMap".into()),
+            name: Some("a".into()),
+            namespace: Some("default".into()),
+            uid: Some("u1".into()),
+            ..ObjectReference::default()
+        }
+    }
+
+    /// Publishing never waits: a full queue drops the Event. The task sends the rest in
+    /// order, and `flush` returns once they are sent.
+    #[tokio::test(flavor = "current_thread")]
+    async fn events_are_sent_in_order_off_the_caller_and_a_full_queue_drops() {
+        let (service, mut handle): (_, Handle<Request<Body>, Response<Body>>) = mock::pair();
+        let events = Events::new(
+            Recorder::new(Client::new(service, "default"), Reporter::from("test")),
+            2,
+        );
+        // On a current-thread runtime the publishing task cannot run before this yields,
+        // so the third Event finds the queue full.
+        for reason in ["First", "Second", "Third"] {
+            events.publish(event(reason), regarding());
+        }
+        let api_server = tokio::spawn(async move {
+            let mut reasons = Vec::new();
+            while let Some((request, reply)) = handle.next_request().await {
+                let body = request.into_body().collect().await.unwrap().to_bytes();
+                let sent: serde_json::Value = serde_json::from_slice(&body).unwrap();
+                reasons.push(sent["reason"].as_str().unwrap_or_default().to_owned());
+                reply.send_response(Response::new(Body::from(body.to_vec())));
+            }
+            reasons
+        });
+        events.flush().await;
+        drop(events);
+        let reasons = tokio::time::timeout(std::time::Duration::from_secs(5), api_server)
+            .await
+            .expect("the queue's task ends with the last Events handle")
+            .unwrap();
+        assert_eq!(reasons, ["First", "Second"]);
+    }
+}
