@@ -13,24 +13,24 @@
 use std::collections::BTreeMap;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
-use std::task::{Context as TaskContext, Poll};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use futures::future::BoxFuture;
-use http::{Request, Response};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{ObjectMeta, PostParams};
-use kube::client::Body;
 use kube::runtime::controller::Action;
 use kube::runtime::watcher;
-use kube::{Api, Client, Resource as _};
+use kube::{Api, Resource as _};
 use rkb_manager::Lister;
 use rkb_manager::cache;
 use rkb_manager::manager::{Args, Context, Manager, Runnable};
 
 /// Secrets every controller caches.
+#[path = "../tests/support/count_watches.rs"]
+mod count_watches;
+use count_watches::CountWatches;
+
 const OBJECTS: usize = 2_000;
 /// The variable that makes this executable run one case: `owns:2` or `shared:4`.
 const CASE: &str = "RKB_SHARED_CACHE_CASE";
@@ -38,33 +38,6 @@ const CASE: &str = "RKB_SHARED_CACHE_CASE";
 #[derive(Debug, thiserror::Error)]
 #[error("never")]
 struct Never;
-
-/// Counts the watch requests a client sends, by path.
-#[derive(Clone)]
-struct CountWatches {
-    inner: Client,
-    watches: Arc<Mutex<BTreeMap<String, usize>>>,
-}
-
-impl tower::Service<Request<Body>> for CountWatches {
-    type Response = Response<Body>;
-    type Error = kube::Error;
-    type Future = BoxFuture<'static, Result<Response<Body>, kube::Error>>;
-
-    fn poll_ready(&mut self, _: &mut TaskContext<'_>) -> Poll<Result<(), kube::Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<Body>) -> Self::Future {
-        let query = request.uri().query().unwrap_or_default();
-        if query.split('&').any(|kv| kv == "watch=true") {
-            let path = request.uri().path().to_owned();
-            *self.watches.lock().unwrap().entry(path).or_default() += 1;
-        }
-        let inner = self.inner.clone();
-        Box::pin(async move { inner.send(request).await })
-    }
-}
 
 type Listers = Arc<Mutex<Vec<Lister<Secret>>>>;
 
@@ -137,13 +110,7 @@ async fn run_case(shared: bool, controllers: usize) {
     let (before, _) = memory();
 
     let watches = Arc::new(Mutex::new(BTreeMap::new()));
-    let counted = Client::new(
-        CountWatches {
-            inner: admin,
-            watches: watches.clone(),
-        },
-        "default",
-    );
+    let counted = CountWatches::client(admin, &watches);
     let args = Args::parse_from([
         "manager",
         "--health-probe-bind-address=0",

@@ -5,56 +5,26 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::task::{Context as TaskContext, Poll};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use futures::future::BoxFuture;
-use http::{Request, Response};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{ObjectMeta, PostParams};
-use kube::client::Body;
 use kube::runtime::controller::Action;
 use kube::runtime::watcher;
-use kube::{Api, Client, Resource as _};
+use kube::{Api, Resource as _};
 use rkb_manager::cache;
 use rkb_manager::manager::{Args, Context, Manager, Runnable};
+
+#[path = "support/count_watches.rs"]
+mod count_watches;
+use count_watches::CountWatches;
 
 const WAIT: Duration = Duration::from_secs(60);
 
 #[derive(Debug, thiserror::Error)]
 #[error("never")]
 struct Never;
-
-/// Counts the watch requests a client sends, by path.
-#[derive(Clone)]
-struct CountWatches {
-    inner: Client,
-    watches: Arc<Mutex<BTreeMap<String, usize>>>,
-}
-
-impl tower::Service<Request<Body>> for CountWatches {
-    type Response = Response<Body>;
-    type Error = kube::Error;
-    type Future = BoxFuture<'static, Result<Response<Body>, kube::Error>>;
-
-    fn poll_ready(&mut self, _: &mut TaskContext<'_>) -> Poll<Result<(), kube::Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<Body>) -> Self::Future {
-        if request
-            .uri()
-            .query()
-            .is_some_and(|q| q.split('&').any(|kv| kv == "watch=true"))
-        {
-            let path = request.uri().path().to_owned();
-            *self.watches.lock().unwrap().entry(path).or_default() += 1;
-        }
-        let inner = self.inner.clone();
-        Box::pin(async move { inner.send(request).await })
-    }
-}
 
 /// Reconciles of `a` seen by each controller.
 type Seen = Arc<Mutex<BTreeMap<&'static str, usize>>>;
@@ -107,13 +77,7 @@ async fn watches_of_secrets(shared: bool) -> usize {
         .unwrap();
 
     let watches = Arc::new(Mutex::new(BTreeMap::new()));
-    let counted = Client::new(
-        CountWatches {
-            inner: admin.clone(),
-            watches: watches.clone(),
-        },
-        "default",
-    );
+    let counted = CountWatches::client(admin.clone(), &watches);
     let args = Args::parse_from([
         "manager",
         "--health-probe-bind-address=0",
