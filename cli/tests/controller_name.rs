@@ -11,13 +11,42 @@ use std::path::Path;
 
 use common::rkb_in;
 
-fn api(kind: &str, extra: &[&'static str]) -> Vec<String> {
-    let mut args: Vec<String> = ["create", "api", "--group", "cache", "--version", "v1alpha1"]
+/// `rkb <verb> api --group cache --version v1alpha1 --kind <kind> <extra>`.
+fn command(verb: &str, kind: &str, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = [verb, "api", "--group", "cache", "--version", "v1alpha1"]
         .map(str::to_owned)
         .into();
     args.extend(["--kind".to_owned(), kind.to_owned()]);
     args.extend(extra.iter().map(|a| (*a).to_owned()));
     args
+}
+
+fn api(kind: &str, extra: &[&str]) -> Vec<String> {
+    command("create", kind, extra)
+}
+
+fn delete(kind: &str, extra: &[&str]) -> Vec<String> {
+    command("delete", kind, extra)
+}
+
+const BACKUP: &[&str] = &["--no-resource", "--controller-name", "memcached-backup"];
+
+/// A project with Memcached and its second controller, `memcached-backup`.
+fn with_backup(dir: &Path) {
+    common::init_demo(dir, &[]);
+    run(dir, &api("Memcached", &[]));
+    run(dir, &api("Memcached", BACKUP));
+}
+
+/// Asserts the project holds exactly `expected`, naming the files that differ.
+fn assert_tree(dir: &Path, expected: &std::collections::BTreeMap<std::path::PathBuf, Vec<u8>>) {
+    let now = common::files(dir);
+    let differ: Vec<_> = now
+        .keys()
+        .chain(expected.keys())
+        .filter(|f| now.get(*f) != expected.get(*f))
+        .collect();
+    assert!(differ.is_empty(), "files differ: {differ:?}");
 }
 
 fn run(dir: &Path, args: &[String]) -> String {
@@ -50,13 +79,7 @@ fn a_second_controller_gets_its_own_module_name_rbac_condition_and_field_manager
     common::init_demo(dir, &[]);
     run(dir, &api("Memcached", &[]));
     let one_controller = common::files(dir);
-    run(
-        dir,
-        &api(
-            "Memcached",
-            &["--no-resource", "--controller-name", "memcached-backup"],
-        ),
-    );
+    run(dir, &api("Memcached", BACKUP));
 
     let controller = read(dir, "src/controller/memcached_backup.rs");
     for expected in [
@@ -144,77 +167,23 @@ fn a_second_controller_gets_its_own_module_name_rbac_condition_and_field_manager
     fs::remove_dir_all(&output).unwrap();
 
     // delete api --controller-name takes one named controller and gives back the tree.
-    let deleted = run(
-        dir,
-        &[
-            "delete",
-            "api",
-            "--group",
-            "cache",
-            "--version",
-            "v1alpha1",
-            "--kind",
-            "Foo",
-            "--controller-name",
-            "foo-sync",
-        ]
-        .map(str::to_owned),
-    );
+    let deleted = run(dir, &delete("Foo", &["--controller-name", "foo-sync"]));
     assert!(deleted.contains("remove"), "{deleted}");
     assert!(!dir.join("src/controller/foo_sync.rs").exists());
-    let delete_api = |kind: &str| {
-        [
-            "delete",
-            "api",
-            "--group",
-            "cache",
-            "--version",
-            "v1alpha1",
-            "--kind",
-            kind,
-        ]
-        .map(str::to_owned)
-    };
     // delete api without the flag takes the kind with every controller.
-    run(dir, &delete_api("Foo"));
+    run(dir, &delete("Foo", &[]));
     run(
         dir,
-        &[
-            "delete",
-            "api",
-            "--group",
-            "cache",
-            "--version",
-            "v1alpha1",
-            "--kind",
-            "Memcached",
-            "--controller-name",
-            "memcached-backup",
-        ]
-        .map(str::to_owned),
+        &delete("Memcached", &["--controller-name", "memcached-backup"]),
     );
-    let now = common::files(dir);
-    let differ: Vec<_> = now
-        .keys()
-        .chain(one_controller.keys())
-        .filter(|f| now.get(*f) != one_controller.get(*f))
-        .collect();
-    assert!(differ.is_empty(), "differ after deleting: {differ:?}");
+    assert_tree(dir, &one_controller);
 }
 
 #[test]
 fn clashing_or_invalid_controller_names_are_refused_by_name() {
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path();
-    common::init_demo(dir, &[]);
-    run(dir, &api("Memcached", &[]));
-    run(
-        dir,
-        &api(
-            "Memcached",
-            &["--no-resource", "--controller-name", "memcached-backup"],
-        ),
-    );
+    with_backup(dir);
     run(dir, &api("Foo", &[]));
 
     let cases: &[(&[&'static str], &str, &[&str])] = &[
@@ -297,22 +266,10 @@ fn clashing_or_invalid_controller_names_are_refused_by_name() {
     assert!(message.contains("src/controller/foo_b.rs"), "{message}");
     fs::remove_file(dir.join("src/controller/foo_b.rs")).unwrap();
 
-    let delete = |name: &'static str| {
-        [
-            "delete",
-            "api",
-            "--group",
-            "cache",
-            "--version",
-            "v1alpha1",
-            "--kind",
-            "Memcached",
-            "--controller-name",
-            name,
-        ]
-        .map(str::to_owned)
-    };
-    let message = refused(dir, &delete("memcached-nope"));
+    let message = refused(
+        dir,
+        &delete("Memcached", &["--controller-name", "memcached-nope"]),
+    );
     assert!(message.contains("accepted: memcached-backup"), "{message}");
     // In the multigroup layout a named controller's module may not be its group's.
     run(dir, &["edit", "--multigroup"].map(str::to_owned));
@@ -329,15 +286,7 @@ fn clashing_or_invalid_controller_names_are_refused_by_name() {
 fn edit_multigroup_moves_named_controllers_under_their_group() {
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path();
-    common::init_demo(dir, &[]);
-    run(dir, &api("Memcached", &[]));
-    run(
-        dir,
-        &api(
-            "Memcached",
-            &["--no-resource", "--controller-name", "memcached-backup"],
-        ),
-    );
+    with_backup(dir);
     run(dir, &["edit", "--multigroup"].map(str::to_owned));
     assert!(!dir.join("src/controller/memcached_backup.rs").exists());
     let moved = read(dir, "src/controller/cache/memcached_backup.rs");
@@ -349,28 +298,12 @@ fn edit_multigroup_moves_named_controllers_under_their_group() {
     );
     assert!(read(dir, "src/controller/cache/mod.rs").contains("pub mod memcached_backup;"));
     let after_move = common::files(dir);
-    let named = |verb: &str| {
-        let mut args = api("Memcached", &["--controller-name", "memcached-backup"]);
-        args[0] = verb.to_owned();
-        if verb == "create" {
-            args.push("--no-resource".to_owned());
-        }
-        args
-    };
-    run(dir, &named("delete"));
+    let backup = ["--controller-name", "memcached-backup"];
+    run(dir, &delete("Memcached", &backup));
     assert!(
         !dir.join("src/controller/cache/memcached_backup.rs")
             .exists()
     );
-    run(dir, &named("create"));
-    let now = common::files(dir);
-    let differ: Vec<_> = now
-        .keys()
-        .chain(after_move.keys())
-        .filter(|f| now.get(*f) != after_move.get(*f))
-        .collect();
-    assert!(
-        differ.is_empty(),
-        "differ after delete and create: {differ:?}"
-    );
+    run(dir, &api("Memcached", BACKUP));
+    assert_tree(dir, &after_move);
 }
