@@ -82,6 +82,11 @@ pub struct Resource {
     pub webhooks: Option<Webhooks>,
 }
 
+/// The name PROJECT gives a kind's default controller: the lowercase kind, as kubebuilder's.
+pub fn default_controller_name(kind: &str) -> String {
+    kind.to_lowercase()
+}
+
 /// One entry of kubebuilder's `controllers:` list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NamedController {
@@ -89,9 +94,9 @@ pub struct NamedController {
 }
 
 impl Resource {
-    /// The name PROJECT gives the default controller: the lowercase kind, as kubebuilder's.
+    /// The name PROJECT gives the default controller (see [`default_controller_name`]).
     pub fn default_controller_name(&self) -> String {
-        self.kind.to_lowercase()
+        default_controller_name(&self.kind)
     }
 
     /// Whether the kind has any controller, the default one or a named one.

@@ -1329,7 +1329,7 @@ fn check_not_scaffolded(
 fn controller_name<'a>(args: &'a CreateApiArgs, api: &model::Resource) -> Option<&'a str> {
     args.controller_name
         .as_deref()
-        .filter(|name| *name != api.kind.to_lowercase())
+        .filter(|name| *name != project::default_controller_name(&api.kind))
 }
 
 /// Every controller PROJECT records, with where it lives: each kind's default controller
@@ -1338,15 +1338,12 @@ pub(super) fn controllers<'a>(
     project: &'a Project,
 ) -> impl Iterator<Item = (&'a project::Resource, Option<&'a str>, Layout)> + 'a {
     project.resources.iter().flat_map(move |r| {
-        let layout = existing_layout(project, r);
+        let api = model::Resource::recorded(r);
+        let layout = Layout::recorded(project, &api);
         let default = r.controller.then(|| (r, None, layout.clone()));
         let named = r.controllers.iter().map(move |c| {
-            let api = model::Resource::recorded(r);
-            (
-                r,
-                Some(c.name.as_str()),
-                existing_layout(project, r).named(&api, &c.name),
-            )
+            let named = layout.clone().named(&api, &c.name);
+            (r, Some(c.name.as_str()), named)
         });
         default.into_iter().chain(named)
     })

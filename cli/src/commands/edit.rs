@@ -115,16 +115,16 @@ pub fn edit(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         .iter()
         .flat_map(|r| {
             let api = model::Resource::recorded(r);
-            let default = r.controller.then(|| {
-                let (from, to) = (Layout::single_group(&api), Layout::multigroup(&api));
+            let (from, to) = (Layout::single_group(&api), Layout::multigroup(&api));
+            let named = r.controllers.iter().map(|c| {
+                let (from, to) = (
+                    from.clone().named(&api, &c.name),
+                    to.clone().named(&api, &c.name),
+                );
                 (api.clone(), from, to)
             });
-            let named = r.controllers.iter().map(move |c| {
-                let api = model::Resource::recorded(r);
-                let from = Layout::single_group(&api).named(&api, &c.name);
-                let to = Layout::multigroup(&api).named(&api, &c.name);
-                (api, from, to)
-            });
+            let named: Vec<_> = named.collect();
+            let default = r.controller.then(|| (api.clone(), from, to));
             default.into_iter().chain(named)
         })
         .collect();
