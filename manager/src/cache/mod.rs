@@ -733,7 +733,10 @@ impl<K: Resource> OwnWrites<K> {
                 ended.await;
             }
         };
-        let _ = tokio::time::timeout(WAIT_FOR_WRITE, writes_ended).await;
+        // Most deliveries find no write in flight: no timer for them.
+        if self.lock().in_flight.contains_key(&at) {
+            let _ = tokio::time::timeout(WAIT_FOR_WRITE, writes_ended).await;
+        }
         let mut records = self.lock();
         // The store now holds this controller's last write: `latest` has nothing to add.
         if let Some(uid) = object.uid()
