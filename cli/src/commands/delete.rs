@@ -14,11 +14,11 @@ use anyhow::bail;
 
 use crate::cli::{DeleteApiArgs, DeleteWebhookArgs};
 use crate::project::{self, Project, Webhooks};
-use crate::scaffold::plan::{self, Kept, Unapplied};
+use crate::scaffold::plan::{self, Kept, Rendered, Unapplied};
 use crate::scaffold::{Changes, Templates};
 
 pub fn delete_api(args: &DeleteApiArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let mut changes = Changes::open(&args.dir)?;
+    let changes = Changes::open(&args.dir)?;
     let project = super::load_project(&args.dir, out)?;
     let command = format!(
         "rkb delete api --group {} --version {} --kind {}",
@@ -62,9 +62,7 @@ pub fn delete_api(args: &DeleteApiArgs, out: &mut dyn Write) -> anyhow::Result<(
             after.plugins.deploy_image = None;
         }
     }
-    let kept = kept(&after, &changes, &templates)?;
-    let unapplied = plan::unapply(&gone, &kept, args.force, &mut changes)?;
-    finish(unapplied, args.force, &command, after, changes, out)?;
+    undo(&gone, after, args.force, &command, changes, &templates, out)?;
     writeln!(
         out,
         "\nDeleted {}/{} {}. Next: `make manifests`, which brings config/ (CRD bases, RBAC \
@@ -81,7 +79,7 @@ fn delete_named_controller(
     project: &Project,
     entry: &project::Resource,
     name: &str,
-    mut changes: Changes,
+    changes: Changes,
     command: &str,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
@@ -115,9 +113,7 @@ fn delete_named_controller(
     after
         .resources
         .retain(|r| r.api.is_some() || r.has_controller() || r.webhooks.is_some());
-    let kept = kept(&after, &changes, &templates)?;
-    let unapplied = plan::unapply(&gone, &kept, args.force, &mut changes)?;
-    finish(unapplied, args.force, &command, after, changes, out)?;
+    undo(&gone, after, args.force, &command, changes, &templates, out)?;
     writeln!(
         out,
         "\nDeleted the {name} controller of {}/{} {}. Next: `make manifests`, which brings \
@@ -128,7 +124,7 @@ fn delete_named_controller(
 }
 
 pub fn delete_webhook(args: &DeleteWebhookArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let mut changes = Changes::open(&args.dir)?;
+    let changes = Changes::open(&args.dir)?;
     let project = super::load_project(&args.dir, out)?;
     let Some(entry) = project
         .find(&args.group, &args.version, &args.kind)
@@ -222,9 +218,7 @@ pub fn delete_webhook(args: &DeleteWebhookArgs, out: &mut dyn Write) -> anyhow::
     after
         .resources
         .retain(|r| r.api.is_some() || r.has_controller() || r.webhooks.is_some());
-    let kept = kept(&after, &changes, &templates)?;
-    let unapplied = plan::unapply(&gone, &kept, args.force, &mut changes)?;
-    finish(unapplied, args.force, &command, after, changes, out)?;
+    undo(&gone, after, args.force, &command, changes, &templates, out)?;
     let deleted: Vec<&str> = flags(&asked)
         .iter()
         .map(|f| f.trim_start_matches("--"))
@@ -397,6 +391,22 @@ fn kept(after: &Project, changes: &Changes, templates: &Templates) -> anyhow::Re
         }
     }
     Ok(kept)
+}
+
+/// Removes what `gone` rendered, except what `after` (the project once the command is
+/// done) and `init` still need, then [`finish`]es.
+fn undo(
+    gone: &[Rendered],
+    after: Project,
+    force: bool,
+    command: &str,
+    mut changes: Changes,
+    templates: &Templates,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let kept = kept(&after, &changes, templates)?;
+    let unapplied = plan::unapply(gone, &kept, force, &mut changes)?;
+    finish(unapplied, force, command, after, changes, out)
 }
 
 /// Refuses, naming the files, when something is the user's and there is no `--force`;
