@@ -271,9 +271,25 @@ pub(super) fn replay(
     init.extend(words(&["--rkb-source", "registry"]));
 
     let images = project.plugins.deploy_image.as_ref();
+    // `rkb create <what> --dir <output> --group G --version V --kind K`.
+    let create = |what: &str, resource: &Resource| {
+        words(&[
+            "rkb",
+            "create",
+            what,
+            "--dir",
+            &dir,
+            "--group",
+            &resource.group,
+            "--version",
+            &resource.version,
+            "--kind",
+            &resource.kind,
+        ])
+    };
     let api_step = |resource: &Resource| {
-        let mut api = words(&["rkb", "create", "api", "--dir", &dir]);
         if resource.external {
+            let mut api = words(&["rkb", "create", "api", "--dir", &dir]);
             // The types come from the CRD the input keeps, as they came the first time.
             let crd = crate::model::Resource::recorded(resource)
                 .crd_file
@@ -288,14 +304,7 @@ pub(super) fn replay(
             ]));
             return api;
         }
-        api.extend(words(&[
-            "--group",
-            &resource.group,
-            "--version",
-            &resource.version,
-            "--kind",
-            &resource.kind,
-        ]));
+        let mut api = create("api", resource);
         match &resource.api {
             Some(recorded) => {
                 api.extend(words(&["--resource", "--plural", &resource.plural]));
@@ -340,18 +349,8 @@ pub(super) fn replay(
     let api_steps = |resource: &Resource| {
         let first = (resource.api.is_some() || resource.controller).then(|| api_step(resource));
         let named = resource.controllers.iter().map(|named| {
-            let mut step = words(&["rkb", "create", "api", "--dir", &dir]);
-            step.extend(words(&[
-                "--group",
-                &resource.group,
-                "--version",
-                &resource.version,
-                "--kind",
-                &resource.kind,
-                "--no-resource",
-                "--controller-name",
-                &named.name,
-            ]));
+            let mut step = create("api", resource);
+            step.extend(words(&["--no-resource", "--controller-name", &named.name]));
             step
         });
         first.into_iter().chain(named).collect::<Vec<_>>()
@@ -362,19 +361,7 @@ pub(super) fn replay(
         let Some(hooks) = &resource.webhooks else {
             return steps;
         };
-        let base = words(&[
-            "rkb",
-            "create",
-            "webhook",
-            "--dir",
-            &dir,
-            "--group",
-            &resource.group,
-            "--version",
-            &resource.version,
-            "--kind",
-            &resource.kind,
-        ]);
+        let base = create("webhook", resource);
         let mut add = |flags: Vec<String>| {
             let mut step = base.clone();
             step.extend(flags);
