@@ -25,7 +25,8 @@
 //! Settings (environment): `RACE_DIR` (where prepare.sh put the operators, default
 //! `~/.cache/rkb/race`), `RACE_OBJECTS` (200), `RACE_RUNS` (3), `RACE_SIDES` (`go,rkb`),
 //! `RACE_LOAD_WIDTH` (requests of the load in flight at once, 200), `RACE_TIMEOUT`
-//! (seconds per phase, 600), `RACE_OUT` (a file to write the report to as well).
+//! (seconds per phase, 600), `RACE_OUT` (a file to write the report to as well),
+//! `RACE_RKB_ARGS` (extra arguments of the rkb operator, e.g. `--concurrency=1`).
 //!
 //! `make race` (or `cargo bench -p rkb-race`) after `hack/race/prepare.sh`.
 
@@ -61,6 +62,9 @@ struct Settings {
     load_width: usize,
     timeout: Duration,
     out: Option<PathBuf>,
+    /// Extra arguments of the rkb operator (`RACE_RKB_ARGS`, whitespace-separated), e.g.
+    /// `--concurrency=1` for controller-runtime's default concurrency.
+    rkb_args: Vec<String>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -117,6 +121,11 @@ impl Settings {
             load_width: env_or("RACE_LOAD_WIDTH", 200)?,
             timeout: Duration::from_secs(env_or("RACE_TIMEOUT", 600)?),
             out: std::env::var_os("RACE_OUT").map(PathBuf::from),
+            rkb_args: std::env::var("RACE_RKB_ARGS")
+                .unwrap_or_default()
+                .split_whitespace()
+                .map(str::to_owned)
+                .collect(),
         })
     }
 
@@ -231,6 +240,10 @@ async fn race(settings: &Settings, side: Side, run: usize) -> anyhow::Result<Run
         .arg(format!(
             "--health-probe-bind-address=127.0.0.1:{probe_port}"
         ))
+        .args(match side {
+            Side::Rkb => settings.rkb_args.as_slice(),
+            Side::Go => &[],
+        })
         .env("KUBECONFIG", env.kubeconfig_path())
         .env("MEMCACHED_IMAGE", IMAGE)
         .stdin(Stdio::null())

@@ -477,6 +477,11 @@ struct Records<K> {
     echoes: HashMap<String, Vec<Echo>>,
     /// By `namespace/name`: how many writes are in flight.
     in_flight: HashMap<String, usize>,
+    /// By UID: the resourceVersion the watch delivered last. A write whose response comes
+    /// after its delivery (a status apply, which does not wait) is then not kept in
+    /// `written`: the store already holds it, and nothing would ever drop it there. Kept
+    /// only once a controller filters its triggers.
+    delivered: HashMap<String, String>,
     /// Whether a controller's triggers consult `echoes`.
     filtering: bool,
 }
@@ -508,6 +513,7 @@ impl<K> Default for OwnWrites<K> {
                     written: HashMap::new(),
                     echoes: HashMap::new(),
                     in_flight: HashMap::new(),
+                    delivered: HashMap::new(),
                     filtering: false,
                 }),
                 ended: tokio::sync::Notify::new(),
@@ -680,6 +686,7 @@ impl<K: Resource> OwnWrites<K> {
         let mut records = self.lock();
         if let Some(uid) = object.uid() {
             records.written.remove(&uid);
+            records.delivered.remove(&uid);
         }
         records.echoes.remove(&at(object));
     }
@@ -691,6 +698,11 @@ impl<K: Resource> OwnWrites<K> {
         let written = after.resource_version();
         let after = Arc::new(after);
         let mut records = self.lock();
+        if written.is_some() && records.delivered.get(&uid) == written.as_ref() {
+            // The watch was first: the store holds `after`, and its delivery is past.
+            records.written.remove(&uid);
+            return;
+        }
         records
             .written
             .entry(uid)
@@ -738,14 +750,16 @@ impl<K: Resource> OwnWrites<K> {
             let _ = tokio::time::timeout(WAIT_FOR_WRITE, writes_ended).await;
         }
         let mut records = self.lock();
-        // The store now holds this controller's last write: `latest` has nothing to add.
-        if let Some(uid) = object.uid()
-            && records
+        if let Some(uid) = object.uid() {
+            // The store now holds this controller's last write: `latest` has nothing to add.
+            if records
                 .written
                 .get(&uid)
                 .is_some_and(|(_, last)| last.resource_version().as_ref() == Some(&version))
-        {
-            records.written.remove(&uid);
+            {
+                records.written.remove(&uid);
+            }
+            records.delivered.insert(uid, version.clone());
         }
         let Some(echoes) = records.echoes.get_mut(&at) else {
             return false;
@@ -914,6 +928,27 @@ mod tests {
         let (r1, r2) = (versioned("1", 1), versioned("2", 2));
         writes.write(&r1, async { Ok(r2.clone()) }).await.unwrap();
         assert!(writes.lock().echoes.is_empty() && writes.lock().in_flight.is_empty());
+    }
+
+    /// A status apply's response often comes after the watch delivered it: nothing is
+    /// kept for it then (the store holds it), where before a copy of every object so
+    /// written stayed in the record for good.
+    #[tokio::test]
+    async fn a_write_the_watch_delivered_first_is_not_kept() {
+        let writes = OwnWrites::default();
+        writes.filter_triggers();
+        let (r1, r2, r3) = (versioned("1", 1), versioned("2", 2), versioned("3", 3));
+        assert!(!writes.is_known_echo(&r2).await, "someone else's version");
+        writes.record(&r1, r2.clone());
+        assert!(writes.lock().written.is_empty() && writes.lock().echoes.is_empty());
+        assert_eq!(*writes.latest(Arc::new(r2.clone())), r2);
+        // A response before the delivery is kept until the delivery, as before.
+        writes.record(&r2, r3.clone());
+        assert_eq!(*writes.latest(Arc::new(r2.clone())), r3);
+        assert!(writes.is_known_echo(&r3).await);
+        assert!(writes.lock().written.is_empty());
+        writes.forget(&r3);
+        assert!(writes.lock().delivered.is_empty());
     }
 
     #[test]

@@ -34,7 +34,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, LabelSelector, O
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{DeleteParams, Preconditions};
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::events::{Event, EventType, Reporter};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Api, Client, Resource, ResourceExt};
@@ -89,7 +89,7 @@ impl MemcachedReconciler {
             instance: std::env::var("HOSTNAME").ok(),
         };
         Self {
-            events: Events::new(Recorder::new(client.clone(), reporter), Events::CAPACITY),
+            events: Events::new(client.clone(), reporter, Events::CAPACITY),
             client,
             image: image.into(),
             caches,
