@@ -27,7 +27,7 @@ use std::hash::Hash;
 use std::ops::Deref;
 use std::sync::{Arc, OnceLock};
 
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt as _};
 use kube::api::{Api, Patch, PatchParams};
 use kube::core::{ClusterResourceScope, NamespaceResourceScope, Selector, SelectorExt};
 use kube::runtime::reflector::{self, ObjectRef, Store};
@@ -209,7 +209,19 @@ impl<K: Object> TypedApi<K> {
     pub async fn apply_if_changed(&self, obj: &K, cached: Option<&K>) -> kube::Result<Option<K>> {
         if let Some(cached) = cached {
             let body = apply_body(obj)?;
-            let cached = serde_json::to_value(cached).map_err(kube::Error::SerdeError)?;
+            let mut cached = serde_json::to_value(cached).map_err(kube::Error::SerdeError)?;
+            // A cache keeps them aside (`cache::managed_fields`).
+            if cached.pointer("/metadata/managedFields").is_none()
+                && let (Some(uid), Some(version)) = (
+                    cached.pointer("/metadata/uid").and_then(Value::as_str),
+                    cached
+                        .pointer("/metadata/resourceVersion")
+                        .and_then(Value::as_str),
+                )
+                && let Some(fields) = crate::cache::managed_fields::unpacked(uid, version)
+            {
+                cached["metadata"]["managedFields"] = fields;
+            }
             if noop::apply_changes_nothing(&body, &cached, &self.field_manager) {
                 return Ok(None);
             }
@@ -409,7 +421,8 @@ where
         config: watcher::Config,
     ) -> (Self, impl Future<Output = ()> + Send) {
         let (store, writer) = reflector::store();
-        let run = reflector::reflector(writer, watcher(api, config))
+        let events = watcher(api, config).map_ok(crate::cache::managed_fields::pack);
+        let run = reflector::reflector(writer, events)
             .default_backoff()
             .for_each(|_| futures::future::ready(()));
         (Lister::new(store), run)

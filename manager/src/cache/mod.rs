@@ -33,6 +33,7 @@ use tokio_util::sync::CancellationToken;
 use crate::client::{Lister, Object};
 use crate::manager::workqueue::triggered;
 
+pub(crate) mod managed_fields;
 mod namespaces;
 pub use namespaces::{Namespaces, Scoped};
 

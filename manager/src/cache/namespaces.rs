@@ -13,13 +13,14 @@ use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 use std::str::FromStr;
 
-use futures::{Stream, StreamExt as _, stream};
+use futures::{Stream, StreamExt as _, TryStreamExt as _, stream};
 use kube::core::NamespaceResourceScope;
 use kube::runtime::WatchStreamExt as _;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher::{self, Event};
 use kube::{Api, Client, Resource, ResourceExt as _};
 
+use super::managed_fields;
 use crate::client::Object;
 
 /// The namespaces a manager's controllers watch: all of them, or only those listed.
@@ -166,7 +167,9 @@ pub(crate) fn watch<K: Object>(
     let mut apis = scoped.apis;
     if apis.len() == 1 {
         let api = apis.pop().expect("one API");
-        return watcher::watcher(api, config).left_stream();
+        return watcher::watcher(api, config)
+            .map_ok(managed_fields::pack)
+            .left_stream();
     }
     let namespaces = apis
         .iter()
@@ -176,7 +179,7 @@ pub(crate) fn watch<K: Object>(
         // Each namespace's watch backs off on its own errors, which still go through.
         watcher::watcher(api, config.clone())
             .default_backoff()
-            .map(move |event| (index, event))
+            .map(move |event| (index, event.map(managed_fields::pack)))
             .boxed()
     });
     let mut union = Union::new(namespaces, store);
