@@ -80,7 +80,9 @@ step "cargo build --release of the rkb operator"
     CARGO_TARGET_DIR=$target cargo build --release --bin memcached-image --bin memcached-image-manifests
     CARGO_TARGET_DIR=$target cargo run --quiet --release --bin memcached-image-manifests
 )
-cp "$target/release/memcached-image" "$RACE_DIR/bin/rkb-manager"
+# Through a new file: a running copy (a bench interrupted) would make `cp` fail.
+cp "$target/release/memcached-image" "$RACE_DIR/bin/rkb-manager.new"
+mv -f "$RACE_DIR/bin/rkb-manager.new" "$RACE_DIR/bin/rkb-manager"
 cp "$rkb_dir/config/crd/bases/cache.example.com_memcacheds.yaml" "$RACE_DIR/crds/rkb.yaml"
 
 step "ready: RACE_DIR=$RACE_DIR cargo bench -p rkb-race (or make race)"
