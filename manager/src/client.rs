@@ -368,6 +368,9 @@ fn is_failed_patch(status: &kube::core::Status) -> bool {
 
 /// Reads from a reflector's cache: what a controller looked up through the
 /// API server, without the requests (controller-runtime's cached client).
+///
+/// Cached objects carry no `metadata.managedFields` (they are kept aside for
+/// [`TypedApi::apply_if_changed`], see `cache::managed_fields`); read them with a GET.
 #[derive(Clone)]
 pub struct Lister<K: Resource + 'static>
 where

@@ -8,6 +8,9 @@
 //!
 //! An object written back from a cache without `managedFields` (a PUT) keeps the ones the
 //! API server has: it replaces them only when the request carries some.
+//!
+//! An entry goes with its object's deletion. One deleted while a watch was down (its
+//! relist shows it gone, with no deletion event) stays, a few KiB, until the process ends.
 
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex, PoisonError};
