@@ -16,7 +16,7 @@
 //! `thrpt` (elements/s).
 //!
 //! - `create/100`: the first reconcile of each object (applies that create its Deployment
-//!   and Service, two Events, the status write);
+//!   and Service, the status write, and two Events queued, sent off the reconcile path);
 //! - `steady/100`: reconciles of objects already converged: reads from the caches, and
 //!   no request at all (no apply that would change nothing, no status write, no Event).
 //!

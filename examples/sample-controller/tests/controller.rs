@@ -94,11 +94,11 @@ impl Reports {
 fn start_controller(watch_client: &Client, client: Client, namespace: &str) -> Reports {
     let reports = Reports::default();
     let sink = reports.clone();
-    let (controller, deployments) = sample_controller::controller::foo::controller(
+    let (controller, caches) = sample_controller::controller::foo::controller(
         watch_client,
         &Namespaces::only([namespace]),
     );
-    let reconciler = Arc::new(FooReconciler::new(client, deployments));
+    let reconciler = Arc::new(FooReconciler::new(client, caches));
     let reconcile = move |object: Arc<Foo>, ctx| {
         let sink = sink.clone();
         async move {
@@ -569,6 +569,11 @@ async fn a_converged_object_costs_the_api_server_nothing() {
     create(&client, &ns, "example-foo", "example-nginx", 2).await;
     available_until(&client, &ns, "example-foo", 0).await;
     settled(|| reports.all().len()).await;
+    // The Event is sent off the reconcile path: wait for it.
+    eventually("the Synced Event", || async {
+        (!events(&client, &ns).await.is_empty()).then_some(())
+    })
+    .await;
     assert_eq!(
         writes(&audit.requests()),
         ["create deployments", "create events", "patch foos/status"],
@@ -598,6 +603,39 @@ async fn a_converged_object_costs_the_api_server_nothing() {
     .await;
     settled(|| reports.all().len()).await;
     assert_eq!(audit.requests()[sent..], [], "no request at all");
+    assert_eq!(reports.failures(), []);
+}
+
+/// No reconcile is caused only by the controller's own writes: the Deployment it creates
+/// and updates comes back through its watch, but the reconcile that wrote it went on with
+/// it, so a creation and a rescale reconcile once each.
+#[tokio::test]
+async fn its_own_writes_do_not_reconcile_it_again() {
+    let (env, ns) = api_server().await;
+    let client = env.client();
+    let reports = start_controller(&client, client.clone(), &ns);
+    create(&client, &ns, "example-foo", "example-nginx", 1).await;
+    available_until(&client, &ns, "example-foo", 0).await;
+    settled(|| reports.all().len()).await;
+    assert_eq!(
+        reports.all().len(),
+        1,
+        "one reconcile for a creation: {:?}",
+        reports.all()
+    );
+
+    set_replicas(&client, &ns, "example-foo", 3).await;
+    deployment_until(&client, &ns, "example-nginx", "replicas 3", |d| {
+        replicas(d) == Some(3)
+    })
+    .await;
+    settled(|| reports.all().len()).await;
+    assert_eq!(
+        reports.all().len(),
+        2,
+        "one more for a rescale: {:?}",
+        reports.all()
+    );
     assert_eq!(reports.failures(), []);
 }
 

@@ -74,18 +74,36 @@ pub const LABEL_PHASE: &str = "app.kubernetes.io/phase";
 pub struct BlueGreenReconciler {
     pub client: Client,
     caches: Caches,
-    /// What this controller wrote, for reconciles of copies its writes replaced.
-    writes: OwnWrites<BlueGreen>,
     backoff: ErrorBackoff,
 }
 
-/// What the reconciler reads instead of asking the API server: the watches of the
-/// Controller that [`controller`] makes, of the objects labelled
+/// What the reconciler reads instead of asking the API server, and what it wrote: shared
+/// with the watches of the Controller that [`controller`] makes, of the objects labelled
 /// `app.kubernetes.io/managed-by: bluegreen-controller`.
 #[derive(Clone, Debug)]
 pub struct Caches {
     pub deployments: Lister<Deployment>,
     pub services: Lister<Service>,
+    /// The BlueGreens this controller wrote, for reconciles of copies its writes replaced.
+    writes: OwnWrites<BlueGreen>,
+    /// The Deployments and Services this controller applied: the watch bringing one back
+    /// is no change.
+    deployment_writes: OwnWrites<Deployment>,
+    service_writes: OwnWrites<Service>,
+}
+
+impl Caches {
+    /// Caches reading `deployments` and `services`, filled by watches of their own rather
+    /// than a Controller's, for reconciles called directly (the tests).
+    pub fn new(deployments: Lister<Deployment>, services: Lister<Service>) -> Self {
+        Caches {
+            deployments,
+            services,
+            writes: OwnWrites::default(),
+            deployment_writes: OwnWrites::default(),
+            service_writes: OwnWrites::default(),
+        }
+    }
 }
 
 impl BlueGreenReconciler {
@@ -94,7 +112,6 @@ impl BlueGreenReconciler {
         Self {
             client,
             caches,
-            writes: OwnWrites::default(),
             backoff: ErrorBackoff::default(),
         }
     }
@@ -241,11 +258,11 @@ pub async fn reconcile(
     ctx: Arc<BlueGreenReconciler>,
 ) -> Result<Action, Error> {
     // The watch may not have delivered this controller's last status write yet.
-    let object = ctx.writes.latest(object);
+    let object = ctx.caches.writes.latest(object);
     let key = ObjectRef::from(object.as_ref()).to_string();
     if object.meta().deletion_timestamp.is_some() {
         // Garbage collection removes the Service and Deployments.
-        ctx.writes.forget(&object);
+        ctx.caches.writes.forget(&object);
         return Ok(Action::await_change());
     }
     let namespace = object
@@ -264,9 +281,10 @@ pub async fn reconcile(
             false
         }
         existing => {
-            services
-                .apply_if_changed(&desired_service(&object)?, existing.as_deref())
-                .await?;
+            // Noted as this controller's write: the watch bringing it back is no change.
+            let desired = desired_service(&object)?;
+            let applied = services.apply_if_changed(&desired, existing.as_deref());
+            ctx.caches.service_writes.apply(&desired, applied).await?;
             true
         }
     };
@@ -302,11 +320,11 @@ pub async fn reconcile(
                 not_owned.push(format!("Deployment {namespace}/{deployment}"));
             }
             existing => {
-                deployments
-                    .apply_if_changed(
-                        &desired_deployment(&object, phase, pod_spec)?,
-                        existing.as_deref(),
-                    )
+                let desired = desired_deployment(&object, phase, pod_spec)?;
+                let applied = deployments.apply_if_changed(&desired, existing.as_deref());
+                ctx.caches
+                    .deployment_writes
+                    .apply(&desired, applied)
                     .await?;
             }
         }
@@ -319,7 +337,7 @@ pub async fn reconcile(
             .with_field_manager(MANAGER)
             .apply_status(object.as_ref(), &BlueGreenStatus { route_to })
             .await?;
-        ctx.writes.record(object.as_ref(), written);
+        ctx.caches.writes.record(object.as_ref(), written);
     }
 
     if !not_owned.is_empty() {
@@ -368,23 +386,30 @@ pub fn error_policy(
 
 /// The Controller of `objects`, and the caches of its watches for the reconciler: a change
 /// of a BlueGreen's spec or metadata (not of its status alone, which this controller
-/// writes) reconciles it, and so does a change to a Service or Deployment it owns; only the
+/// writes) reconciles it, and so does a change to a Service or Deployment it owns, except
+/// the version a reconcile applied itself (that reconcile went on with it); only the
 /// objects this controller labelled are cached.
 pub fn controller(
     objects: impl Into<Scoped<BlueGreen>>,
     deployments: impl Into<Scoped<Deployment>>,
     services: impl Into<Scoped<Service>>,
 ) -> (Controller<BlueGreen>, Caches) {
-    let controller = cache::controller(objects, watcher::Config::default().any_semantic());
-    let (controller, deployments) = cache::owns(controller, deployments, ours());
-    let (controller, services) = cache::owns(controller, services, ours());
-    (
-        controller,
-        Caches {
-            deployments,
-            services,
-        },
-    )
+    let writes = OwnWrites::default();
+    let (deployment_writes, service_writes) = (OwnWrites::default(), OwnWrites::default());
+    let config = watcher::Config::default().any_semantic();
+    let controller = cache::controller_ignoring_own(objects, config, &writes);
+    let (controller, deployments) =
+        cache::owns_ignoring_own(controller, deployments, ours(), &deployment_writes);
+    let (controller, services) =
+        cache::owns_ignoring_own(controller, services, ours(), &service_writes);
+    let caches = Caches {
+        deployments,
+        services,
+        writes,
+        deployment_writes,
+        service_writes,
+    };
+    (controller, caches)
 }
 
 /// The configuration of the watches of Services and Deployments: this controller's only.

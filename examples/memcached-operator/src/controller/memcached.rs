@@ -30,12 +30,13 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::Timestamp;
 use kube::core::Selector;
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::events::{Event, EventType, Reporter};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Api, Client, Resource, ResourceExt};
 use rkb_runtime::backoff::ErrorBackoff;
 use rkb_runtime::cache::{self, Namespaces, OwnWrites};
+use rkb_runtime::events::Events;
 use rkb_runtime::manager::Context;
 use rkb_runtime::{Lister, NamespacedApi, Rbac};
 
@@ -66,14 +67,13 @@ pub const CONTROLLER_NAME: &str = "memcached-controller";
 pub struct MemcachedReconciler {
     pub client: Client,
     caches: Caches,
-    /// What this controller wrote, for reconciles of copies its writes replaced.
-    writes: OwnWrites<Memcached>,
-    recorder: Recorder,
+    /// Sends the Events off the reconcile path, in order.
+    events: Events,
     backoff: ErrorBackoff,
 }
 
-/// What the reconciler reads instead of asking the API server: the watches of the
-/// Controller that [`controller`] makes.
+/// What the reconciler reads instead of asking the API server, and what it wrote: shared
+/// with the watches of the Controller that [`controller`] makes.
 #[derive(Clone, Debug)]
 pub struct Caches {
     /// The Deployments in the controller's scope.
@@ -82,6 +82,12 @@ pub struct Caches {
     pub services: Lister<Service>,
     /// The pods of Memcacheds (labelled `app.kubernetes.io/managed-by: memcached-example`).
     pub pods: Lister<Pod>,
+    /// The Memcacheds this controller wrote, for reconciles of copies its writes replaced.
+    writes: OwnWrites<Memcached>,
+    /// The Deployments and Services this controller applied: the watch bringing one back
+    /// is no change.
+    deployment_writes: OwnWrites<Deployment>,
+    service_writes: OwnWrites<Service>,
 }
 
 impl Caches {
@@ -99,6 +105,9 @@ impl Caches {
             deployments,
             services,
             pods,
+            writes: OwnWrites::default(),
+            deployment_writes: OwnWrites::default(),
+            service_writes: OwnWrites::default(),
         };
         (caches, async move {
             tokio::join!(d, s, p);
@@ -115,10 +124,9 @@ impl MemcachedReconciler {
             instance: std::env::var("HOSTNAME").ok(),
         };
         Self {
-            recorder: Recorder::new(client.clone(), reporter),
+            events: Events::new(client.clone(), reporter, Events::CAPACITY),
             client,
             caches,
-            writes: OwnWrites::default(),
             backoff: ErrorBackoff::default(),
         }
     }
@@ -128,11 +136,12 @@ impl MemcachedReconciler {
         &self.caches
     }
 
-    /// Records an Event about `object`. Best effort, as in controller-runtime: a failure is
-    /// logged, never a reason to fail (and repeat) the reconcile.
+    /// Records an Event about `object`: queued, and sent by a task of its own, so the
+    /// reconcile does not wait for the request. Best effort, as in controller-runtime: a
+    /// failure is logged, never a reason to fail (and repeat) the reconcile.
     /// `related` is the object the Event is about besides the Memcached (the Deployment or
     /// Service); Events with the same reason and related object form one series.
-    async fn record(
+    fn record(
         &self,
         object: &Memcached,
         related: Option<ObjectReference>,
@@ -147,9 +156,7 @@ impl MemcachedReconciler {
             action: "Reconcile".into(),
             secondary: related,
         };
-        if let Err(error) = self.recorder.publish(&event, &regarding).await {
-            tracing::warn!(%error, reason, "cannot record an Event");
-        }
+        self.events.publish(event, regarding);
     }
 }
 
@@ -326,11 +333,11 @@ pub async fn reconcile(
     ctx: Arc<MemcachedReconciler>,
 ) -> Result<Action, Error> {
     // The watch may not have delivered this controller's last status write yet.
-    let object = ctx.writes.latest(object);
+    let object = ctx.caches.writes.latest(object);
     let key = ObjectRef::from(object.as_ref()).to_string();
     if object.metadata.deletion_timestamp.is_some() {
         // No finalizer: the garbage collector deletes the owned objects.
-        ctx.writes.forget(&object);
+        ctx.caches.writes.forget(&object);
         return Ok(Action::await_change());
     }
     let namespace = object
@@ -348,10 +355,13 @@ pub async fn reconcile(
     // Each cache is read once it holds its first full list.
     ctx.caches.deployments.wait_until_synced().await;
     let existing = ctx.caches.deployments.get(&namespace, &name);
-    let deployment = match deployments
-        .apply_if_changed(&desired_deployment(&object)?, existing.as_deref())
-        .await?
-    {
+    let desired = desired_deployment(&object)?;
+    // Noted as this controller's write: the watch bringing it back is no change.
+    let applied = ctx.caches.deployment_writes.apply(
+        &desired,
+        deployments.apply_if_changed(&desired, existing.as_deref()),
+    );
+    let deployment = match applied.await? {
         Some(applied) => Arc::new(applied),
         None => existing
             .clone()
@@ -365,11 +375,11 @@ pub async fn reconcile(
     {
         None => {
             let note = format!("Created Deployment {name} with {size} replicas");
-            ctx.record(&object, related, "Created", note).await;
+            ctx.record(&object, related, "Created", note);
         }
         Some(replicas) if replicas != size => {
             let note = format!("Scaled Deployment {name} from {replicas} to {size} replicas");
-            ctx.record(&object, related, "Scaled", note).await;
+            ctx.record(&object, related, "Scaled", note);
         }
         Some(_) => {}
     }
@@ -378,13 +388,18 @@ pub async fn reconcile(
     let services = Service::api(ctx.client.clone(), &namespace);
     ctx.caches.services.wait_until_synced().await;
     let existing = ctx.caches.services.get(&namespace, &name);
-    let applied = services
-        .apply_if_changed(&desired_service(&object)?, existing.as_deref())
+    let desired = desired_service(&object)?;
+    let applied = ctx
+        .caches
+        .service_writes
+        .apply(
+            &desired,
+            services.apply_if_changed(&desired, existing.as_deref()),
+        )
         .await?;
     if let (None, Some(service)) = (existing, applied) {
         let note = format!("Created Service {name}");
-        ctx.record(&object, Some(reference(&service)), "Created", note)
-            .await;
+        ctx.record(&object, Some(reference(&service)), "Created", note);
     }
 
     // The status: the names of the pods (from the pod watch, whose changes reconcile the
@@ -409,7 +424,7 @@ pub async fn reconcile(
         let written = Memcached::api(ctx.client.clone(), &namespace)
             .apply_status(object.as_ref(), &status)
             .await?;
-        ctx.writes.record(object.as_ref(), written);
+        ctx.caches.writes.record(object.as_ref(), written);
     }
 
     tracing::info!(object = %key, "reconciled");
@@ -435,11 +450,24 @@ pub fn error_policy(
 /// caches of those watches for the reconciler. A change of a Memcached's spec or metadata
 /// (not of its status alone, which this controller writes), of an owned Deployment (e.g.
 /// pods becoming available) or Service (e.g. edited by hand), or of a pod (created,
-/// deleted) reconciles the Memcached again.
+/// deleted) reconciles the Memcached again; the Deployments and Services it applied itself
+/// do not (the reconcile that applied them went on with them).
 pub fn controller(client: &Client, namespaces: &Namespaces) -> (Controller<Memcached>, Caches) {
-    let controller = cache::controller(namespaces.apis(client), config());
-    let (controller, deployments) = cache::owns(controller, namespaces.apis(client), config());
-    let (controller, services) = cache::owns(controller, namespaces.apis(client), config());
+    let writes = OwnWrites::default();
+    let (deployment_writes, service_writes) = (OwnWrites::default(), OwnWrites::default());
+    let controller = cache::controller_ignoring_own(namespaces.apis(client), config(), &writes);
+    let (controller, deployments) = cache::owns_ignoring_own(
+        controller,
+        namespaces.apis(client),
+        config(),
+        &deployment_writes,
+    );
+    let (controller, services) = cache::owns_ignoring_own(
+        controller,
+        namespaces.apis(client),
+        config(),
+        &service_writes,
+    );
     let (controller, pods) = cache::watches(
         controller,
         namespaces.apis(client),
@@ -453,6 +481,9 @@ pub fn controller(client: &Client, namespaces: &Namespaces) -> (Controller<Memca
         deployments,
         services,
         pods,
+        writes,
+        deployment_writes,
+        service_writes,
     };
     (controller, caches)
 }
@@ -494,8 +525,13 @@ pub async fn run(ctx: Context) -> anyhow::Result<()> {
         .await?;
     let (controller, caches) = controller(&client, ctx.namespaces());
     let reconciler = Arc::new(MemcachedReconciler::new(client.clone(), caches));
-    ctx.run(controller, reconcile, error_policy, reconciler)
-        .await
+    let events = reconciler.events.clone();
+    let ran = ctx
+        .run(controller, reconcile, error_policy, reconciler)
+        .await;
+    // The Events the last reconciles queued, before the process exits.
+    events.flush().await;
+    ran
 }
 
 #[cfg(test)]

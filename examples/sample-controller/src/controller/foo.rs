@@ -27,12 +27,13 @@ use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kube::api::PostParams;
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::events::{Event, EventType, Reporter};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Client, Resource, ResourceExt};
 use rkb_runtime::backoff::ErrorBackoff;
 use rkb_runtime::cache::{self, Namespaces, OwnWrites};
+use rkb_runtime::events::Events;
 use rkb_runtime::manager::Context;
 use rkb_runtime::{Lister, NamespacedApi, Rbac};
 
@@ -63,34 +64,57 @@ pub const MESSAGE_RESOURCE_SYNCED: &str = "Foo synced successfully";
 #[rbac(groups = ["events.k8s.io"], resources = ["events"], verbs = [create, patch])]
 pub struct FooReconciler {
     pub client: Client,
-    /// The Deployments the controller watches (upstream's `deploymentsLister`).
-    deployments: Lister<Deployment>,
-    /// What this controller wrote, for reconciles of copies its writes replaced.
-    writes: OwnWrites<Foo>,
-    recorder: Recorder,
+    caches: Caches,
+    /// Sends the Events off the reconcile path, in order.
+    events: Events,
     backoff: ErrorBackoff,
 }
 
+/// What the reconciler reads instead of asking the API server, and what it wrote: shared
+/// with the watches of the Controller that [`controller`] makes.
+#[derive(Clone, Debug)]
+pub struct Caches {
+    /// The Deployments the controller watches (upstream's `deploymentsLister`).
+    pub deployments: Lister<Deployment>,
+    /// The Foos this controller wrote, for reconciles of copies its writes replaced.
+    writes: OwnWrites<Foo>,
+    /// The Deployments this controller created or updated: the watch bringing one back is
+    /// no change.
+    deployment_writes: OwnWrites<Deployment>,
+}
+
+impl Caches {
+    /// Caches reading `deployments`, filled by a watch of its own rather than a
+    /// Controller's, for reconciles called directly (the unit tests).
+    pub fn new(deployments: Lister<Deployment>) -> Self {
+        Caches {
+            deployments,
+            writes: OwnWrites::default(),
+            deployment_writes: OwnWrites::default(),
+        }
+    }
+}
+
 impl FooReconciler {
-    /// `deployments` is the lister [`controller`] returns with the Controller.
-    pub fn new(client: Client, deployments: Lister<Deployment>) -> Self {
+    /// `caches` are the ones [`controller`] returns with the Controller.
+    pub fn new(client: Client, caches: Caches) -> Self {
         let reporter = Reporter {
             controller: CONTROLLER_NAME.into(),
             // In a pod, HOSTNAME is the pod's name: which replica reported the Event.
             instance: std::env::var("HOSTNAME").ok(),
         };
         Self {
-            recorder: Recorder::new(client.clone(), reporter),
+            events: Events::new(client.clone(), reporter, Events::CAPACITY),
             client,
-            deployments,
-            writes: OwnWrites::default(),
+            caches,
             backoff: ErrorBackoff::default(),
         }
     }
 
-    /// Records an Event about `object`. Best effort, as client-go's recorder: a failure is
-    /// logged, never a reason to fail (and repeat) the reconcile.
-    async fn record(&self, object: &Foo, type_: EventType, reason: &str, note: &str) {
+    /// Records an Event about `object`: queued, and sent by a task of its own, so the
+    /// reconcile does not wait for the request (as client-go's recorder). Best effort: a
+    /// failure is logged, never a reason to fail (and repeat) the reconcile.
+    fn record(&self, object: &Foo, type_: EventType, reason: &str, note: &str) {
         let mut regarding = object.object_ref(&());
         // Without the resourceVersion, repeats of an Event (same reason) about the same Foo
         // form one series (a patch of the count) instead of piling up.
@@ -102,9 +126,7 @@ impl FooReconciler {
             action: "Sync".into(),
             secondary: None,
         };
-        if let Err(error) = self.recorder.publish(&event, &regarding).await {
-            tracing::warn!(%error, reason, "cannot record an Event");
-        }
+        self.events.publish(event, regarding);
     }
 }
 
@@ -196,11 +218,11 @@ pub fn is_controlled_by(deployment: &Deployment, object: &Foo) -> bool {
 /// writes only what differs.
 pub async fn reconcile(object: Arc<Foo>, ctx: Arc<FooReconciler>) -> Result<Action, Error> {
     // The watch may not have delivered this controller's last status write yet.
-    let object = ctx.writes.latest(object);
+    let object = ctx.caches.writes.latest(object);
     let key = ObjectRef::from(object.as_ref()).to_string();
     if object.metadata.deletion_timestamp.is_some() {
         // No finalizer: the garbage collector deletes the Deployment.
-        ctx.writes.forget(&object);
+        ctx.caches.writes.forget(&object);
         return Ok(Action::await_change());
     }
     let namespace = object
@@ -211,23 +233,26 @@ pub async fn reconcile(object: Arc<Foo>, ctx: Arc<FooReconciler>) -> Result<Acti
 
     // Create the Deployment if the watch has not seen it. (If the watch is behind, the
     // create fails with a 409 AlreadyExists and the reconcile is retried, as upstream.)
-    ctx.deployments.wait_until_synced().await;
+    // Each write of the Deployment is noted as this controller's (the reconcile goes on
+    // with what it returns): the watch bringing it back is no change.
+    let (writes, params) = (&ctx.caches.deployment_writes, PostParams::default());
+    ctx.caches.deployments.wait_until_synced().await;
     let mut changed = false;
-    let mut deployment = match ctx.deployments.get(&namespace, name) {
+    let mut deployment = match ctx.caches.deployments.get(&namespace, name) {
         Some(deployment) => deployment.as_ref().clone(),
         None => {
             changed = true;
-            deployments
-                .create(&PostParams::default(), &new_deployment(&object)?)
-                .await?
+            let desired = new_deployment(&object)?;
+            let created = deployments.create(&params, &desired);
+            let created = writes.apply(&desired, async { created.await.map(Some) });
+            created.await?.expect("a create returns the object")
         }
     };
 
     // A Deployment this Foo does not control is left alone, and reported.
     if !is_controlled_by(&deployment, &object) {
         let message = format!("Resource {name:?} already exists and is not managed by Foo");
-        ctx.record(&object, EventType::Warning, ERR_RESOURCE_EXISTS, &message)
-            .await;
+        ctx.record(&object, EventType::Warning, ERR_RESOURCE_EXISTS, &message);
         return Err(Error::ResourceExists(message));
     }
 
@@ -241,9 +266,9 @@ pub async fn reconcile(object: Arc<Foo>, ctx: Arc<FooReconciler>) -> Result<Acti
             .spec
             .get_or_insert_with(Default::default)
             .replicas = Some(replicas);
-        deployment = deployments
-            .replace(name, &PostParams::default(), &deployment)
-            .await?;
+        let replaced = deployments.replace(name, &params, &deployment);
+        let replaced = writes.apply(&deployment, async { replaced.await.map(Some) });
+        deployment = replaced.await?.expect("a replace returns the object");
         changed = true;
     }
 
@@ -259,7 +284,7 @@ pub async fn reconcile(object: Arc<Foo>, ctx: Arc<FooReconciler>) -> Result<Acti
         let written = Foo::api(ctx.client.clone(), &namespace)
             .apply_status(object.as_ref(), &status)
             .await?;
-        ctx.writes.record(object.as_ref(), written);
+        ctx.caches.writes.record(object.as_ref(), written);
         changed = true;
     }
 
@@ -271,8 +296,7 @@ pub async fn reconcile(object: Arc<Foo>, ctx: Arc<FooReconciler>) -> Result<Acti
             EventType::Normal,
             SUCCESS_SYNCED,
             MESSAGE_RESOURCE_SYNCED,
-        )
-        .await;
+        );
     }
     tracing::info!(object = %key, "reconciled");
     ctx.backoff.reset(&key);
@@ -289,18 +313,27 @@ pub fn error_policy(object: Arc<Foo>, error: &Error, ctx: Arc<FooReconciler>) ->
     Action::requeue(delay)
 }
 
-/// The Foo controller: it watches Foos and the Deployments they control, in `namespace` or
-/// (with `None`) in every namespace, and returns the lister of those Deployments for the
-/// reconciler. A change of a Foo's spec or metadata (not of its status alone, which this
-/// controller writes) reconciles it, and so does a change of a Deployment it controls
-/// (upstream's `handleObject`).
-pub fn controller(
-    client: &Client,
-    namespaces: &Namespaces,
-) -> (Controller<Foo>, Lister<Deployment>) {
+/// The Foo controller: it watches Foos and the Deployments they control, in `namespaces`,
+/// and returns the caches for the reconciler. A change of a Foo's spec or metadata (not of
+/// its status alone, which this controller writes) reconciles it, and so does a change of a
+/// Deployment it controls (upstream's `handleObject`), except the version this controller
+/// wrote itself (the reconcile that wrote it went on with it).
+pub fn controller(client: &Client, namespaces: &Namespaces) -> (Controller<Foo>, Caches) {
     let config = || watcher::Config::default().any_semantic();
-    let (foos, deployments) = (namespaces.apis(client), namespaces.apis(client));
-    cache::owns(cache::controller(foos, config()), deployments, config())
+    let (writes, deployment_writes) = (OwnWrites::default(), OwnWrites::default());
+    let controller = cache::controller_ignoring_own(namespaces.apis(client), config(), &writes);
+    let (controller, deployments) = cache::owns_ignoring_own(
+        controller,
+        namespaces.apis(client),
+        config(),
+        &deployment_writes,
+    );
+    let caches = Caches {
+        deployments,
+        writes,
+        deployment_writes,
+    };
+    (controller, caches)
 }
 
 /// Runs the Foo controller; the manager starts it once this replica leads and adds metrics,
@@ -317,12 +350,12 @@ pub async fn run(ctx: Context) -> anyhow::Result<()> {
         )
         .await?;
     tracing::info!("Setting up event handlers");
-    let (controller, deployments) = controller(&client, ctx.namespaces());
+    let (controller, caches) = controller(&client, ctx.namespaces());
     tracing::info!("Starting Foo controller");
     tracing::info!("Waiting for informer caches to sync");
     let store = controller.store();
     let workers = ctx.concurrency();
-    let deployments_synced = deployments.clone();
+    let deployments_synced = caches.deployments.clone();
     let started = tokio::spawn(async move {
         // As the manager does: kube-runtime's `wait_until_ready` can miss a wake-up when the
         // store has another waiter, so ask again every 100 ms.
@@ -339,12 +372,15 @@ pub async fn run(ctx: Context) -> anyhow::Result<()> {
         tracing::info!(count = workers, "Starting workers");
         tracing::info!("Started workers");
     });
-    let reconciler = Arc::new(FooReconciler::new(client.clone(), deployments));
+    let reconciler = Arc::new(FooReconciler::new(client.clone(), caches));
+    let events = reconciler.events.clone();
     let result = ctx
         .run(controller, reconcile, error_policy, reconciler)
         .await;
     started.abort();
     tracing::info!("Shutting down workers");
+    // The Events the last reconciles queued, before the process exits.
+    events.flush().await;
     result
 }
 
@@ -384,7 +420,8 @@ mod tests {
             watcher::Config::default(),
         );
         tokio::spawn(filling);
-        (Arc::new(FooReconciler::new(client, deployments)), object)
+        let caches = Caches::new(deployments);
+        (Arc::new(FooReconciler::new(client, caches)), object)
     }
 
     #[tokio::test]

@@ -50,12 +50,13 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{DeleteParams, ListParams};
 use kube::core::Selector;
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::runtime::events::{Event, EventType, Reporter};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Api, Client, Resource, ResourceExt};
 use rkb_runtime::backoff::ErrorBackoff;
 use rkb_runtime::cache::{self, Namespaces};
+use rkb_runtime::events::Events;
 use rkb_runtime::manager::Context;
 use rkb_runtime::{Lister, NamespacedApi, Rbac, TypedApi};
 
@@ -163,7 +164,8 @@ pub struct SecretReconciler {
     pub client: Client,
     settings: Settings,
     caches: Caches,
-    recorder: Recorder,
+    /// Sends the Events off the reconcile path, in order.
+    events: Events,
     backoff: ErrorBackoff,
 }
 
@@ -216,7 +218,7 @@ impl SecretReconciler {
             instance: std::env::var("POD_NAME").ok(),
         };
         Self {
-            recorder: Recorder::new(client.clone(), reporter),
+            events: Events::new(client.clone(), reporter, Events::CAPACITY),
             client,
             settings,
             caches,
@@ -256,7 +258,7 @@ impl SecretReconciler {
                 None => match secrets.get_or_none(&name).await? {
                     Some(secret) if is_copy_of(&secret, source) => Some(Arc::new(secret)),
                     Some(_) => {
-                        self.foreign_secret(source, namespace).await;
+                        self.foreign_secret(source, namespace);
                         continue;
                     }
                     None => None,
@@ -329,8 +331,9 @@ impl SecretReconciler {
     }
 
     /// A same-named Secret that secret-sync does not manage: left alone, logged, and
-    /// reported as a Warning Event on the source (`kubectl describe secret -n secretsync`).
-    async fn foreign_secret(&self, source: &Secret, namespace: &str) {
+    /// reported as a Warning Event on the source (`kubectl describe secret -n secretsync`),
+    /// queued and sent off the reconcile path.
+    fn foreign_secret(&self, source: &Secret, namespace: &str) {
         let name = source.name_any();
         tracing::warn!(
             source = %key(&self.settings.source_namespace, &name),
@@ -346,9 +349,7 @@ impl SecretReconciler {
             action: "Copy".into(),
             secondary: None,
         };
-        if let Err(error) = self.recorder.publish(&event, &source.object_ref(&())).await {
-            tracing::warn!(%error, "cannot record an Event");
-        }
+        self.events.publish(event, source.object_ref(&()));
     }
 }
 
@@ -504,8 +505,13 @@ pub async fn run(ctx: Context, settings: Settings) -> anyhow::Result<()> {
     let (controller, caches) = controller(client.clone(), &settings, watcher::Config::default());
     let reconciler = Arc::new(SecretReconciler::new(client, settings, caches));
     tracing::info!(?reconciler, "syncing secrets");
-    ctx.run(controller, reconcile, error_policy, reconciler)
-        .await
+    let events = reconciler.events.clone();
+    let ran = ctx
+        .run(controller, reconcile, error_policy, reconciler)
+        .await;
+    // The Events the last reconciles queued, before the process exits.
+    events.flush().await;
+    ran
 }
 
 #[cfg(test)]

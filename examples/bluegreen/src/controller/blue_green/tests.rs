@@ -69,10 +69,7 @@ impl Fx {
         let (services, s) = Lister::reflect(Api::namespaced(env.client(), &ns), ours());
         tokio::spawn(d);
         tokio::spawn(s);
-        let caches = Caches {
-            deployments,
-            services,
-        };
+        let caches = Caches::new(deployments, services);
         Self { env, ns, caches }
     }
 
@@ -644,6 +641,47 @@ async fn a_converged_object_costs_the_api_server_nothing() {
     .await;
     rkb_runtime::testing::controller::settled(|| reconciles.load(Ordering::SeqCst)).await;
     assert_eq!(audit.requests()[sent..], [], "no request at all");
+}
+
+/// No reconcile is caused only by the controller's own writes: the Service and Deployments
+/// it applies come back through its watches, but the reconcile that applied them went on
+/// with them, so a creation and a switch of `routeTo` reconcile once each.
+#[tokio::test]
+async fn its_own_writes_do_not_reconcile_it_again() {
+    let fx = Fx::new().await;
+    let (controller, caches) = controller(
+        Api::namespaced(fx.client(), &fx.ns),
+        Api::namespaced(fx.client(), &fx.ns),
+        Api::namespaced(fx.client(), &fx.ns),
+    );
+    let reconciles = Arc::new(AtomicUsize::new(0));
+    let counted = reconciles.clone();
+    let counting = move |object, ctx| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        reconcile(object, ctx)
+    };
+    let reconciler = Arc::new(BlueGreenReconciler::new(fx.client(), caches));
+    tokio::spawn(
+        controller
+            .run(counting, error_policy, reconciler)
+            .for_each(|_| async {}),
+    );
+    let count = || reconciles.load(Ordering::SeqCst);
+    fx.create("demo", both(RouteTo::Blue)).await;
+    fx.until("demo", "routed to blue", async |fx: &Fx| {
+        fx.status("demo").await == Some(RouteTo::Blue)
+    })
+    .await;
+    rkb_runtime::testing::controller::settled(count).await;
+    assert_eq!(count(), 1, "one reconcile for a creation");
+
+    fx.edit("demo", both(RouteTo::Green)).await;
+    fx.until("demo", "routed to green", async |fx: &Fx| {
+        fx.status("demo").await == Some(RouteTo::Green)
+    })
+    .await;
+    rkb_runtime::testing::controller::settled(count).await;
+    assert_eq!(count(), 2, "one more for a switch");
 }
 
 /// The Service and Deployments name the BlueGreen as their controller owner (with its

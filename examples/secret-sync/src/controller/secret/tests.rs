@@ -228,17 +228,22 @@ impl Fixture {
     }
 
     /// Reconciles the latest version of the source directly until a reconcile that found
-    /// the finalizer in place (so it synced or cleaned up) succeeds, or the source is gone.
-    /// Returns the number of failed attempts.
+    /// the finalizer in place (so it synced or cleaned up) succeeds, or the source is gone,
+    /// and the Events those reconciles queued are sent. Returns the number of failed
+    /// attempts.
     async fn converge(&self, ctx: &Arc<SecretReconciler>, name: &str) -> usize {
         let mut failures = 0;
         for _ in 0..50 {
             let Some(object) = self.sources().get_opt(name).await.unwrap() else {
+                ctx.events.flush().await;
                 return failures;
             };
             let had_finalizer = object.finalizers().iter().any(|f| f == FINALIZER);
             match reconcile(Arc::new(object), ctx.clone()).await {
-                Ok(_) if had_finalizer => return failures,
+                Ok(_) if had_finalizer => {
+                    ctx.events.flush().await;
+                    return failures;
+                }
                 Ok(_) => {}
                 Err(error) => {
                     eprintln!("reconcile failed: {error}");
