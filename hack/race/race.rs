@@ -20,7 +20,10 @@
 //! RSS (VmHWM), the API server's `apiserver_request_total` by verb and resource (after
 //! minus before, minus the bench's own creates and patches), kube-apiserver's and etcd's
 //! CPU, the operator's reconciles (`controller_runtime_reconcile_total`, both sides export
-//! it) and where the time goes (server-side request time, etcd time, reconcile time).
+//! it) and where the time goes (server-side request time, etcd time, reconcile time; per
+//! rescaled object, the reconciles' time split into their requests' server-side time and
+//! the client's, and the time spent waiting for the watch to deliver the next change; the
+//! peaks of anonymous and of file-backed resident memory, sampled every 100 ms).
 //!
 //! Settings (environment): `RACE_DIR` (where prepare.sh put the operators, default
 //! `~/.cache/rkb/race`), `RACE_OBJECTS` (200), `RACE_RUNS` (3), `RACE_SIDES` (`go,rkb`),
@@ -159,7 +162,53 @@ struct Run {
     /// load's included), for the mean latency of each kind.
     server_time: BTreeMap<String, f64>,
     server_calls: BTreeMap<String, f64>,
+    /// The rescale phase alone: where its time goes.
+    rescale_phase: Phase,
+    /// Peaks of the operator's resident memory by kind, sampled every 100 ms.
+    memory: MemoryPeaks,
     load: String,
+}
+
+/// The counters of one phase (after minus before), for where its time goes.
+#[derive(Default)]
+struct Phase {
+    reconciles: f64,
+    reconcile_seconds: f64,
+    /// Server-side time by "VERB resource[/subresource]", the load's included.
+    server_time: BTreeMap<String, f64>,
+}
+
+impl Phase {
+    fn between(before: &Snapshot, after: &Snapshot) -> Self {
+        Self {
+            reconciles: after.reconciles - before.reconciles,
+            reconcile_seconds: after.reconcile_seconds - before.reconcile_seconds,
+            server_time: diff(&after.server_time, &before.server_time),
+        }
+    }
+
+    /// Server-side time of the requests the reconciles waited for: every kind but the
+    /// load's patches (`PATCH memcacheds`; neither operator patches Memcacheds when
+    /// rescaling) and the Events (rkb sends them from a task of their own; Go sends none
+    /// here).
+    fn reconcile_request_seconds(&self) -> f64 {
+        self.server_time
+            .iter()
+            .filter(|(key, _)| !matches!(key.as_str(), "PATCH memcacheds" | "POST events"))
+            // Relists and the API server's own lease renewals are no reconcile's.
+            .filter(|(key, _)| !key.starts_with("LIST ") && !key.ends_with(" leases"))
+            .map(|(_, seconds)| seconds)
+            .sum()
+    }
+}
+
+/// Peak resident memory by kind (`RssAnon` and `RssFile` of /proc/<pid>/status): the
+/// heap, stacks and allocator's pages, and the pages of the binary and libraries mapped
+/// from files. Each kind peaks on its own, so the two need not add up to VmHWM.
+#[derive(Clone, Copy, Default)]
+struct MemoryPeaks {
+    anonymous_kib: f64,
+    file_kib: f64,
 }
 
 impl Run {
@@ -294,6 +343,7 @@ async fn measure(
     tokio::time::sleep(SETTLE_BEFORE).await;
 
     let before = Snapshot::take(client, pid, apiserver_pid, etcd_pid, metrics_port).await?;
+    let (memory, sampler) = sample_memory(pid);
     let n = settings.objects;
 
     // Phase 1: every object at once.
@@ -310,6 +360,7 @@ async fn measure(
     wait_converged(&mut state, 1, n, settings.timeout).await?;
     let converge = start.elapsed().as_secs_f64();
     tokio::time::sleep(SETTLE_AFTER).await;
+    let between = Snapshot::take(client, pid, apiserver_pid, etcd_pid, metrics_port).await?;
 
     // Phase 2: every object rescaled.
     let start = Instant::now();
@@ -333,6 +384,8 @@ async fn measure(
 
     let after = Snapshot::take(client, pid, apiserver_pid, etcd_pid, metrics_port).await?;
     tracker.abort();
+    let memory = *memory.borrow();
+    sampler.abort();
 
     // The load's own requests: one create and one patch per object.
     let mut requests = diff(&after.requests, &before.requests);
@@ -356,6 +409,8 @@ async fn measure(
         etcd_seconds: after.etcd_seconds - before.etcd_seconds,
         server_time: diff(&after.server_time, &before.server_time),
         server_calls: diff(&after.server_calls, &before.server_calls),
+        rescale_phase: Phase::between(&between, &after),
+        memory,
         load: load_average(),
     })
 }
@@ -757,6 +812,32 @@ fn peak_rss_kib(pid: u32) -> anyhow::Result<f64> {
         .context("no VmHWM in /proc/<pid>/status")
 }
 
+/// Samples the operator's `RssAnon` and `RssFile` every 100 ms until aborted; the
+/// receiver holds their peaks so far.
+fn sample_memory(pid: u32) -> (watch::Receiver<MemoryPeaks>, tokio::task::JoinHandle<()>) {
+    let (tx, rx) = watch::channel(MemoryPeaks::default());
+    let task = tokio::spawn(async move {
+        let kib = |status: &str, field: &str| -> f64 {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix(field))
+                .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+                .unwrap_or(0.0)
+        };
+        loop {
+            if let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
+                let (anonymous, file) = (kib(&status, "RssAnon:"), kib(&status, "RssFile:"));
+                tx.send_modify(|peaks| {
+                    peaks.anonymous_kib = peaks.anonymous_kib.max(anonymous);
+                    peaks.file_kib = peaks.file_kib.max(file);
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    (rx, task)
+}
+
 fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|text| {
@@ -921,7 +1002,9 @@ fn report(settings: &Settings, results: &BTreeMap<Side, Vec<Run>>) -> String {
     // Where the time goes.
     let _ = writeln!(
         out,
-        "\nWhere the time goes (medians, both phases; server-side and etcd time include the load's requests):\n"
+        "\nWhere the time goes (medians; the first rows cover both phases, and their server-side and etcd \
+         time include the load's requests; the rescale rows cover the rescale alone and assume one \
+         reconcile at a time, the default):\n"
     );
     let mut header = String::from("| |");
     let mut rule = String::from("|---|");
@@ -963,7 +1046,59 @@ fn report(settings: &Settings, results: &BTreeMap<Side, Vec<Run>>) -> String {
         ),
         ("etcd CPU".into(), Box::new(|r: &Run| r.etcd_cpu), seconds),
     ];
-    for (title, figure, format) in &rows {
+    // The rescale, per object. At a concurrency of one the reconciles run one after
+    // another: the phase's time is the reconciles' plus the time the worker waited for the
+    // watch to deliver the next change (idle), and a reconcile's time is its requests'
+    // server-side time plus the client's (encoding, TLS, decoding, waiting for a core).
+    let per_object = |figure: fn(&Run) -> f64| -> Box<dyn Fn(&Run) -> f64> {
+        Box::new(move |r: &Run| 1000.0 * figure(r) / n as f64)
+    };
+    let ms: fn(f64) -> String = |v| format!("{v:.1} ms");
+    let rescale_rows: Vec<Figure> = vec![
+        (
+            "rescale: time per object".into(),
+            per_object(|r| r.rescale),
+            ms,
+        ),
+        (
+            "rescale: reconciling, per object".into(),
+            per_object(|r| r.rescale_phase.reconcile_seconds),
+            ms,
+        ),
+        (
+            "rescale: … of which the reconciles' requests, server-side".into(),
+            per_object(|r| r.rescale_phase.reconcile_request_seconds()),
+            ms,
+        ),
+        (
+            "rescale: … of which the client (the rest)".into(),
+            per_object(|r| {
+                r.rescale_phase.reconcile_seconds - r.rescale_phase.reconcile_request_seconds()
+            }),
+            ms,
+        ),
+        (
+            "rescale: not reconciling (waiting for deliveries), per object".into(),
+            per_object(|r| (r.rescale - r.rescale_phase.reconcile_seconds).max(0.0)),
+            ms,
+        ),
+        (
+            "rescale: reconciles per object".into(),
+            Box::new(move |r: &Run| r.rescale_phase.reconciles / n as f64),
+            |v| format!("{v:.2}"),
+        ),
+        (
+            "peak RSS: anonymous (heap, stacks)".into(),
+            Box::new(|r: &Run| r.memory.anonymous_kib / 1024.0),
+            |v| format!("{v:.1} MiB"),
+        ),
+        (
+            "peak RSS: file-backed (the binary's and libraries' pages)".into(),
+            Box::new(|r: &Run| r.memory.file_kib / 1024.0),
+            |v| format!("{v:.1} MiB"),
+        ),
+    ];
+    for (title, figure, format) in rows.iter().chain(&rescale_rows) {
         let mut row = format!("| {title} |");
         for side in &sides {
             let _ = write!(row, " {} |", format(med(runs(*side), figure)));
