@@ -29,7 +29,8 @@
 //! `~/.cache/rkb/race`), `RACE_OBJECTS` (200), `RACE_RUNS` (3), `RACE_SIDES` (`go,rkb`),
 //! `RACE_LOAD_WIDTH` (requests of the load in flight at once, 200), `RACE_TIMEOUT`
 //! (seconds per phase, 600), `RACE_OUT` (a file to write the report to as well),
-//! `RACE_RKB_ARGS` (extra arguments of the rkb operator, e.g. `--concurrency=1`).
+//! `RACE_RKB_ARGS` (extra arguments of the rkb operator, e.g. `--concurrency=1`),
+//! `RACE_RKB_ENV` (extra environment of the rkb operator, `NAME=value ...`).
 //!
 //! `make race` (or `cargo bench -p rkb-race`) after `hack/race/prepare.sh`.
 
@@ -68,6 +69,10 @@ struct Settings {
     /// Extra arguments of the rkb operator (`RACE_RKB_ARGS`, whitespace-separated), e.g.
     /// `--concurrency=1` for controller-runtime's default concurrency.
     rkb_args: Vec<String>,
+    /// Extra environment of the rkb operator (`RACE_RKB_ENV`, whitespace-separated
+    /// `NAME=value`), e.g. `LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2` to try
+    /// another allocator without rebuilding.
+    rkb_env: Vec<(String, String)>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -129,6 +134,14 @@ impl Settings {
                 .split_whitespace()
                 .map(str::to_owned)
                 .collect(),
+            rkb_env: std::env::var("RACE_RKB_ENV")
+                .unwrap_or_default()
+                .split_whitespace()
+                .map(|pair| match pair.split_once('=') {
+                    Some((name, value)) if !name.is_empty() => Ok((name.into(), value.into())),
+                    _ => bail!("RACE_RKB_ENV: {pair:?} is not NAME=value"),
+                })
+                .collect::<anyhow::Result<_>>()?,
         })
     }
 
@@ -295,6 +308,10 @@ async fn race(settings: &Settings, side: Side, run: usize) -> anyhow::Result<Run
         })
         .env("KUBECONFIG", env.kubeconfig_path())
         .env("MEMCACHED_IMAGE", IMAGE)
+        .envs(match side {
+            Side::Rkb => settings.rkb_env.clone(),
+            Side::Go => Vec::new(),
+        })
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&log)?)
         .stderr(std::fs::File::create(&log)?.try_clone()?)
