@@ -269,6 +269,7 @@ fn child_pids(end: &str) -> Vec<u32> {
             "--test-threads=1",
         ])
         .env("RKB_ENVTEST_END", end)
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -288,6 +289,8 @@ fn child_pids(end: &str) -> Vec<u32> {
         pids.iter().all(|&pid| is_running(pid)),
         "{end}: the control plane runs"
     );
+    // The child ends once its stdin closes: not before the check above.
+    drop(child.stdin.take());
     if end == "sigkill" {
         child.kill().unwrap();
     }
@@ -302,6 +305,11 @@ async fn start_then_end() {
     let (api, etcd) = env.process_ids().unwrap();
     let manager = env.controller_manager_process_id().unwrap();
     println!("envtest-pids {api} {etcd} {manager}");
+    // Until the parent has seen the control plane run (it closes stdin).
+    tokio::task::spawn_blocking(|| std::io::stdin().read_line(&mut String::new()))
+        .await
+        .unwrap()
+        .unwrap();
     match std::env::var("RKB_ENVTEST_END").as_deref() {
         Ok("panic") => panic!("ending by panic"),
         Ok("sigkill") => tokio::time::sleep(Duration::from_secs(600)).await,
