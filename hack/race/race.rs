@@ -822,11 +822,15 @@ fn clock_ticks() -> f64 {
 
 fn peak_rss_kib(pid: u32) -> anyhow::Result<f64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    status_kib(&status, "VmHWM:").context("no VmHWM in /proc/<pid>/status")
+}
+
+/// The value in kB of `field` (e.g. `"VmHWM:"`) in the text of /proc/<pid>/status.
+fn status_kib(status: &str, field: &str) -> Option<f64> {
     status
         .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .find_map(|line| line.strip_prefix(field))
         .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
-        .context("no VmHWM in /proc/<pid>/status")
 }
 
 /// Samples the operator's `RssAnon` and `RssFile` every 100 ms until aborted; the
@@ -834,13 +838,7 @@ fn peak_rss_kib(pid: u32) -> anyhow::Result<f64> {
 fn sample_memory(pid: u32) -> (watch::Receiver<MemoryPeaks>, tokio::task::JoinHandle<()>) {
     let (tx, rx) = watch::channel(MemoryPeaks::default());
     let task = tokio::spawn(async move {
-        let kib = |status: &str, field: &str| -> f64 {
-            status
-                .lines()
-                .find_map(|line| line.strip_prefix(field))
-                .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
-                .unwrap_or(0.0)
-        };
+        let kib = |status: &str, field: &str| status_kib(status, field).unwrap_or(0.0);
         loop {
             if let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
                 let (anonymous, file) = (kib(&status, "RssAnon:"), kib(&status, "RssFile:"));
