@@ -20,6 +20,7 @@ pub mod controller;
 pub mod webhook;
 // +rkb:scaffold:modules
 
+// ANCHOR: storage-migration
 /// The CRDs whose stored objects the manager's `--migrate-storage` moves to their storage
 /// version (and whose `status.storedVersions` it trims): run it after the storage version
 /// moves, e.g. from v1alpha1 to v1beta1.
@@ -28,6 +29,7 @@ pub fn storage_migration() -> Vec<String> {
         api::cache::v1alpha1::Memcached,
     >()]
 }
+// ANCHOR_END: storage-migration
 
 /// The CRDs of this operator's APIs, the RBAC rules of its controllers and its webhooks:
 /// `make manifests` writes them to config/crd/bases/, config/rbac/role.yaml and
@@ -40,8 +42,10 @@ pub fn manifests() -> rkb_runtime::Manifests {
     ];
     let rbac = vec![
         rkb_runtime::rbac_rules::<controller::memcached::MemcachedReconciler>(),
+        // ANCHOR: storage-migration-rules
         // What `--migrate-storage` needs (tests/storage_migration.rs audits it).
         rkb_runtime::storage_migration_rules::<api::cache::v1alpha1::Memcached>(),
+        // ANCHOR_END: storage-migration-rules
         // +rkb:scaffold:rbac
     ];
     let webhooks = vec![

@@ -54,9 +54,11 @@ async fn run(args: Args) -> anyhow::Result<()> {
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "starting manager");
     let manager = Manager::new("memcached-example", client, args.manager);
     let manager = manager.webhooks(memcached_example::webhook::webhooks());
+    // ANCHOR: storage-migration
     // `--migrate-storage`: rewrite the stored Memcacheds at the CRD's storage version, trim
     // its status.storedVersions, and exit (the rules it needs are in `manifests()`).
     let manager = manager.storage_migration(memcached_example::storage_migration());
+    // ANCHOR_END: storage-migration
     // +rkb:scaffold:webhooks
     manager.run(controller::controllers()).await
 }

@@ -695,12 +695,14 @@ async fn converges_despite_conflicts_server_errors_and_timeouts() {
     let (env, ns) = api_server().await;
     let client = env.client();
     let timeout = Duration::from_millis(5);
+    // ANCHOR: faults
     let faults = Faults::default()
         .fail(Fault::conflict().on_resource("deployments").times(2))
         .fail(Fault::response_lost(timeout).on_resource("deployments"))
         .fail(Fault::server_error().on_resource("services").times(2))
         .fail(Fault::conflict().on_resource("memcacheds/status").times(2));
     let faulty = testing::wrap(client.clone(), &RbacAudit::default(), &faults);
+    // ANCHOR_END: faults
     let reports = start_controller(&client, faulty, &ns);
     create(&client, &ns, "cache", size(2)).await;
     memcached_until(&client, &ns, "cache", "a status", |m| {
@@ -856,10 +858,12 @@ async fn its_own_writes_do_not_reconcile_it_again() {
 async fn rbac_role_allows_exactly_what_the_controller_uses() {
     let (env, ns) = api_server().await;
     let client = env.client();
+    // ANCHOR: rbac-audit
     let audit = RbacAudit::default();
     let audited = testing::wrap(client.clone(), &audit, &Faults::default());
     // The controller as `run` builds it, watches and all: a watch without its rule fails.
     start_controller(&audited, audited.clone(), &ns);
+    // ANCHOR_END: rbac-audit
 
     create(&client, &ns, "cache", size(1)).await;
     memcached_until(&client, &ns, "cache", "a status", |m| {
@@ -887,10 +891,12 @@ async fn rbac_role_allows_exactly_what_the_controller_uses() {
     // tests/storage_migration.rs audits the same way); `manifests_are_up_to_date` checks
     // that it is their rendering.
     let role = concat!(env!("CARGO_MANIFEST_DIR"), "/config/rbac/role.yaml");
+    // ANCHOR: rbac-audit-check
     let rules = rkb_runtime::rbac_rules::<MemcachedReconciler>();
     if let Err(report) = audit.check_rules(&rules) {
         panic!("{report}");
     }
+    // ANCHOR_END: rbac-audit-check
     let rendered = rkb_runtime::Manifests::new(vec![], vec![rules])
         .render()
         .unwrap();
@@ -924,8 +930,10 @@ async fn rbac_role_allows_exactly_what_the_controller_uses() {
 async fn the_operator_service_account_may_do_what_the_controller_does() {
     let (env, ns) = api_server().await;
     let client = env.client();
+    // ANCHOR: operator-client
     let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/default");
     let operator = env.operator_client(&config).await.unwrap();
+    // ANCHOR_END: operator-client
     let reports = start_controller(&operator, operator.clone(), &ns);
     create(&client, &ns, "cache", size(2)).await;
     memcached_until(&client, &ns, "cache", "a status", |m| {
@@ -988,6 +996,7 @@ async fn a_rule_removed_from_the_role_is_refused_by_the_api_server() {
 /// On a control plane with kube-controller-manager: the Deployment gets a ReplicaSet and
 /// Pods (which never run: there is no kubelet), and deleting the Memcached deletes its
 /// Deployment, ReplicaSet, Pods and Service through the owner references alone.
+// ANCHOR: garbage-collection
 #[tokio::test]
 async fn the_garbage_collector_deletes_what_a_deleted_memcached_owned() {
     use k8s_openapi::api::apps::v1::ReplicaSet;
@@ -1032,3 +1041,4 @@ async fn the_garbage_collector_deletes_what_a_deleted_memcached_owned() {
     )
     .await;
 }
+// ANCHOR_END: garbage-collection

@@ -28,6 +28,7 @@ use crate::api::cache::v1alpha1::Memcached;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct MemcachedWebhook;
 
+// ANCHOR: defaulter
 #[rkb_runtime::webhook(
     path = "/mutate-cache-example-com-v1alpha1-memcached",
     failure_policy = "fail",
@@ -54,6 +55,7 @@ impl webhook::Defaulter<Memcached> for MemcachedWebhook {
         Ok(())
     }
 }
+// ANCHOR_END: defaulter
 
 #[rkb_runtime::webhook(
     path = "/validate-cache-example-com-v1alpha1-memcached",
@@ -87,6 +89,7 @@ impl MemcachedWebhook {
     /// The checks of a Memcached being created or updated that its schema cannot express.
     /// `Err(webhook::Denied::new("..."))` refuses it with that message; warnings let it
     /// through and kubectl prints them.
+    // ANCHOR: validate
     fn validate(object: &Memcached) -> Result<webhook::Warnings, webhook::Denied> {
         tracing::debug!(name = ?object.metadata.name, "validating Memcached");
         // The controller names the Service after the Memcached, and a Service name must be a
@@ -108,6 +111,7 @@ impl MemcachedWebhook {
         }
         Ok(warnings)
     }
+    // ANCHOR_END: validate
 }
 
 // +rkb:scaffold:webhook-impls

@@ -21,6 +21,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+// ANCHOR: spec
 /// The desired state of a Memcached: how many memcached pods to run, and on which port.
 #[rkb_runtime::api]
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
@@ -58,6 +59,7 @@ pub struct MemcachedSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container_port: Option<i32>,
 }
+// ANCHOR_END: spec
 
 impl MemcachedSpec {
     /// The port memcached listens on: `containerPort`, or 11211.
