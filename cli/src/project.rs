@@ -22,8 +22,11 @@ const HEADER: &str = "\
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Project {
+    /// The version of rkb that last wrote the project (`rkb alpha update` moves it forward).
     pub cli_version: String,
+    /// The domain of the project's API groups: `cache` is served as `cache.<domain>`.
     pub domain: String,
+    /// The scaffold layout, `rust.rkb.dev/v1alpha1`: what rkb reads this project as.
     pub layout: Vec<String>,
     /// Controllers live in `src/controller/<group>/<kind>.rs`, so one kind can have a
     /// controller in each of several groups (kubebuilder's `multigroup`).
@@ -36,9 +39,13 @@ pub struct Project {
     /// Options of the optional plugins, by plugin key, as kubebuilder records them.
     #[serde(default, skip_serializing_if = "Plugins::is_empty")]
     pub plugins: Plugins,
+    /// The project's name: the crate, the manager binary and the prefix of its objects.
     pub project_name: String,
+    /// Every API and controller `rkb create api` scaffolded, one entry per group, version
+    /// and kind.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<Resource>,
+    /// The PROJECT file format, `"3"`.
     pub version: String,
     /// Fields rkb does not know (e.g. added by other tools) survive a rewrite.
     #[serde(flatten)]
@@ -48,6 +55,8 @@ pub struct Project {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Resource {
+    /// The custom resource type this project defines; absent for a controller of a kind
+    /// it does not (`--no-resource`, `--external-crd`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api: Option<Api>,
     /// The kind's default controller, named after the kind.
@@ -55,27 +64,33 @@ pub struct Resource {
     pub controller: bool,
     /// Further controllers of the kind (`create api --controller-name`). On disk this is
     /// kubebuilder's `controllers: [{name: ...}]`, which then lists the default controller
-    /// too (under the lowercase kind) in place of `controller: true`; in memory it holds the
-    /// other names only (see [`Project::load`] and [`Project::to_yaml`]).
+    /// too (under the lowercase kind) in place of `controller: true`.
+    ///
+    /// In memory it holds the other names only (see [`Project::load`] and [`Project::to_yaml`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub controllers: Vec<NamedController>,
     /// A built-in Kubernetes kind (no CRD of this project).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub core: bool,
+    /// The domain of the kind's group (the project's, or an external kind's own).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub domain: String,
     /// A kind another project defines (`create api --external-crd`): kubebuilder's
     /// `external: true`, with `domain` the rest of its group.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub external: bool,
+    /// The API group, without the domain (`core` for built-in core kinds).
     pub group: String,
+    /// The kind, an UpperCamelCase Rust type name.
     pub kind: String,
     /// An external kind's scope (an API of the project records it in `api:`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub namespaced: bool,
     /// The Rust path of the type (kubebuilder records the Go import path here).
     pub path: String,
+    /// The resource name in URLs and RBAC rules.
     pub plural: String,
+    /// The API version, e.g. `v1alpha1`.
     pub version: String,
     /// The webhooks `rkb create webhook` scaffolded for this version of the kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -90,6 +105,7 @@ pub fn default_controller_name(kind: &str) -> String {
 /// One entry of kubebuilder's `controllers:` list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NamedController {
+    /// The controller's name (`--controller-name`).
     pub name: String,
 }
 
@@ -134,22 +150,28 @@ impl Resource {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Webhooks {
+    /// A conversion webhook, with this version as the hub (`--conversion`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub conversion: bool,
+    /// A mutating webhook that sets defaults (`--defaulting`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub defaulting: bool,
     /// The versions converted to and from this one, the hub.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub spoke: Vec<String>,
+    /// A validating webhook (`--programmatic-validation`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub validation: bool,
+    /// The admission API version of the webhook configurations, `v1`.
     pub webhook_version: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Api {
+    /// The CustomResourceDefinition API version, `v1`.
     pub crd_version: String,
+    /// Objects of the kind live in namespaces (else they are cluster-scoped).
     pub namespaced: bool,
 }
 
@@ -158,6 +180,7 @@ pub struct Api {
 /// but what it scaffolds is rkb's Rust controller.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Plugins {
+    /// `rkb create api --image` scaffolded these APIs (kubebuilder's deploy-image plugin).
     #[serde(
         rename = "deploy-image.rkb.io/v1-alpha",
         default,
@@ -194,6 +217,7 @@ impl Plugins {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DeployImagePlugin {
+    /// One entry per API scaffolded with `--image`.
     #[serde(default)]
     pub resources: Vec<DeployImageResource>,
 }
@@ -203,16 +227,24 @@ pub struct DeployImagePlugin {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DeployImageResource {
+    /// `--image-container-command`: the container's command, comma-separated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container_command: Option<String>,
+    /// `--image-container-port`: the port the container listens on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container_port: Option<String>,
+    /// The API's domain.
     pub domain: String,
+    /// The API's group.
     pub group: String,
+    /// `--image`: the image the controller's Deployment runs.
     pub image: String,
+    /// The API's kind.
     pub kind: String,
+    /// `--run-as-user`: the UID the container runs as.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_as_user: Option<String>,
+    /// The API's version.
     pub version: String,
 }
 

@@ -8,14 +8,68 @@ use std::path::{Path, PathBuf};
 
 mod common;
 
+/// The generated reference pages, in cli/tests/book/: one module per page, or per source
+/// several pages share.
+mod book {
+    mod cli_pages;
+    mod envtest_page;
+    mod helm_values;
+    mod makefile;
+    mod markdown;
+    mod markers;
+    mod project_fields;
+}
+
 /// The repository's root (the parent of `cli/`).
 pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// The first line of a generated page: what it is generated from, by which test, and how to
+/// regenerate it (an HTML comment, so the reader of the book does not see it).
+pub fn generated_from(sources: &str, renderer: &str) -> String {
+    format!(
+        "<!-- Generated from {sources} by cli/tests/book/{renderer}: edit those, then run \
+         `RKB_BLESS=1 cargo test -p rkb --test book`. -->\n"
+    )
+}
+
+/// The environment variables the Rust files at `path` (a file or a directory) read by name
+/// (`var("NAME")`, `var_os("NAME")`), outside their tests: what a page of variables must
+/// have a row for.
+pub fn env_vars_read(path: &Path) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    for source in rust_sources(path) {
+        for call in ["var(\"", "var_os(\""] {
+            for (at, _) in source.match_indices(call) {
+                let rest = &source[at + call.len()..];
+                out.insert(rest[..rest.find('"').unwrap()].to_owned());
+            }
+        }
+    }
+    out
+}
+
+/// The Rust files at `path` (a file or a directory), each without its `#[cfg(test)]` part,
+/// and without `tests.rs` files.
+pub fn rust_sources(path: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut paths = vec![path.to_path_buf()];
+    while let Some(path) = paths.pop() {
+        if path.is_dir() {
+            for entry in std::fs::read_dir(&path).unwrap() {
+                paths.push(entry.unwrap().path());
+            }
+        } else if path.extension().is_some_and(|e| e == "rs") && !path.ends_with("tests.rs") {
+            let source = std::fs::read_to_string(&path).unwrap();
+            out.push(source.split("\n#[cfg(test)]").next().unwrap().to_owned());
+        }
+    }
+    out
+}
+
 /// Compares `content` with the page `docs/src/<page>`, or writes it there under `RKB_BLESS`.
 /// Panics with a unified diff and the command that regenerates the page.
-#[allow(dead_code)] // the generated reference pages call it
 pub fn generated_page(page: &str, content: &str) {
     let path = repo().join("docs/src").join(page);
     if std::env::var_os("RKB_BLESS").is_some() {
@@ -51,7 +105,11 @@ fn every_page_is_in_the_summary_and_every_entry_is_a_page() {
             if path.is_dir() {
                 dirs.push(path);
             } else if path.extension().is_some_and(|e| e == "md") {
-                let page = path.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+                let page = path
+                    .strip_prefix(&src)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
                 if page != "SUMMARY.md" {
                     pages.insert(page);
                 }
