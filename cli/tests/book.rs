@@ -7,6 +7,8 @@
 use std::path::{Path, PathBuf};
 
 mod common;
+#[path = "book/tutorials.rs"]
+mod tutorials;
 
 /// The repository's root (the parent of `cli/`).
 pub fn repo() -> PathBuf {
