@@ -174,9 +174,12 @@ pub fn job_for(object: &CronJob, scheduled: Timestamp) -> Result<Job, Error> {
     let template_meta = template.metadata.clone().unwrap_or_default();
     let mut annotations = template_meta.annotations.unwrap_or_default();
     annotations.insert(SCHEDULED_TIME_ANNOTATION.into(), scheduled.to_string());
-    let owner = object
+    let mut owner = object
         .controller_owner_ref(&())
         .ok_or(Error::MissingField("metadata.uid"))?;
+    // blockOwnerDeletion would need `update` on cronjobs/finalizers where the
+    // OwnerReferencesPermissionEnforcement admission plugin runs.
+    owner.block_owner_deletion = None;
     Ok(Job {
         metadata: ObjectMeta {
             name: Some(format!("{}-{}", object.name_any(), scheduled.as_second())),
@@ -282,9 +285,13 @@ pub async fn reconcile(object: Arc<CronJob>, ctx: Arc<CronJobReconciler>) -> Res
         .most_recent
         .or(object.metadata.creation_timestamp.as_ref().map(|t| t.0))
         .ok_or(Error::MissingField("metadata.creationTimestamp"))?;
-    if let Some(deadline) = object.spec.starting_deadline_seconds {
+    let deadline = object
+        .spec
+        .starting_deadline_seconds
+        .map(SignedDuration::from_secs);
+    if let Some(Ok(oldest_allowed)) = deadline.map(|deadline| now.checked_sub(deadline)) {
         // A run missed by more than the deadline is skipped.
-        earliest = earliest.max(now - SignedDuration::from_secs(deadline));
+        earliest = earliest.max(oldest_allowed);
     }
     let (due, next) =
         schedule_times(&schedule, earliest, now).map_err(|error| Error::Schedule {
@@ -446,10 +453,11 @@ mod tests {
             .unwrap()
     }
 
-    /// A clock a minute and a second ahead: a CronJob that runs every minute, created
-    /// now, has a run due by it.
-    fn a_minute_ahead() -> Clock {
-        Arc::new(|| Timestamp::now() + SignedDuration::from_secs(61))
+    /// A clock stopped two minutes from now: a CronJob that runs every minute, created
+    /// now, has a run due by it, and only one, however long the test takes.
+    fn two_minutes_ahead() -> Clock {
+        let ahead = Timestamp::now() + SignedDuration::from_mins(2);
+        Arc::new(move || ahead)
     }
 
     /// Runs the controller on `namespace` as `client`, with `clock`, until the test ends.
@@ -522,12 +530,12 @@ mod tests {
     // ANCHOR: test_due
     /// A CronJob whose run is due gets a Job for it: named after the run, made from the
     /// template, owned by the CronJob, and listed in its status. The controller's clock
-    /// runs a minute ahead, so the test need not wait for the schedule.
+    /// is two minutes ahead, so the test need not wait for the schedule.
     #[tokio::test]
     async fn a_due_cronjob_creates_a_job() {
         let (env, namespace) = api_server().await;
         let client = env.client();
-        let reports = start(client.clone(), &namespace, a_minute_ahead());
+        let reports = start(client.clone(), &namespace, two_minutes_ahead());
         let cronjob = create(&client, &sample(&namespace)).await;
 
         let status = status_until(&client, &namespace, |s| s.active.len() == 1).await;
@@ -561,7 +569,7 @@ mod tests {
     async fn a_suspended_cronjob_starts_nothing() {
         let (env, namespace) = api_server().await;
         let client = env.client();
-        let reports = start(client.clone(), &namespace, a_minute_ahead());
+        let reports = start(client.clone(), &namespace, two_minutes_ahead());
         let mut object = sample(&namespace);
         object.spec.suspend = Some(true);
         let object = create(&client, &object).await;
@@ -629,7 +637,7 @@ mod tests {
         object.spec.suspend = Some(true);
         let cronjob = create(&client, &object).await;
         let running = create_job(&client, &cronjob, 2).await;
-        let _reports = start(client.clone(), &namespace, a_minute_ahead());
+        let _reports = start(client.clone(), &namespace, two_minutes_ahead());
         resume(&client, &namespace).await;
         eventually("the running Job replaced", || async {
             let names = job_names(&client, &namespace).await;
@@ -717,7 +725,7 @@ mod tests {
         object.spec.suspend = Some(true);
         let cronjob = create(&client, &object).await;
         let running = create_job(&client, &cronjob, 2).await;
-        let _reports = start(audited, &namespace, a_minute_ahead());
+        let _reports = start(audited, &namespace, two_minutes_ahead());
         resume(&client, &namespace).await;
         status_until(&client, &namespace, |s| {
             s.active.len() == 1 && s.active[0].name != running.metadata.name
@@ -736,7 +744,7 @@ mod tests {
         let (env, namespace) = api_server().await;
         let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/default");
         let operator = env.operator_client(&config).await.unwrap();
-        let reports = start(operator, &namespace, a_minute_ahead());
+        let reports = start(operator, &namespace, two_minutes_ahead());
         create(&env.client(), &sample(&namespace)).await;
         status_until(&env.client(), &namespace, |s| s.active.len() == 1).await;
         assert_eq!(reports.failures(), []);
