@@ -4,8 +4,9 @@
 //! today, as kubebuilder's `hack/docs/check.sh` checks its tutorials.
 //!
 //! On drift this fails with a unified diff per file. `docs/tutorials/regenerate.sh`
-//! (`RKB_BLESS=1`) rewrites the files the tutorial does not edit; the edited ones are the
-//! tutorial's to update, and their own tests (`cargo test -p <project>`) check them.
+//! (`RKB_BLESS=1`) rewrites the files the tutorial does not edit, and removes those rkb no
+//! longer generates; the edited ones are the tutorial's to update, and their own tests
+//! (`cargo test -p <project>`) check them.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -63,6 +64,16 @@ fn owned_by_make_manifests(path: &Path) -> bool {
     path.starts_with("config/crd/bases")
         || path == Path::new("config/rbac/role.yaml")
         || path == Path::new("config/webhook/manifests.yaml")
+}
+
+/// A unified diff of the tutorial's file `path` (`old`) against what rkb generated.
+fn unified_diff(path: &Path, old: &[u8], new: &[u8]) -> String {
+    let (old, new) = (String::from_utf8_lossy(old), String::from_utf8_lossy(new));
+    similar::TextDiff::from_lines(old.as_ref(), new.as_ref())
+        .unified_diff()
+        .context_radius(3)
+        .header(&path.display().to_string(), "generated")
+        .to_string()
 }
 
 /// Runs the tutorial's commands in `into`, which sits where the tutorial's project sits
@@ -124,6 +135,7 @@ fn check(project: &Path, bless: bool) -> String {
                 }
             }
             (None, Some(_)) if owned_by_make_manifests(path) => {}
+            (None, Some(_)) if bless => fs::remove_file(project.join(path)).unwrap(),
             (None, Some(_)) => report.push_str(&format!(
                 "the tutorial has {}, which its commands do not generate; list it in \
                  TUTORIAL.toml's `edited` if the tutorial writes it by hand\n",
@@ -134,7 +146,7 @@ fn check(project: &Path, bless: bool) -> String {
                 if bless {
                     fs::write(project.join(path), new).unwrap();
                 } else {
-                    report.push_str(&common::unified_diff(&shown(path), old, new));
+                    report.push_str(&unified_diff(&shown(path), old, new));
                 }
             }
             _ => {}
