@@ -118,9 +118,10 @@ pub struct CronJobStatus {
 /// day of month, month, day of week) or a macro such as `@hourly`; neither the seconds nor
 /// the year field that some cron dialects add.
 ///
-/// croner rather than the `cron` crate: `cron` wants a seconds field, so it would read
-/// `*/5 * * * *` differently from Kubernetes, while croner parses the standard five
-/// fields, and its `jiff` feature works on the time type k8s-openapi uses.
+/// croner rather than the `cron` crate: `cron` wants a seconds field first, so it refuses
+/// the five-field schedules Kubernetes takes (`*/5 * * * *`), and it works on chrono's time,
+/// while croner parses the standard five fields and its `jiff` feature works on the time
+/// type k8s-openapi uses.
 pub fn parse_schedule(schedule: &str) -> Result<croner::Cron, croner::errors::CronError> {
     croner::parser::CronParser::builder()
         .seconds(croner::parser::Seconds::Disallowed)
