@@ -7,6 +7,8 @@
 use std::path::{Path, PathBuf};
 
 mod common;
+#[path = "book/tutorials.rs"]
+mod tutorials;
 
 /// The generated reference pages, in cli/tests/book/: one module per page, or per source
 /// several pages share.

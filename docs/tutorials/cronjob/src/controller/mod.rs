@@ -1,0 +1,27 @@
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+//! The controllers of cronjob, one module per reconciled kind.
+
+use rkb_runtime::manager::Runnable;
+
+pub mod cron_job;
+// +rkb:scaffold:modules
+
+/// Every controller of this operator, by name (its metrics label and `--controller-concurrency`
+/// key); `rkb create api` adds to this list. The manager starts them once this replica leads.
+pub fn controllers() -> Vec<Runnable> {
+    vec![
+        Runnable::new("cronjob", cron_job::run),
+        // +rkb:scaffold:controllers
+    ]
+}
