@@ -7,11 +7,9 @@
 use std::path::{Path, PathBuf};
 
 mod common;
-#[path = "book/tutorials.rs"]
-mod tutorials;
 
-/// The generated reference pages, in cli/tests/book/: one module per page, or per source
-/// several pages share.
+/// The book's checks, in cli/tests/book/: a module per generated page (or per source several
+/// pages share), and the tutorials' regeneration.
 mod book {
     mod cli_pages;
     mod envtest_page;
@@ -20,6 +18,7 @@ mod book {
     mod markdown;
     mod markers;
     mod project_fields;
+    mod tutorials;
 }
 
 /// The repository's root (the parent of `cli/`).
