@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Counts what the external CRDs of cli/tests/data/external-crds/ hold, what rkb's round
-trip keeps, and what kopium keeps: the table of the README's "External APIs" section.
+trip keeps, and what kopium keeps: the table of docs/src/design/external-crd-types.md.
 
 For each CRD (the version testdata/project-external was made from), under `spec` and
 `status`:

@@ -7,6 +7,12 @@
 //! [`project`] the `PROJECT` file, [`model`] every name and path derived from it,
 //! [`names`] validation and naming rules, [`scaffold`] template rendering plus the
 //! all-or-nothing file writer, and [`merge`] the three-way merge of `rkb alpha update`.
+//!
+//! The commands and their flags are in the rkb Book's [CLI reference][cli]; how the code
+//! is laid out and where a new command goes is in the repository's [ARCHITECTURE.md][arch].
+//!
+//! [cli]: https://github.com/rkb-rs/rkb/blob/main/docs/src/reference/cli.md
+//! [arch]: https://github.com/rkb-rs/rkb/blob/main/ARCHITECTURE.md
 
 pub mod cli;
 pub mod commands;

@@ -10,6 +10,11 @@
 //! - [`webhook`]: admission webhook settings (path, name, failure policy, timeout, ...).
 //!
 //! No dependencies: it is linked by a proc-macro crate as well as by operators.
+//!
+//! Operators do not depend on it directly: `rkb-runtime` is their crate. How rkb's crates
+//! fit together: [the rkb Book][crates].
+//!
+//! [crates]: https://github.com/rkb-rs/rkb/blob/main/docs/src/introduction.md#the-crates
 
 pub mod names;
 pub mod rbac;

@@ -3,6 +3,16 @@
 //! Use them through `rkb_runtime` (`use rkb_runtime::Rbac;`), which re-exports
 //! each macro next to the trait it implements; the generated code names
 //! `::rkb_runtime` paths.
+//!
+//! - `#[rkb_runtime::api]` and `#[rkb_runtime::schema]` with `#[rkb(...)]`: controller-gen's
+//!   CRD markers ([every key, with its marker][attributes]).
+//! - `#[derive(Rbac)]` with `#[rbac(...)]`, and `#[rkb_runtime::webhook]`: controller-gen's
+//!   `+kubebuilder:rbac` and `+kubebuilder:webhook` markers ([reference][rbac]).
+//!
+//! Misuse is a compile error pointing at the attribute, with a suggestion.
+//!
+//! [attributes]: https://github.com/rkb-rs/rkb/blob/main/docs/src/reference/attributes.md
+//! [rbac]: https://github.com/rkb-rs/rkb/blob/main/docs/src/reference/rbac-and-webhooks.md
 
 mod api;
 mod ctxt;

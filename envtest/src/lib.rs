@@ -31,6 +31,13 @@
 //! - [`kubernetes_validate`] checks manifests offline against the same release's schemas.
 //! - [`Environment::etcd_prefix`] reads etcd itself, for tests of what is stored (the
 //!   version a custom resource is encoded at), which the API server never shows.
+//!
+//! The [Testing guide][testing] and the [envtest variables][variables] are in the rkb Book;
+//! why the binaries are built from Go modules is [a design note][design].
+//!
+//! [testing]: https://github.com/rkb-rs/rkb/blob/main/docs/src/guides/testing.md
+//! [variables]: https://github.com/rkb-rs/rkb/blob/main/docs/src/reference/envtest.md
+//! [design]: https://github.com/rkb-rs/rkb/blob/main/docs/src/design/envtest-from-go-modules.md
 
 mod apply;
 mod assets;

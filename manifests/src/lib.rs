@@ -6,9 +6,18 @@
 //!   rendering into the manager's `ClusterRole` and `Role`s.
 //! - [`Manifests`]: writes (or checks) `config/crd/bases/` and `config/rbac/role.yaml`,
 //!   the job of `make manifests`.
+//! - [`compat`]: the breaking-change gate, which compares each CRD with the one released
+//!   in `config/crd/released/`.
 //!
 //! It links none of the manager's dependencies (HTTP server, TLS, metrics, leader
 //! election), so a manifests generator built on it alone stays small.
+//!
+//! In the rkb Book: [`#[rkb]` attributes][attributes], [evolving an API][evolving] (the
+//! gate), and why `make manifests` builds the whole operator ([a design note][design]).
+//!
+//! [attributes]: https://github.com/rkb-rs/rkb/blob/main/docs/src/reference/attributes.md
+//! [evolving]: https://github.com/rkb-rs/rkb/blob/main/docs/src/guides/evolving-an-api.md
+//! [design]: https://github.com/rkb-rs/rkb/blob/main/docs/src/design/manifests-light-layout.md
 
 pub mod compat;
 pub mod crd;

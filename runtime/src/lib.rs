@@ -1,23 +1,128 @@
-//! Support library for operators scaffolded by rkb: the one crate generated projects
-//! depend on, a facade over one crate per job (as `kube` fronts kube-core, kube-client
-//! and kube-runtime).
+//! The support library of operators scaffolded by [rkb](https://github.com/rkb-rs/rkb), and
+//! the one crate they depend on, as a kubebuilder project depends on controller-runtime.
+//! Like `kube`, which fronts kube-core, kube-client and kube-runtime, it is a facade: each
+//! feature brings in one of rkb's crates and re-exports it here, so generated code names
+//! `rkb_runtime::...` paths only.
 //!
-//! - [`Rbac`]: declare a reconciler's RBAC rules with `#[derive(Rbac)]` and
-//!   `#[rbac(...)]` attributes (controller-gen's `+kubebuilder:rbac` markers).
-//! - [`Manifests`]: render CRDs and the manager's roles into `config/`, the
-//!   job of `make manifests` (feature `manifests`, crate `rkb-manifests`).
-//! - [`backoff::ErrorBackoff`]: per-object exponential requeue delays.
-//! - [`events::Events`]: Events recorded off the reconcile path, in order (feature
-//!   `manager`).
-//! - [`manager::Manager`]: runs the controllers with leader election, metrics, health
-//!   probes and graceful shutdown, like controller-runtime's manager (feature `manager`,
-//!   crate `rkb-manager`).
-//! - [`webhook`]: defaulting, validating and conversion webhooks the manager serves
-//!   (feature `manager`).
-//! - [`migrate`]: storage version migration of CRDs, the manager's `--migrate-storage`
-//!   (feature `manager`), and [`storage_migration_rules`], the RBAC rules it needs.
-//! - `testing`: envtest, RBAC audit and fault injection for tests (feature `testing`,
-//!   crate `rkb-testing`), switched on from `[dev-dependencies]`.
+//! How to use it in a project is the subject of the
+//! [rkb Book](https://github.com/rkb-rs/rkb/blob/main/docs/src/introduction.md); this page
+//! is a map of the API.
+//!
+//! | feature | crate | what it brings |
+//! |---|---|---|
+//! | `manager` (default) | `rkb-manager` | what the operator runs on: the manager, watch caches, typed clients, Events, webhooks, storage migration |
+//! | `manifests` (default) | `rkb-manifests`, `rkb-derive` | CRDs, RBAC rules and webhook configurations from Rust types: what `make manifests` writes |
+//! | `testing` | `rkb-testing` | the test kit, switched on from `[dev-dependencies]`: envtest, the RBAC audit, fault injection |
+//!
+//! # Running: the manager (feature `manager`)
+//!
+//! - [`Manager`] (module [`manager`]) runs the operator's controllers, each a
+//!   [`manager::Runnable`], with Lease leader election, Prometheus metrics behind
+//!   TokenReview and SubjectAccessReview, health probes and graceful shutdown, configured
+//!   by the flags of [`manager::Args`]. A controller gets a [`manager::Context`] and hands
+//!   its kube-runtime `Controller` to [`manager::Context::run`].
+//! - [`cache`] builds controllers that read from their watches, as controller-runtime's
+//!   cached client does: [`cache::controller`] (no reconcile for a status-only change),
+//!   [`cache::owns`] (owned objects kept whole in a [`Lister`]), [`cache::OwnWrites`] (no
+//!   reconcile for the operator's own writes), [`cache::SharedCache`] (one watch per kind
+//!   for all controllers, from [`manager::Context::cache`]) and [`cache::Namespaces`] (the
+//!   namespaces of `--watch-namespace`).
+//! - [`client`]: [`NamespacedApi`] and [`ClusterApi`] give every kind typed constructors
+//!   of a [`TypedApi`], with server-side apply, status apply, apply-if-changed and
+//!   idempotent finalizers; a [`Lister`] reads a reflector's store.
+//! - [`events::Events`] queues Events and sends them off the reconcile path.
+//! - [`backoff::ErrorBackoff`]: per-object exponential requeue delays for an
+//!   `error_policy`.
+//! - [`mod@webhook`]: defaulting and validating webhooks ([`webhook::Defaulter`],
+//!   [`webhook::Validator`], with apimachinery-style field errors from [`webhook::field`])
+//!   and conversion webhooks (a [`webhook::Hub`] and a [`webhook::Convertible`] per spoke),
+//!   served once registered in [`webhook::Webhooks`] with [`Manager::webhooks`].
+//! - [`migrate`]: storage version migration, the manager's `--migrate-storage`
+//!   ([`migrate::Migration`]), and [`storage_migration_rules`], the RBAC rules it needs.
+//!
+//! ```no_run
+//! // What a generated src/main.rs boils down to.
+//! use clap::Parser;
+//! use rkb_runtime::manager::{Args, Manager, Runnable};
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let args = Args::parse();
+//!     args.init_logging()?;
+//!     let client = kube::Client::try_default().await?;
+//!     let controllers = vec![Runnable::new("memcached", |ctx| async move {
+//!         // A scaffolded controller builds a kube-runtime Controller with
+//!         // rkb_runtime::cache and hands it to ctx.run(...), which returns at shutdown.
+//!         ctx.set_ready();
+//!         ctx.shutdown().cancelled().await;
+//!         Ok(())
+//!     })];
+//!     Manager::new("memcached-operator", client, args)
+//!         .run(controllers)
+//!         .await?;
+//!     Ok(())
+//! }
+//! ```
+//!
+//! # Describing: manifests from Rust (feature `manifests`)
+//!
+//! - [`macro@api`] on a custom resource's spec struct, and [`macro@schema`] on the types it
+//!   contains: controller-gen's CRD markers as `#[rkb(...)]` attributes (validation,
+//!   defaults, list and map types, printer columns, versions), checked at compile time.
+//! - [`derive@Rbac`] with `#[rbac(...)]` on a reconciler: the RBAC rules it needs
+//!   (controller-gen's `+kubebuilder:rbac`), read back with [`rbac_rules`]; the rule model
+//!   is in [`rbac`].
+//! - [`macro@webhook`] on an `impl Defaulter<K>` or `impl Validator<K>`: the webhook's
+//!   settings (controller-gen's `+kubebuilder:webhook`).
+//! - [`fn@crd`]: a kind's CRD, repaired to be structural and checked as the API server
+//!   would, without panicking ([`Crd`], [`CrdError`]; the repairs are in [`mod@schema`]).
+//! - [`Manifests`]: the CRDs, rules and webhooks ([`defaulting_webhook`],
+//!   [`validating_webhook`], [`conversion_webhook`]) a project's `manifests()` lists, which
+//!   `make manifests` writes into `config/` and the test `manifests_are_up_to_date` checks
+//!   (module [`manifests`]).
+//!
+//! ```
+//! use kube::CustomResource;
+//! use schemars::JsonSchema;
+//! use serde::{Deserialize, Serialize};
+//!
+//! /// The desired state of a Memcached.
+//! #[rkb_runtime::api]
+//! #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
+//! #[kube(group = "cache.example.com", version = "v1alpha1", kind = "Memcached", namespaced)]
+//! pub struct MemcachedSpec {
+//!     /// The number of pods.
+//!     #[rkb(minimum = 0, maximum = 10)]
+//!     pub size: i32,
+//! }
+//!
+//! #[derive(rkb_runtime::Rbac)]
+//! #[rbac(groups = ["cache.example.com"], resources = ["memcacheds"], verbs = [list, watch])]
+//! pub struct MemcachedReconciler;
+//!
+//! /// What `make manifests` writes.
+//! pub fn manifests() -> rkb_runtime::Manifests {
+//!     rkb_runtime::Manifests::new(
+//!         vec![rkb_runtime::crd::<Memcached>()],
+//!         vec![rkb_runtime::rbac_rules::<MemcachedReconciler>()],
+//!     )
+//! }
+//!
+//! let crds = manifests().crds().unwrap();
+//! assert_eq!(crds[0].metadata.name.as_deref(), Some("memcacheds.cache.example.com"));
+//! ```
+//!
+//! # Testing (feature `testing`)
+//!
+//! `rkb_runtime::testing` is the `rkb-testing` crate, which generated projects switch on
+//! from `[dev-dependencies]`: `testing::envtest` starts a real kube-apiserver and etcd
+//! (controller-runtime's envtest, launched from Rust); `testing::wrap` wraps a client to
+//! audit its requests against `config/rbac/role.yaml` (`testing::RbacAudit`) and to inject
+//! conflicts, server errors and timeouts (`testing::Faults`); `testing::controller` starts
+//! a controller in a test and records its reconciles; `testing::conversion` property-tests
+//! conversion webhooks. The book's
+//! [Testing guide](https://github.com/rkb-rs/rkb/blob/main/docs/src/guides/testing.md)
+//! shows them at work.
 
 #[cfg(feature = "manager")]
 pub use rkb_manager::{ClusterApi, Lister, NamespacedApi, TypedApi};

@@ -12,12 +12,18 @@
 //!   timeouts, and responses lost after the request was applied, on chosen requests, to
 //!   prove a reconciler converges anyway.
 //!
-//! ```ignore
+//! ```no_run
+//! use rkb_testing::{Fault, Faults, RbacAudit};
+//!
+//! # async fn example() {
+//! let envtest = rkb_testing::envtest::shared().await;
 //! let audit = RbacAudit::default();
 //! let faults = Faults::default().fail(Fault::conflict().on_verb("update").times(1));
-//! let client = testing::wrap(envtest_client, &audit, &faults);
+//! let client = rkb_testing::wrap(envtest.client(), &audit, &faults);
 //! // ... run the Controller (its watches too) and its reconciles with `client` ...
+//! # let _ = client;
 //! audit.check_role_file("config/rbac/role.yaml").unwrap();
+//! # }
 //! ```
 //!
 //! Also: a real kube-apiserver and etcd ([`envtest`], the `rkb-envtest` crate, like
@@ -25,6 +31,10 @@
 //! Controller and record its reconciles, wait, read Events, drop one RBAC rule), and the
 //! harness of generated end-to-end tests ([`e2e`]), and property tests of conversion webhooks
 //! ([`conversion`]: arbitrary objects drawn from a spoke's schema survive spoke → hub → spoke).
+//!
+//! The rkb Book's [Testing guide][testing] shows them at work in a generated project.
+//!
+//! [testing]: https://github.com/rkb-rs/rkb/blob/main/docs/src/guides/testing.md
 
 pub mod controller;
 pub mod conversion;

@@ -4,8 +4,9 @@
 //! AdmissionReview to the webhook server and `GET /healthz` every 100 ms, each counted
 //! as answered only if it is within 1 s, and the manager's RSS is sampled every 50 ms.
 //!
-//! It prints the figures the README's security section quotes; it asserts only that the
-//! attacks ran. Ignored (it takes about two and a half minutes and loads the machine):
+//! It prints the figures the design note docs/src/design/hostile-clients.md quotes; it
+//! asserts only that the attacks ran. Ignored (it takes about two and a half minutes and
+//! loads the machine):
 //!
 //! ```sh
 //! cargo test -p memcached-example --test manager attack -- --ignored --nocapture
