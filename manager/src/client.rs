@@ -1,7 +1,7 @@
 //! Typed clients: the calls a reconciler makes most, with the scope rules of
 //! the kind in the types.
 //!
-//! ```ignore
+//! ```ignore (a reconciler's body: Memcached, its status and the client are the project's)
 //! use rkb_runtime::{Lister, NamespacedApi};
 //!
 //! let memcacheds = Memcached::api(client.clone(), "default"); // namespaced kinds

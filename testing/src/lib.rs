@@ -12,7 +12,7 @@
 //!   timeouts, and responses lost after the request was applied, on chosen requests, to
 //!   prove a reconciler converges anyway.
 //!
-//! ```ignore
+//! ```ignore (the outline of a controller test: envtest_client and the Controller run are elided)
 //! let audit = RbacAudit::default();
 //! let faults = Faults::default().fail(Fault::conflict().on_verb("update").times(1));
 //! let client = testing::wrap(envtest_client, &audit, &faults);
