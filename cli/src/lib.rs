@@ -8,6 +8,8 @@
 //! [`names`] validation and naming rules, [`scaffold`] template rendering plus the
 //! all-or-nothing file writer, and [`merge`] the three-way merge of `rkb alpha update`.
 
+// Its doc comments are clap's help text, where `<VALUE>` is a placeholder, not HTML.
+#[allow(rustdoc::invalid_html_tags)]
 pub mod cli;
 pub mod commands;
 pub mod deploy_image;

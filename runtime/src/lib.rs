@@ -12,7 +12,7 @@
 //! - [`manager::Manager`]: runs the controllers with leader election, metrics, health
 //!   probes and graceful shutdown, like controller-runtime's manager (feature `manager`,
 //!   crate `rkb-manager`).
-//! - [`webhook`]: defaulting, validating and conversion webhooks the manager serves
+//! - [`webhook`](mod@webhook): defaulting, validating and conversion webhooks the manager serves
 //!   (feature `manager`).
 //! - [`migrate`]: storage version migration of CRDs, the manager's `--migrate-storage`
 //!   (feature `manager`), and [`storage_migration_rules`], the RBAC rules it needs.
