@@ -161,6 +161,7 @@ fn blocks_are_the_console_fences_with_their_commands_and_output() {
     assert_eq!(blocks[0].steps[1].command, "true");
     assert!(blocks[0].steps[1].expected.is_empty());
     assert_eq!(blocks[1].steps[0].expected, ["..."]);
+    assert!(console_blocks("```console`\n$ not a block\n```\n").is_empty());
     let build = console_blocks("```console\n$ cd x && make test\n```\n");
     assert!(build[0].steps[0].builds());
     assert!(!console_blocks("```console\n$ rkb make-believe\n```\n")[0].steps[0].builds());

@@ -77,7 +77,9 @@ pub fn fence_open(line: &str) -> Option<(String, &str)> {
     }
     let mark = trimmed.chars().next().filter(|c| *c == '`' || *c == '~')?;
     let fence: String = trimmed.chars().take_while(|c| *c == mark).collect();
-    (fence.len() >= 3).then(|| (fence.clone(), trimmed[fence.len()..].trim()))
+    let info = trimmed[fence.len()..].trim();
+    // A backtick fence's info string holds no backtick (CommonMark): ```a``` is code inline.
+    (fence.len() >= 3 && !(mark == '`' && info.contains('`'))).then_some((fence, info))
 }
 
 /// Whether `line` closes a code block opened by `fence`.
