@@ -14,6 +14,8 @@
 //! [cli]: https://github.com/rkb-rs/rkb/blob/main/docs/src/reference/cli.md
 //! [arch]: https://github.com/rkb-rs/rkb/blob/main/ARCHITECTURE.md
 
+// Its doc comments are clap's help text, where `<VALUE>` is a placeholder, not HTML.
+#[allow(rustdoc::invalid_html_tags)]
 pub mod cli;
 pub mod commands;
 pub mod deploy_image;

@@ -9,15 +9,18 @@ use std::path::{Path, PathBuf};
 mod common;
 
 /// The book's checks, in cli/tests/book/: a module per generated page (or per source several
-/// pages share), and the tutorials' regeneration.
+/// pages share), the tutorials' regeneration, the transcripts, the links, and the browser.
 mod book {
+    mod browser;
     mod cli_pages;
     mod envtest_page;
     mod helm_values;
+    mod links;
     mod makefile;
     mod markdown;
     mod markers;
     mod project_fields;
+    mod transcripts;
     mod tutorials;
 }
 

@@ -9,8 +9,14 @@
 //! quick runs; `.ci/run` runs it with `--ignored`. It builds the project statically
 //! linked from the start (`+crt-static`), so the image is made from the binary the tests
 //! already built instead of a second build.
+//!
+//! Before its own steps, it runs README.md's quick start (the README's first `console`
+//! block) as a reader would, in an empty directory with this rkb on PATH: what the README
+//! shows is what CI runs.
 
 mod common;
+#[path = "book/transcripts/runner.rs"]
+mod runner;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -118,6 +124,7 @@ fn generated_project_builds_and_passes_its_tests_after_each_step() {
     let dir = scratch.path().join("fresh-operator");
     let d = dir.to_str().unwrap();
     let crates = packaged_crates(scratch.path());
+    readme_quick_start_runs(&crates);
     common::rkb(&[
         "init",
         "--domain",
@@ -286,6 +293,39 @@ fn generated_project_builds_and_passes_its_tests_after_each_step() {
         crds, 4,
         "cache's Memcached (two versions, merged), infra's Foo and Redis, and web's Memcached"
     );
+}
+
+/// README.md's quick start, its first `console` block, runs and prints what the README
+/// shows, with projects taking rkb's crates from the packages in `crates`.
+fn readme_quick_start_runs(crates: &Path) {
+    let readme = Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md");
+    let blocks = runner::console_blocks(&std::fs::read_to_string(readme).unwrap());
+    let Some(quick_start) = blocks.first() else {
+        panic!(
+            "README.md has no ```console block; its first one is the quick start this test runs: \
+             `$ command` lines each followed by its output (`[..]` for any text within a line, \
+             a line `...` for any lines), run in order in an empty directory with this rkb on \
+             PATH, e.g.\n\
+             ```console\n\
+             $ rkb init --domain example.com --dir memcached-operator\n\
+             ...\n\
+             $ cd memcached-operator\n\
+             $ make test\n\
+             ...\n\
+             ```"
+        );
+    };
+    let mut session = runner::Session::new(crates);
+    session
+        .env("CARGO_TARGET_DIR", target_dir())
+        .env("CARGO_BUILD_TARGET", host_target())
+        .env("RUSTFLAGS", "-C target-feature=+crt-static");
+    session
+        .run_block("README.md", quick_start)
+        .unwrap_or_else(|e| panic!("README.md's quick start (its first ```console block): {e}"));
+    if session.cwd().join("PROJECT").is_file() {
+        assert_independent_of_the_checkout(session.cwd(), crates);
+    }
 }
 
 /// The manager's image, made by `rkb build-image` from the binary the tests built, runs

@@ -30,7 +30,7 @@ use syn::{DeriveInput, parse_macro_input};
 /// Declares the Kubernetes RBAC rules a reconciler needs, the Rust counterpart
 /// of controller-gen's `// +kubebuilder:rbac:...` markers.
 ///
-/// ```ignore
+/// ```
 /// #[derive(rkb_runtime::Rbac)]
 /// #[rbac(groups = ["apps"], resources = ["deployments"], verbs = [get, list, watch])]
 /// #[rbac(groups = ["core"], resources = ["configmaps"], verbs = [get], namespace = "system")]
@@ -55,7 +55,10 @@ pub fn derive_rbac(input: TokenStream) -> TokenStream {
 /// its fields into kube's `#[kube(...)]` and schemars attributes, the Rust
 /// counterpart of controller-gen's CRD markers. Place it above the derives:
 ///
-/// ```ignore
+/// ```
+/// # use kube::CustomResource;
+/// # use schemars::JsonSchema;
+/// # use serde::{Deserialize, Serialize};
 /// #[rkb_runtime::api]
 /// #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
 /// #[kube(group = "cache.example.com", version = "v1", kind = "Memcached", namespaced, status = "MemcachedStatus")]
@@ -65,6 +68,8 @@ pub fn derive_rbac(input: TokenStream) -> TokenStream {
 ///     #[rkb(minimum = 1, maximum = 10, default = 1)]
 ///     pub size: i32,
 /// }
+/// # #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+/// # pub struct MemcachedStatus {}
 /// ```
 ///
 /// Spec struct keys: `printcolumn(name, type, json_path, priority, description, format)`,
@@ -105,7 +110,15 @@ pub fn schema(args: TokenStream, input: TokenStream) -> TokenStream {
 /// controller-gen's `+kubebuilder:webhook` marker on an `impl Defaulter<K> for T` or
 /// `impl Validator<K> for T` block:
 ///
-/// ```ignore
+/// ```
+/// # use kube::CustomResource;
+/// # use rkb_runtime::webhook::{Denied, Request, Validator, Warnings};
+/// # use schemars::JsonSchema;
+/// # use serde::{Deserialize, Serialize};
+/// # #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
+/// # #[kube(group = "cache.example.com", version = "v1alpha1", kind = "Memcached", namespaced)]
+/// # pub struct MemcachedSpec {}
+/// # struct MemcachedWebhook;
 /// #[rkb_runtime::webhook(
 ///     path = "/validate-cache-example-com-v1alpha1-memcached",
 ///     failure_policy = "fail",        // or "ignore"
@@ -115,7 +128,15 @@ pub fn schema(args: TokenStream, input: TokenStream) -> TokenStream {
 ///     timeout_seconds = 10,           // 1 to 30
 ///     name = "vmemcached-v1alpha1.kb.io",
 /// )]
-/// impl Validator<Memcached> for MemcachedWebhook { /* ... */ }
+/// impl Validator<Memcached> for MemcachedWebhook {
+///     async fn validate_create(&self, _: &Request, _: &Memcached) -> Result<Warnings, Denied> {
+///         Ok(Warnings::new())
+///     }
+///     // validate_update, and validate_delete for `operations(delete)`
+/// #   async fn validate_update(&self, _: &Request, _: &Memcached, _: &Memcached) -> Result<Warnings, Denied> {
+/// #       Ok(Warnings::new())
+/// #   }
+/// }
 /// ```
 ///
 /// Every key is optional (kubebuilder's defaults); each is checked at compile time and

@@ -22,7 +22,7 @@ use kube::runtime::reflector::ObjectRef;
 /// Pass the object itself, so that an object deleted and recreated under the
 /// same name starts afresh (it has a new UID):
 ///
-/// ```ignore
+/// ```ignore (pieces of the controller of a project: Memcached, Error and Context are its own)
 /// fn error_policy(obj: Arc<Memcached>, _err: &Error, ctx: Arc<Context>) -> Action {
 ///     Action::requeue(ctx.backoff.next_for(obj.as_ref()))
 /// }

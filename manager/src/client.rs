@@ -1,7 +1,7 @@
 //! Typed clients: the calls a reconciler makes most, with the scope rules of
 //! the kind in the types.
 //!
-//! ```ignore
+//! ```ignore (the body of a reconciler: Memcached, its status and the client belong to a project)
 //! use rkb_runtime::{Lister, NamespacedApi};
 //!
 //! let memcacheds = Memcached::api(client.clone(), "default"); // namespaced kinds

@@ -4,7 +4,7 @@
 //! request of a few milliseconds that a reconcile need not wait for: controller-runtime's
 //! recorder queues them too, and, as there, recording is best effort.
 //!
-//! ```ignore
+//! ```ignore (pieces of a manager: the event, object and client come from the reconcile of a project)
 //! let events = Events::new(client, reporter, Events::CAPACITY);
 //! events.publish(event, object.object_ref(&()));   // in a reconcile
 //! events.flush().await;                            // before the process exits

@@ -3,7 +3,7 @@
 //! patterns, nullable fields), must come back unchanged from spoke → hub → spoke.
 //! `rkb create webhook --conversion` scaffolds one such test per spoke:
 //!
-//! ```ignore
+//! ```ignore (a test that rkb create webhook --conversion writes into a project, with its versions)
 //! #[test]
 //! fn v1beta1_objects_drawn_from_its_schema_survive_the_hub() {
 //!     rkb_runtime::testing::conversion::assert_round_trips(|spoke: v1beta1::Memcached| {

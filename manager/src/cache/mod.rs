@@ -2,7 +2,7 @@
 //! reconcile looks objects up in the watches' stores instead of asking the API server,
 //! and a status the reconciler wrote itself does not bring it back.
 //!
-//! ```ignore
+//! ```ignore (pieces of the main and the reconciler of a project, whose types, client and config they use)
 //! let memcacheds = rkb_runtime::cache::controller(Api::<Memcached>::all(client.clone()), config());
 //! let (controller, deployments) = rkb_runtime::cache::owns(memcacheds, Api::<Deployment>::all(client), config());
 //! // in the reconciler:

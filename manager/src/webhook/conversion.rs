@@ -108,7 +108,7 @@ type Convert = fn(Value) -> Result<Value, ConversionError>;
 /// The versions of one kind and how they convert; register with
 /// [`Webhooks::conversion`](super::Webhooks::conversion).
 ///
-/// ```ignore
+/// ```ignore (v1 and v2 stand for the API versions of a project, with their Hub and Spoke impls)
 /// Conversion::<v2::Memcached>::hub().spoke::<v1::Memcached>()
 /// ```
 pub struct Conversion<H> {

@@ -14,7 +14,7 @@
 //!
 //! A project's `src/bin/manifests.rs` is a few lines:
 //!
-//! ```ignore
+//! ```ignore (the src/bin/manifests.rs of a project, through the rkb_runtime facade over this crate)
 //! fn main() -> std::process::ExitCode {
 //!     rkb_runtime::Manifests::new(
 //!         vec![rkb_runtime::crd::<Memcached>()],

@@ -13,7 +13,7 @@ use super::{JUNCTORS, type_of};
 /// - `additionalProperties: true` (a map of arbitrary values) becomes a map of
 ///   preserved values, as controller-gen writes `map[string]apiextensionsv1.JSON`;
 /// - `nullable: true` stays only where `#[rkb(nullable)]` asked for it, as
-///   controller-gen writes it only for `+nullable` (see [`nullability`]);
+///   controller-gen writes it only for `+nullable` (see `nullability`);
 /// - integer formats Kubernetes does not know (`uint8`, `uint64`, ...) become
 ///   `int32`/`int64`, like controller-gen's for Go's unsigned types.
 pub fn fix(schema: &mut Value) {
