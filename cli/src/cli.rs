@@ -159,13 +159,16 @@ Examples:
 
 const SETUP_ENVTEST_HELP: &str = "\
 KUBEBUILDER_ASSETS, when set, is checked and printed as it is; nothing is built. Otherwise the
-binaries are built with `go build` (Go >= 1.24 and the Go module proxy) into
+binaries are built with `go build` (Go >= 1.24, 1.26 for Kubernetes 1.37, and the Go module proxy) into
 $RKB_ENVTEST_CACHE, else $XDG_CACHE_HOME/rkb/envtest, else ~/.cache/rkb/envtest, and reused
 from there. Progress goes to stderr, the directory to stdout.
 
 Examples:
   export KUBEBUILDER_ASSETS=\"$(rkb setup-envtest)\"
-  make setup-envtest      # in a generated project
+  make setup-envtest      # in a generated project (its ENVTEST_K8S_VERSION)
+
+  # Another release this rkb builds, e.g. the API server of a newer cluster
+  export KUBEBUILDER_ASSETS=\"$(rkb setup-envtest --kubernetes-version 1.37.2)\"
 
   # Also kube-controller-manager, for tests that need garbage collection, namespace
   # deletion or Deployments that get ReplicaSets (rkb-envtest starts it on request)
@@ -339,6 +342,10 @@ pub struct InitArgs {
 /// `rkb setup-envtest`.
 #[derive(Debug, Args)]
 pub struct SetupEnvtestArgs {
+    /// The Kubernetes release to build (e.g. `1.37.2`); default: the one new projects record.
+    /// A project's Makefile passes its `ENVTEST_K8S_VERSION`. Ignored when KUBEBUILDER_ASSETS is set.
+    #[arg(long, value_name = "VERSION")]
+    pub kubernetes_version: Option<String>,
     /// Also build this optional binary into the same cache entry (repeatable).
     #[arg(long = "with", value_enum, value_name = "BINARY")]
     pub with: Vec<EnvtestExtra>,

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use crate::Error;
 
-/// The Kubernetes release `rkb setup-envtest` builds (pinned in `assets/go.mod`),
-/// and the API level of the `k8s-openapi` feature generated projects use.
+/// The Kubernetes release `rkb setup-envtest` builds by default (one of those under
+/// `assets/releases/`), and the API level of the `k8s-openapi` feature new projects select.
 pub const KUBERNETES_VERSION: &str = "v1.34.4";
 
 /// The control plane's binaries.

@@ -292,22 +292,24 @@ impl Environment {
                 ));
             }
         }
-        let request = TokenRequest {
-            spec: k8s_openapi::api::authentication::v1::TokenRequestSpec {
-                expiration_seconds: Some(3600),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
+        // As JSON, not the typed struct: whether `spec` and `status.token` are optional
+        // differs between the Kubernetes versions k8s-openapi offers, and a library must
+        // compile with whichever one the application picks.
+        let request: TokenRequest =
+            serde_json::from_value(serde_json::json!({"spec": {"expirationSeconds": 3600}}))
+                .map_err(|e| Error::Response(format!("a TokenRequest: {e}")))?;
         let response = accounts
             .create_token_request(name, &PostParams::default(), &request)
             .await
             .map_err(|e| Error::request(format!("request a token for {namespace}/{name}"), e))?;
-        response.status.map(|status| status.token).ok_or_else(|| {
-            Error::Response(format!(
-                "the TokenRequest for {namespace}/{name} has no status"
-            ))
-        })
+        serde_json::to_value(&response)
+            .ok()
+            .and_then(|json| json["status"]["token"].as_str().map(str::to_owned))
+            .ok_or_else(|| {
+                Error::Response(format!(
+                    "the TokenRequest for {namespace}/{name} has no status"
+                ))
+            })
     }
 
     /// Server-side applies objects; see [`Apply`] for CRDs, YAML and kustomize builds.

@@ -231,11 +231,7 @@ pub fn role_binding(role: &Role) -> RoleBinding {
             namespace: role.metadata.namespace.clone(),
             ..ObjectMeta::default()
         },
-        role_ref: RoleRef {
-            api_group: "rbac.authorization.k8s.io".to_owned(),
-            kind: "Role".to_owned(),
-            name,
-        },
+        role_ref: role_ref(&name),
         subjects: Some(vec![Subject {
             kind: "ServiceAccount".to_owned(),
             name: MANAGER_SERVICE_ACCOUNT.to_owned(),
@@ -243,6 +239,18 @@ pub fn role_binding(role: &Role) -> RoleBinding {
             ..Subject::default()
         }]),
     }
+}
+
+/// A reference to the Role `name`. Built from JSON: whether `apiGroup` is optional differs
+/// between the Kubernetes versions k8s-openapi offers, and a library compiles with the one
+/// the application picks.
+fn role_ref(name: &str) -> RoleRef {
+    serde_json::from_value(serde_json::json!({
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "Role",
+        "name": name,
+    }))
+    .expect("a RoleRef of three strings")
 }
 
 /// The name of the binding of the role `role`: `manager-role` -> `manager-rolebinding`.

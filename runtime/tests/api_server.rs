@@ -451,3 +451,57 @@ async fn union_and_immutability_markers_are_enforced_by_the_api_server() {
         "{message}"
     );
 }
+
+// ---------------------------------------------------------------------------
+// Lists of optional items: the API server keeps a null item and checks it
+// ---------------------------------------------------------------------------
+
+/// Lists whose items may be `None`, which serde writes as `null`.
+#[rkb_runtime::api]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[kube(group = "nulls.rkb.dev", version = "v1", kind = "Gaps", namespaced)]
+#[serde(rename_all = "camelCase")]
+pub struct GapsSpec {
+    pub nested: Vec<Option<Vec<String>>>,
+    pub names: Vec<Option<String>>,
+}
+
+/// A list item is no field the API server could drop: without `nullable` on the items
+/// it refused `spec.nested[1] in body must be of type array: "null"`.
+#[tokio::test]
+async fn null_items_of_a_list_of_options_are_accepted_and_kept() {
+    let env = rkb_envtest::shared().await;
+    let crd = crd::<Gaps>().unwrap().into_definition();
+    env.apply().crds([crd]).await.unwrap();
+    let ns = env.create_namespace().await.unwrap();
+    let api = Api::<Gaps>::namespaced(env.client(), &ns);
+    let spec = GapsSpec {
+        nested: vec![Some(vec!["a".into()]), None],
+        names: vec![None, Some("b".into())],
+    };
+    let created = api
+        .create(&PostParams::default(), &Gaps::new("gaps", spec.clone()))
+        .await
+        .unwrap();
+    assert_eq!(created.spec, spec);
+    assert_eq!(api.get("gaps").await.unwrap().spec, spec);
+}
+
+/// An enum's values cannot hold the null an optional item is: refused by `crd()`,
+/// naming the field and the fix, before any API server sees it.
+#[test]
+fn a_list_of_optional_enum_values_is_refused_with_the_fix() {
+    #[rkb_runtime::api]
+    #[derive(CustomResource, Clone, Debug, Deserialize, Serialize, JsonSchema)]
+    #[kube(group = "nulls.rkb.dev", version = "v1", kind = "Steps", namespaced)]
+    pub struct StepsSpec {
+        pub policies: Vec<Option<Policy>>,
+    }
+    let message = crd::<Steps>().unwrap_err().to_string();
+    for expected in [".spec.policies[*]", "Vec<T>` instead of `Vec<Option<T>>`"] {
+        assert!(
+            message.contains(expected),
+            "{expected:?} not in:\n{message}"
+        );
+    }
+}

@@ -28,6 +28,8 @@ pub(super) struct Context {
     pub kube_version: &'static str,
     pub k8s_openapi_version: &'static str,
     pub k8s_api_feature: &'static str,
+    /// The envtest release the Makefile records (`ENVTEST_K8S_VERSION`), e.g. `1.37.2`.
+    pub envtest_k8s_version: &'static str,
     #[serde(skip)]
     pub project: Project,
 }
@@ -241,6 +243,7 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         kube_version: crate::KUBE_VERSION,
         k8s_openapi_version: crate::K8S_OPENAPI_VERSION,
         k8s_api_feature: crate::K8S_API_FEATURE,
+        envtest_k8s_version: envtest_k8s_version(),
         project,
     };
     // The generated Cargo.toml itself says which crate names the project cannot take.
@@ -271,6 +274,14 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         }
     )?;
     Ok(())
+}
+
+/// The envtest release new projects record: the newest `rkb setup-envtest` builds, as
+/// `ENVTEST_K8S_VERSION` spells it (no `v`).
+pub(crate) fn envtest_k8s_version() -> &'static str {
+    super::setup_envtest::default_release()
+        .version
+        .trim_start_matches('v')
 }
 
 fn default_project_name(dir: &Path) -> anyhow::Result<String> {

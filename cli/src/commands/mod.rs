@@ -56,7 +56,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
                 crate::K8S_API_FEATURE
                     .trim_start_matches('v')
                     .replace('_', "."),
-                setup_envtest::versions().0
+                setup_envtest::default_release().version
             )?;
             Ok(())
         }
@@ -483,6 +483,7 @@ mod tests {
                     kube_version: crate::KUBE_VERSION,
                     k8s_openapi_version: crate::K8S_OPENAPI_VERSION,
                     k8s_api_feature: crate::K8S_API_FEATURE,
+                    envtest_k8s_version: super::super::init::envtest_k8s_version(),
                     project: project.clone(),
                 }),
                 create_api: json(&super::super::create_api::Context {

@@ -24,8 +24,126 @@ use sha2::{Digest as _, Sha256};
 
 use crate::cli::{EnvtestExtra, SetupEnvtestArgs};
 
-/// `envtest/assets/`: go.mod, go.sum and a main per binary.
+/// `envtest/assets/`: a main per binary (`cmd/`), and for each Kubernetes release rkb can
+/// build, the go.mod and go.sum that pin it (`releases/<version>/`).
 static MODULE: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/envtest-assets");
+
+/// A Kubernetes release rkb can build envtest binaries of: its go.mod and go.sum.
+#[derive(Debug, Clone, Copy)]
+pub struct Release {
+    /// As Kubernetes names it, e.g. `v1.37.2`.
+    pub version: &'static str,
+    go_mod: &'static str,
+    go_sum: &'static str,
+}
+
+impl Release {
+    /// The version of `module` that go.mod requires.
+    fn pinned(&self, module: &str) -> &'static str {
+        self.go_mod
+            .lines()
+            .filter_map(|line| line.trim().strip_prefix(module))
+            .find_map(|rest| rest.strip_prefix(' '))
+            .map(str::trim)
+            .unwrap_or_default()
+    }
+
+    /// The etcd release Kubernetes' own go.mod pairs with this one.
+    pub fn etcd(&self) -> &'static str {
+        self.pinned(ETCD_MODULE)
+    }
+
+    /// The oldest Go that builds it (go.mod's `go` line).
+    fn go(&self) -> &'static str {
+        self.go_mod
+            .lines()
+            .find_map(|line| line.strip_prefix("go "))
+            .unwrap_or("1.24")
+    }
+
+    /// The cache key of the module: the first 12 hex digits of the SHA-256 of go.mod,
+    /// go.sum and the mains, in build order.
+    fn hash(&self) -> String {
+        let mut hasher = Sha256::new();
+        hasher.update(self.go_mod);
+        hasher.update(self.go_sum);
+        for binary in BINARIES {
+            hasher.update(module_file(&main_file(binary)));
+        }
+        format!("{:x}", hasher.finalize())[..12].to_owned()
+    }
+}
+
+/// The release new projects record and `rkb setup-envtest` builds unless asked for another;
+/// the same as `rkb_envtest::KUBERNETES_VERSION` (a test holds them together).
+pub const DEFAULT_RELEASE: &str = "v1.34.4";
+
+/// Every release under `releases/`, oldest first.
+pub fn releases() -> Vec<Release> {
+    let mut releases: Vec<Release> = MODULE
+        .get_dir("releases")
+        .map(|dir| dir.dirs().collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|dir| {
+            let file = |name: &str| {
+                dir.get_file(dir.path().join(name))
+                    .and_then(|f| f.contents_utf8())
+            };
+            Some(Release {
+                version: dir.path().file_name()?.to_str()?,
+                go_mod: file("go.mod")?,
+                go_sum: file("go.sum")?,
+            })
+        })
+        .collect();
+    releases.sort_by_key(|r| version_key(r.version));
+    releases
+}
+
+/// The release new projects test against, [`DEFAULT_RELEASE`].
+pub fn default_release() -> Release {
+    *releases()
+        .iter()
+        .find(|r| r.version == DEFAULT_RELEASE)
+        .expect("envtest/assets/releases/ holds the default release")
+}
+
+/// `v1.37.2` as numbers, for ordering.
+fn version_key(version: &str) -> Vec<u64> {
+    version
+        .trim_start_matches('v')
+        .split('.')
+        .map(|part| part.parse().unwrap_or(0))
+        .collect()
+}
+
+/// The release `requested` names (`1.37.2` or `v1.37.2`), or the default.
+pub fn release(requested: Option<&str>) -> anyhow::Result<Release> {
+    let Some(requested) = requested else {
+        return Ok(default_release());
+    };
+    let wanted = format!("v{}", requested.trim().trim_start_matches('v'));
+    let all = releases();
+    if let Some(release) = all.iter().find(|r| r.version == wanted) {
+        return Ok(*release);
+    }
+    let known: Vec<&str> = all
+        .iter()
+        .map(|r| r.version.trim_start_matches('v'))
+        .collect();
+    let default = DEFAULT_RELEASE.trim_start_matches('v');
+    bail!(
+        "--kubernetes-version {requested}: this rkb cannot build envtest binaries of Kubernetes {wanted}.\n  \
+         It builds {} ({default} unless asked for another).\n  \
+         Use one of them, e.g.  rkb setup-envtest --kubernetes-version {default}  \
+         (in a project: make test ENVTEST_K8S_VERSION={default}),\n  \
+         or point KUBEBUILDER_ASSETS at binaries of {wanted}, e.g. from controller-runtime's tool:  \
+         export KUBEBUILDER_ASSETS=\"$(setup-envtest use -p path {})\"",
+        known.join(", "),
+        wanted.trim_start_matches('v')
+    );
+}
 
 /// A binary of a cache entry: the package of the Go module that builds it, and the upstream
 /// module it comes from (pinned in go.mod).
@@ -120,33 +238,26 @@ impl Env {
 }
 
 pub fn setup_envtest(args: &SetupEnvtestArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let dir = assets_dir(&Env::from_process(), &args.with, &mut std::io::stderr())?;
+    let release = release(args.kubernetes_version.as_deref())?;
+    let dir = assets_dir(
+        &Env::from_process(),
+        release,
+        &args.with,
+        &mut std::io::stderr(),
+    )?;
     writeln!(out, "{}", dir.display())?;
     Ok(())
-}
-
-/// The Kubernetes and etcd releases pinned in the module's go.mod.
-pub fn versions() -> (String, String) {
-    let go_mod = module_file("go.mod");
-    let pinned = |module: &str| {
-        go_mod
-            .lines()
-            .filter_map(|line| line.trim().strip_prefix(module))
-            .find_map(|rest| rest.strip_prefix(' '))
-            .map(|v| v.trim().to_owned())
-            .unwrap_or_default()
-    };
-    (pinned(KUBERNETES_MODULE), pinned(ETCD_MODULE))
 }
 
 /// The directory of usable binaries (those of `with` included), building them when
 /// needed; progress goes to `log`.
 pub fn assets_dir(
     env: &Env,
+    release: Release,
     with: &[EnvtestExtra],
     log: &mut dyn Write,
 ) -> anyhow::Result<PathBuf> {
-    let (k8s, etcd) = versions();
+    let (k8s, etcd) = (release.version, release.etcd());
     if let Some(dir) = &env.kubebuilder_assets {
         let dir = PathBuf::from(dir);
         let missing = missing_binaries(&dir, with);
@@ -169,7 +280,7 @@ pub fn assets_dir(
         "k8s-{k8s}-{}-{}-{}",
         go_os(),
         go_arch(),
-        module_hash()
+        release.hash()
     ));
     if missing_binaries(&dir, with).is_empty() {
         writeln!(
@@ -179,7 +290,7 @@ pub fn assets_dir(
         )?;
         return Ok(dir);
     }
-    check_go(env, &k8s, &etcd)?;
+    check_go(env, release)?;
     std::fs::create_dir_all(&cache)
         .with_context(|| format!("cannot create the envtest cache {}", cache.display()))?;
     // One build at a time per cache: a second `rkb setup-envtest` (two `make test` at once)
@@ -215,7 +326,7 @@ pub fn assets_dir(
     )?;
     let start = std::time::Instant::now();
     let bin = build.path().join("bin");
-    build_into(env, build.path(), &to_build, &k8s, log)?;
+    build_into(env, build.path(), release, &to_build, log)?;
     let missing: Vec<&str> = names
         .iter()
         .copied()
@@ -247,7 +358,8 @@ pub fn assets_dir(
     Ok(dir)
 }
 
-fn check_go(env: &Env, k8s: &str, etcd: &str) -> anyhow::Result<()> {
+fn check_go(env: &Env, release: Release) -> anyhow::Result<()> {
+    let (k8s, etcd) = (release.version, release.etcd());
     let found = Command::new(env.go())
         .arg("version")
         .stdout(Stdio::null())
@@ -257,11 +369,12 @@ fn check_go(env: &Env, k8s: &str, etcd: &str) -> anyhow::Result<()> {
     if !found {
         bail!(
             "cannot build kube-apiserver {k8s} and etcd {etcd}: Go is not installed (no `{}` command).\n  \
-             Either install Go >= 1.24 (https://go.dev/dl, or your distribution's golang package) and run again,\n  \
+             Either install Go >= {} (https://go.dev/dl, or your distribution's golang package) and run again,\n  \
              or point KUBEBUILDER_ASSETS at existing envtest binaries, for example from controller-runtime's tool:\n    \
              go install sigs.k8s.io/controller-runtime/tools/setup-envtest@latest\n    \
              export KUBEBUILDER_ASSETS=\"$(setup-envtest use -p path {})\"",
             env.go().to_string_lossy(),
+            release.go(),
             k8s.trim_start_matches('v')
         );
     }
@@ -278,18 +391,25 @@ fn with_flags(with: &[EnvtestExtra]) -> String {
         .collect()
 }
 
-/// Writes the module into `build/src` and builds `binaries` into `build/bin`.
+/// Writes the module of `release` into `build/src` and builds `binaries` into `build/bin`.
 fn build_into(
     env: &Env,
     build: &Path,
+    release: Release,
     binaries: &[&Binary],
-    k8s: &str,
     log: &mut dyn Write,
 ) -> anyhow::Result<()> {
+    let k8s = release.version;
     let src = build.join("src");
-    MODULE
-        .extract(&src)
-        .with_context(|| format!("cannot write the Go module into {}", src.display()))?;
+    let write_module = || -> std::io::Result<()> {
+        std::fs::create_dir_all(&src)?;
+        MODULE
+            .get_dir("cmd")
+            .map_or(Ok(()), |cmd| cmd.extract(&src))?;
+        std::fs::write(src.join("go.mod"), release.go_mod)?;
+        std::fs::write(src.join("go.sum"), release.go_sum)
+    };
+    write_module().with_context(|| format!("cannot write the Go module into {}", src.display()))?;
     for binary in binaries {
         writeln!(log, "setup-envtest: go build {}", binary.package)?;
         let output = Command::new(env.go())
@@ -404,18 +524,6 @@ fn module_file(path: &str) -> &'static str {
         .unwrap_or_default()
 }
 
-/// The cache key of the module: the first 12 hex digits of the SHA-256 of go.mod, go.sum
-/// and the mains, in build order.
-fn module_hash() -> String {
-    let mut hasher = Sha256::new();
-    hasher.update(module_file("go.mod"));
-    hasher.update(module_file("go.sum"));
-    for binary in BINARIES {
-        hasher.update(module_file(&main_file(binary)));
-    }
-    format!("{:x}", hasher.finalize())[..12].to_owned()
-}
-
 /// Go's names for this machine, which the cache directory is named by.
 fn go_os() -> &'static str {
     std::env::consts::OS
@@ -436,11 +544,58 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_pinned_versions_come_from_go_mod() {
-        let (k8s, etcd) = versions();
-        assert!(k8s.starts_with("v1."), "{k8s}");
-        assert!(etcd.starts_with("v3."), "{etcd}");
-        assert!(version_ldflags(&k8s).contains(&format!("gitVersion={k8s}")));
+    fn the_pinned_versions_come_from_each_release_s_go_mod() {
+        let releases = releases();
+        assert!(releases.len() >= 2, "{releases:?}");
+        for release in &releases {
+            let k8s = release.version;
+            assert_eq!(
+                release.pinned(KUBERNETES_MODULE),
+                k8s,
+                "releases/{k8s}/go.mod"
+            );
+            assert!(release.etcd().starts_with("v3."), "{release:?}");
+            assert!(release.go().starts_with("1."), "{release:?}");
+            assert!(version_ldflags(k8s).contains(&format!("gitVersion={k8s}")));
+        }
+        assert!(releases.iter().any(|r| r.version == DEFAULT_RELEASE));
+    }
+
+    /// rkb and rkb-envtest name the same default: new projects test on what rkb's own
+    /// tests run on.
+    #[test]
+    fn the_default_release_is_rkb_envtest_s() {
+        assert_eq!(DEFAULT_RELEASE, rkb_envtest::KUBERNETES_VERSION);
+    }
+
+    #[test]
+    fn a_release_is_named_with_or_without_its_v() {
+        assert_eq!(release(None).unwrap().version, DEFAULT_RELEASE);
+        for known in releases() {
+            let version = known.version;
+            assert_eq!(release(Some(version)).unwrap().version, version);
+            let bare = version.trim_start_matches('v');
+            assert_eq!(release(Some(bare)).unwrap().version, version);
+        }
+    }
+
+    #[test]
+    fn an_unknown_release_is_refused_with_the_ones_it_builds() {
+        let message = release(Some("1.36.0")).unwrap_err().to_string();
+        let default = DEFAULT_RELEASE.trim_start_matches('v');
+        for expected in [
+            "--kubernetes-version 1.36.0",
+            "cannot build envtest binaries of Kubernetes v1.36.0",
+            "It builds 1.34.4, 1.37.2 (1.34.4 unless asked for another)",
+            &format!("rkb setup-envtest --kubernetes-version {default}"),
+            &format!("make test ENVTEST_K8S_VERSION={default}"),
+            "setup-envtest use -p path 1.36.0",
+        ] {
+            assert!(
+                message.contains(expected),
+                "{expected:?} not in:\n{message}"
+            );
+        }
     }
 
     /// A stand-in for `go` that answers `go version`, and for `go build -o OUT` runs
@@ -478,7 +633,7 @@ mod tests {
             kubebuilder_assets: Some(tmp.path().into()),
             ..Env::default()
         };
-        let message = assets_dir(&env, &[], &mut Vec::new())
+        let message = assets_dir(&env, default_release(), &[], &mut Vec::new())
             .unwrap_err()
             .to_string();
         assert!(
@@ -495,7 +650,7 @@ mod tests {
     fn without_go_it_says_how_to_get_go_or_binaries() {
         let tmp = tempfile::tempdir().unwrap();
         let env = env(tmp.path(), tmp.path().join("no-go").into());
-        let message = assets_dir(&env, &[], &mut Vec::new())
+        let message = assets_dir(&env, default_release(), &[], &mut Vec::new())
             .unwrap_err()
             .to_string();
         assert!(message.contains("Go is not installed"), "{message}");
@@ -518,7 +673,7 @@ mod tests {
              echo 'verifying go.etcd.io/etcd/server/v3@v3.6.4: checksum mismatch' >&2\nexit 1",
         );
         let cache = tmp.path().join("cache");
-        let message = assets_dir(&env(&cache, go), &[], &mut Vec::new())
+        let message = assets_dir(&env(&cache, go), default_release(), &[], &mut Vec::new())
             .unwrap_err()
             .to_string();
         assert!(
@@ -552,7 +707,9 @@ mod tests {
         let runs: Vec<_> = (0..2)
             .map(|_| {
                 let env = env(&cache, go.clone());
-                std::thread::spawn(move || assets_dir(&env, &[], &mut Vec::new()))
+                std::thread::spawn(move || {
+                    assets_dir(&env, default_release(), &[], &mut Vec::new())
+                })
             })
             .collect();
         let dirs: Vec<PathBuf> = runs
@@ -566,7 +723,7 @@ mod tests {
         assert!(!cache.join(".build.killed").exists());
         // And the next run takes the cache.
         let mut log = Vec::new();
-        assets_dir(&env(&cache, go.clone()), &[], &mut log).unwrap();
+        assets_dir(&env(&cache, go.clone()), default_release(), &[], &mut log).unwrap();
         assert!(
             String::from_utf8(log)
                 .unwrap()
@@ -577,13 +734,19 @@ mod tests {
         // An extra goes into the same entry, built alone; the entry's binaries stay.
         let extra = [EnvtestExtra::ControllerManager];
         let mut log = Vec::new();
-        let dir = assets_dir(&env(&cache, go.clone()), &extra, &mut log).unwrap();
+        let dir = assets_dir(
+            &env(&cache, go.clone()),
+            default_release(),
+            &extra,
+            &mut log,
+        )
+        .unwrap();
         assert_eq!(dir, dirs[0]);
         assert!(missing_binaries(&dir, &extra).is_empty());
         assert_eq!(builds(tmp.path()), base + 1);
         let log = String::from_utf8(log).unwrap();
         assert!(log.contains("building kube-controller-manager ("), "{log}");
-        assets_dir(&env(&cache, go), &extra, &mut Vec::new()).unwrap();
+        assets_dir(&env(&cache, go), default_release(), &extra, &mut Vec::new()).unwrap();
         assert_eq!(builds(tmp.path()), base + 1, "then cached");
     }
 
@@ -600,9 +763,9 @@ mod tests {
             kubebuilder_assets: Some(tmp.path().into()),
             ..Env::default()
         };
-        assert!(assets_dir(&env, &[], &mut Vec::new()).is_ok());
+        assert!(assets_dir(&env, default_release(), &[], &mut Vec::new()).is_ok());
         let extra = [EnvtestExtra::ControllerManager];
-        let message = assets_dir(&env, &extra, &mut Vec::new())
+        let message = assets_dir(&env, default_release(), &extra, &mut Vec::new())
             .unwrap_err()
             .to_string();
         assert!(
@@ -617,13 +780,15 @@ mod tests {
 
     #[test]
     fn every_module_file_is_embedded() {
-        let mains = BINARIES.iter().map(main_file);
-        for path in ["go.mod".to_owned(), "go.sum".to_owned()]
-            .into_iter()
-            .chain(mains)
-        {
+        for path in BINARIES.iter().map(main_file) {
             assert!(!module_file(&path).is_empty(), "{path} is not embedded");
         }
-        assert_eq!(module_hash().len(), 12);
+        for release in releases() {
+            assert!(release.go_sum.contains("k8s.io/"), "{release:?}");
+            assert_eq!(release.hash().len(), 12);
+        }
+        let hashes: std::collections::BTreeSet<String> =
+            releases().iter().map(Release::hash).collect();
+        assert_eq!(hashes.len(), releases().len(), "one cache key per release");
     }
 }

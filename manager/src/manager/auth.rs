@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
 use http::{HeaderMap, StatusCode, header};
-use k8s_openapi::api::authentication::v1::{TokenReview, TokenReviewSpec};
+use k8s_openapi::api::authentication::v1::TokenReview;
 use k8s_openapi::api::authorization::v1::{
     NonResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec,
 };
@@ -250,13 +250,10 @@ async fn review(
     verb: &str,
     path: &str,
 ) -> Result<(), Denied> {
-    let review = TokenReview {
-        spec: TokenReviewSpec {
-            token: Some(token.to_owned()),
-            ..Default::default()
-        },
-        ..Default::default()
-    };
+    // From JSON: whether `spec.token` is optional differs between the Kubernetes versions
+    // k8s-openapi offers, and the manager compiles with the one the operator picks.
+    let review: TokenReview = serde_json::from_value(serde_json::json!({"spec": {"token": token}}))
+        .map_err(|e| Denied::Failed(format!("a TokenReview: {e}")))?;
     token_reviews.inc();
     let reviewed = within_timeout(
         Api::<TokenReview>::all(client.clone()).create(&PostParams::default(), &review),

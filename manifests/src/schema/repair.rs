@@ -13,18 +13,19 @@ use super::{JUNCTORS, type_of};
 /// - `additionalProperties: true` (a map of arbitrary values) becomes a map of
 ///   preserved values, as controller-gen writes `map[string]apiextensionsv1.JSON`;
 /// - `nullable: true` stays only where `#[rkb(nullable)]` asked for it, as
-///   controller-gen writes it only for `+nullable` (see `nullability`);
+///   controller-gen writes it only for `+nullable`, and on the items of a list of
+///   `Option`s, whose nulls the API server cannot drop (see `nullability`);
 /// - integer formats Kubernetes does not know (`uint8`, `uint64`, ...) become
 ///   `int32`/`int64`, like controller-gen's for Go's unsigned types.
 pub fn fix(schema: &mut Value) {
-    fix_node(schema, false);
+    fix_node(schema, false, false);
 }
 
-fn fix_node(node: &mut Value, in_junctor: bool) {
+fn fix_node(node: &mut Value, in_junctor: bool, is_item: bool) {
     let Some(obj) = node.as_object_mut() else {
         return;
     };
-    nullability(obj);
+    nullability(obj, is_item);
     if !in_junctor && says_nothing(obj) {
         obj.insert(PRESERVE.into(), Value::Bool(true));
     }
@@ -54,23 +55,24 @@ fn fix_node(node: &mut Value, in_junctor: bool) {
     }
     if let Some(Value::Object(props)) = obj.get_mut("properties") {
         for prop in props.values_mut() {
-            fix_node(prop, in_junctor);
+            fix_node(prop, in_junctor, false);
         }
     }
-    for key in ["items", "additionalProperties"] {
-        if let Some(sub) = obj.get_mut(key) {
-            fix_node(sub, in_junctor);
-        }
+    if let Some(sub) = obj.get_mut("items") {
+        fix_node(sub, in_junctor, true);
+    }
+    if let Some(sub) = obj.get_mut("additionalProperties") {
+        fix_node(sub, in_junctor, false);
     }
     for key in JUNCTORS {
         if let Some(Value::Array(subs)) = obj.get_mut(key) {
             for sub in subs {
-                fix_node(sub, true);
+                fix_node(sub, true, false);
             }
         }
     }
     if let Some(sub) = obj.get_mut("not") {
-        fix_node(sub, true);
+        fix_node(sub, true, false);
     }
 }
 
@@ -78,10 +80,18 @@ fn fix_node(node: &mut Value, in_junctor: bool) {
 /// null of a nullable field, and validates it: `Option<Enum>` then refused `null`
 /// (the enum lacks it). A field that is not nullable has its null pruned before
 /// defaulting, which is what an absent `Option` means. So only a field that asks keeps
-/// `nullable` (an enum that asks is refused by [`super::check`]).
-fn nullability(obj: &mut Map<String, Value>) {
-    if obj.remove(NULLABLE_ASKED) == Some(Value::Bool(true)) {
+/// `nullable` (an enum that asks is refused by [`super::check`]). A list item is no
+/// field: the API server keeps a null item and checks it, so the items of a
+/// `Vec<Option<T>>`, which serde writes as `null` for `None`, keep schemars' `nullable`
+/// (a nullable enum item is refused by the check, naming the field).
+fn nullability(obj: &mut Map<String, Value>, is_item: bool) {
+    let asked = obj.remove(NULLABLE_ASKED) == Some(Value::Bool(true));
+    let optional_item = is_item && obj.get("nullable") == Some(&Value::Bool(true));
+    if asked || optional_item {
         obj.insert("nullable".into(), Value::Bool(true));
+        if let Some(Value::Array(values)) = obj.get_mut("enum") {
+            values.retain(|v| !v.is_null());
+        }
         return;
     }
     obj.remove("nullable");

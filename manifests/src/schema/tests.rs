@@ -83,7 +83,9 @@ fn fix_keeps_nullable_only_where_it_was_asked_for() {
         "level": {"type": "string", "nullable": true, "enum": ["A", null]},
         "asked": {"type": "string", "nullable": true, "x-rkb-nullable": true},
         "askedLevel": {"type": "string", "x-rkb-nullable": true, "enum": ["A"]},
-        "list": {"type": "array", "items": {"type": "string", "nullable": true}}
+        "list": {"type": "array", "items": {"type": "string", "nullable": true}},
+        "levels": {"type": "array", "items": {"type": "string", "nullable": true, "enum": ["A", null]}},
+        "required": {"type": "array", "items": {"type": "string"}}
     }}));
     fix(&mut schema);
     let spec = &schema["properties"]["spec"];
@@ -96,13 +98,21 @@ fn fix_keeps_nullable_only_where_it_was_asked_for() {
         props["askedLevel"],
         json!({"type": "string", "nullable": true, "enum": ["A"]})
     );
-    assert_eq!(props["list"]["items"], json!({"type": "string"}));
+    // A `Vec<Option<T>>`'s nulls are items the API server keeps and checks.
+    assert_eq!(
+        props["list"]["items"],
+        json!({"type": "string", "nullable": true})
+    );
+    assert_eq!(props["required"]["items"], json!({"type": "string"}));
     assert_eq!(
         messages(schema),
         [
             ".spec.askedLevel: a nullable enum refuses null: the API server checks the null it \
           keeps against the enum's values\n    hint: leave out #[rkb(nullable)]: a null is then \
-          dropped, as an unset Option"
+          dropped, as an unset Option",
+            ".spec.levels[*]: a nullable enum refuses null: the API server checks the null it \
+          keeps against the enum's values\n    hint: a list item cannot be dropped like a field: \
+          make the list's items required (`Vec<T>` instead of `Vec<Option<T>>`)"
         ]
     );
 }
