@@ -1,4 +1,4 @@
-// Pins Kubernetes v1.34.4 for rkb's envtest (`rkb setup-envtest --kubernetes-version v1.34.4`).
+// Builds kube-apiserver and etcd for rkb's envtest (see setup-envtest.sh).
 // k8s.io/kubernetes requires its staging modules at v0.0.0 and replaces them
 // with ./staging, which Go ignores in a dependency: each is replaced here.
 module rkb.invalid/envtest
