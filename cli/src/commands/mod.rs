@@ -9,7 +9,7 @@ mod create_webhook;
 mod delete;
 mod edit;
 mod init;
-mod setup_envtest;
+pub mod setup_envtest;
 
 use std::io::Write;
 use std::path::Path;

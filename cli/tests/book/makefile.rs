@@ -212,7 +212,11 @@ fn variables(makefile: &str) -> Vec<Vec<String>> {
             own = false;
             continue;
         };
-        let default = default.trim().replace("{{ project_name }}", "<project>");
+        let release = rkb::commands::setup_envtest::DEFAULT_RELEASE.trim_start_matches('v');
+        let default = default
+            .trim()
+            .replace("{{ project_name }}", "<project>")
+            .replace("{{ envtest_k8s_version }}", release);
         let shared = comment.join(" ");
         let named = shared
             .to_lowercase()
