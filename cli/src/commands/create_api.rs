@@ -342,9 +342,9 @@ fn model(
     if !resource && !controller {
         // The hint must work: --no-resource only for a type that exists.
         let exists = project
-            .find(&args.group, &args.version, &args.kind)
+            .find(&args.gvk.group, &args.gvk.version, &args.gvk.kind)
             .is_some_and(|r| r.api.is_some())
-            || builtin_kinds::find(&args.group, &args.version, &args.kind).is_some();
+            || builtin_kinds::find(&args.gvk.group, &args.gvk.version, &args.gvk.kind).is_some();
         let (keep, what) = if exists {
             ("--no-resource", "a controller for the existing type")
         } else {
@@ -353,9 +353,9 @@ fn model(
         bail!(
             "nothing to scaffold: --no-resource and --no-controller together leave no files to write.\n  \
              Drop one of them; for {what}:  rkb create api --group {} --version {} --kind {} {keep}",
-            args.group,
-            args.version,
-            args.kind
+            args.gvk.group,
+            args.gvk.version,
+            args.gvk.kind
         );
     }
     let image = image_options(args)?;
@@ -378,9 +378,9 @@ fn model(
         let hint = if args.wants_resource() {
             format!(
                 "Scaffold the type without a controller:  rkb create api --group {} --version {} --kind {} --no-controller{}",
-                args.group,
-                args.version,
-                args.kind,
+                args.gvk.group,
+                args.gvk.version,
+                args.gvk.kind,
                 if args.cluster_scoped {
                     " --cluster-scoped"
                 } else {
@@ -465,8 +465,8 @@ fn external_model(
     changes: &Changes,
     out: &mut dyn Write,
 ) -> anyhow::Result<(Context, Switches)> {
-    let version = (!args.version.is_empty()).then_some(args.version.as_str());
-    let kind = (!args.kind.is_empty()).then_some(args.kind.as_str());
+    let version = (!args.gvk.version.is_empty()).then_some(args.gvk.version.as_str());
+    let kind = (!args.gvk.kind.is_empty()).then_some(args.gvk.kind.as_str());
     let crd = crate::external::read(file, version, kind)?;
     check_external_group(&crd, project)?;
     names::check_kind(&crd.kind)?;
@@ -1054,7 +1054,7 @@ fn next_steps(out: &mut dyn Write, context: &Context, switches: &Switches) -> an
 fn image_options(args: &CreateApiArgs) -> anyhow::Result<Option<DeployImage>> {
     let example = format!(
         "rkb create api --group {} --version {} --kind {} --image memcached:1.6.26-alpine3.19",
-        args.group, args.version, args.kind
+        args.gvk.group, args.gvk.version, args.gvk.kind
     );
     let Some(image) = &args.image else {
         let companions = [
@@ -1096,13 +1096,13 @@ fn image_options(args: &CreateApiArgs) -> anyhow::Result<Option<DeployImage>> {
 /// Validates the flags and works out the names of the API: a new custom resource, or
 /// with `--no-resource` a type that exists already.
 fn resolve(args: &CreateApiArgs, project: &Project) -> anyhow::Result<model::Resource> {
-    names::check_kind(&args.kind)?;
-    names::check_version(&args.version)?;
+    names::check_kind(&args.gvk.kind)?;
+    names::check_version(&args.gvk.version)?;
     if args.wants_resource() {
         return new_resource(args, project);
     }
     match project
-        .find(&args.group, &args.version, &args.kind)
+        .find(&args.gvk.group, &args.gvk.version, &args.gvk.kind)
         .filter(|r| r.api.is_some())
     {
         Some(own) => Ok(model::Resource::recorded(own)),
@@ -1113,29 +1113,30 @@ fn resolve(args: &CreateApiArgs, project: &Project) -> anyhow::Result<model::Res
 /// A built-in Kubernetes kind, which a new controller reconciles.
 fn builtin_resource(args: &CreateApiArgs) -> anyhow::Result<model::Resource> {
     if builtin_kinds::CREATE_ONLY_KINDS.iter().any(|k| {
-        k.group == rbac::display_group(&args.group)
-            && k.version == args.version
-            && k.kind == args.kind
+        k.group == rbac::display_group(&args.gvk.group)
+            && k.version == args.gvk.version
+            && k.kind == args.gvk.kind
     }) {
         bail!(
             "{}/{} {} is a create-only kind (a review or binding request): it cannot be listed or watched, \
              so no controller can reconcile it",
-            args.group,
-            args.version,
-            args.kind
+            args.gvk.group,
+            args.gvk.version,
+            args.gvk.kind
         );
     }
-    let Some(builtin) = builtin_kinds::find(&args.group, &args.version, &args.kind) else {
+    let Some(builtin) = builtin_kinds::find(&args.gvk.group, &args.gvk.version, &args.gvk.kind)
+    else {
         bail!(
             "--no-resource needs an existing type, and {}/{} {} is neither an API of this project nor a \
              built-in Kubernetes kind known to k8s-openapi {}.\n  \
              Built-in kinds of that group and version: {}\n  \
              example:  rkb create api --group core --version v1 --kind Pod --no-resource",
-            args.group,
-            args.version,
-            args.kind,
+            args.gvk.group,
+            args.gvk.version,
+            args.gvk.kind,
             crate::K8S_OPENAPI_VERSION,
-            suggestions(&args.group, &args.version)
+            suggestions(&args.gvk.group, &args.gvk.version)
         );
     };
     Ok(model::Resource::builtin(builtin))
@@ -1143,10 +1144,10 @@ fn builtin_resource(args: &CreateApiArgs) -> anyhow::Result<model::Resource> {
 
 /// A new custom resource (or a new version of one): its names checked and derived.
 fn new_resource(args: &CreateApiArgs, project: &Project) -> anyhow::Result<model::Resource> {
-    names::check_group(&args.group, &project.domain)?;
+    names::check_group(&args.gvk.group, &project.domain)?;
     let api = model::Resource::custom(
         project,
-        (&args.group, &args.version, &args.kind),
+        (&args.gvk.group, &args.gvk.version, &args.gvk.kind),
         args.plural.as_deref(),
         args.wants_namespaced(),
     );

@@ -393,9 +393,12 @@ fn model(
 ) -> anyhow::Result<(Context, Switches)> {
     let example = format!(
         "rkb create webhook --group {} --version {} --kind {}",
-        args.group, args.version, args.kind
+        args.gvk.group, args.gvk.version, args.gvk.kind
     );
-    if !(args.defaulting || args.programmatic_validation || args.conversion) {
+    if !(args.webhooks.defaulting
+        || args.webhooks.programmatic_validation
+        || args.webhooks.conversion)
+    {
         bail!(
             "no webhook chosen: create webhook needs at least one of --defaulting, \
              --programmatic-validation and --conversion.\n  \
@@ -408,8 +411,9 @@ fn model(
         // A built-in kind needs no API or controller of the project (kubebuilder's
         // `create webhook --group core --version v1 --kind Pod`): PROJECT records it as a
         // core resource with webhooks only.
-        Err(error) => match builtin_kinds::find(&args.group, &args.version, &args.kind) {
-            Some(builtin) if args.conversion => bail!(
+        Err(error) => match builtin_kinds::find(&args.gvk.group, &args.gvk.version, &args.gvk.kind)
+        {
+            Some(builtin) if args.webhooks.conversion => bail!(
                 "--conversion is for custom resources with several versions; {}/{} {} is a \
                  built-in Kubernetes kind, which the API server converts itself.\n  \
                  accepted: --defaulting and --programmatic-validation\n  \
@@ -429,7 +433,7 @@ fn model(
     let entry = &entry;
     let before = entry.webhooks.clone().unwrap_or_default();
     check_duplicates(args, &before, &example)?;
-    let spokes = if args.conversion {
+    let spokes = if args.webhooks.conversion {
         check_conversion(&project, args, entry)?
     } else {
         Vec::new()
@@ -437,29 +441,29 @@ fn model(
 
     // The webhooks of this version after the command: what it has plus what is asked for.
     let after = project::Webhooks {
-        conversion: before.conversion || args.conversion,
-        defaulting: before.defaulting || args.defaulting,
-        spoke: if args.conversion {
+        conversion: before.conversion || args.webhooks.conversion,
+        defaulting: before.defaulting || args.webhooks.defaulting,
+        spoke: if args.webhooks.conversion {
             spokes
         } else {
             before.spoke.clone()
         },
-        validation: before.validation || args.programmatic_validation,
+        validation: before.validation || args.webhooks.programmatic_validation,
         webhook_version: "v1".into(),
     };
     let api = model::Resource::recorded(entry);
     let layout = Layout::in_project(&project, &api, changes)?;
     let switches = Switches {
         grouped: layout.webhook_group_module.is_some(),
-        defaulting: args.defaulting,
-        validation: args.programmatic_validation,
-        conversion: args.conversion,
+        defaulting: args.webhooks.defaulting,
+        validation: args.webhooks.programmatic_validation,
+        conversion: args.webhooks.conversion,
         has_defaulting: after.defaulting,
         has_validation: after.validation,
         has_conversion: after.conversion,
-        new_defaulting: args.defaulting && !before.defaulting,
-        new_validation: args.programmatic_validation && !before.validation,
-        new_conversion: args.conversion && !before.conversion,
+        new_defaulting: args.webhooks.defaulting && !before.defaulting,
+        new_validation: args.webhooks.programmatic_validation && !before.validation,
+        new_conversion: args.webhooks.conversion && !before.conversion,
         extend_admission: !args.force && changes.exists(&layout.admission_file)?,
         first_webhook: project.resources.iter().all(|r| r.webhooks.is_none()),
     };
@@ -544,13 +548,13 @@ fn find_resource<'p>(
     args: &CreateWebhookArgs,
 ) -> anyhow::Result<&'p project::Resource> {
     if let Some(resource) = project
-        .find(&args.group, &args.version, &args.kind)
+        .find(&args.gvk.group, &args.gvk.version, &args.gvk.kind)
         .filter(|r| r.api.is_some() || r.core)
     {
         return Ok(resource);
     }
     if let Some(external) = project
-        .find(&args.group, &args.version, &args.kind)
+        .find(&args.gvk.group, &args.gvk.version, &args.gvk.kind)
         .filter(|r| r.external)
     {
         bail!(
@@ -580,14 +584,17 @@ fn find_resource<'p>(
         .resources
         .iter()
         .filter(|r| r.api.is_some() || r.core)
-        .find(|r| r.kind == args.kind);
+        .find(|r| r.kind == args.gvk.kind);
     let example = match same_kind {
         Some(r) => {
             let mut flags = String::new();
             for (given, flag) in [
-                (args.defaulting, " --defaulting"),
-                (args.programmatic_validation, " --programmatic-validation"),
-                (args.conversion, " --conversion"),
+                (args.webhooks.defaulting, " --defaulting"),
+                (
+                    args.webhooks.programmatic_validation,
+                    " --programmatic-validation",
+                ),
+                (args.webhooks.conversion, " --conversion"),
             ] {
                 if given {
                     flags.push_str(flag);
@@ -603,16 +610,16 @@ fn find_resource<'p>(
         }
         None => format!(
             "rkb create api --group {} --version {} --kind {}",
-            args.group, args.version, args.kind
+            args.gvk.group, args.gvk.version, args.gvk.kind
         ),
     };
     bail!(
         "no API {}/{} {} in PROJECT: webhooks are for a kind this project has (run \
          `rkb create api` first).\n  accepted: {}\n  \
          example:  {example}",
-        args.group,
-        args.version,
-        args.kind,
+        args.gvk.group,
+        args.gvk.version,
+        args.gvk.kind,
         if known.is_empty() {
             "none yet".to_owned()
         } else {
@@ -631,12 +638,12 @@ fn check_duplicates(
         return Ok(());
     }
     let duplicates: Vec<&str> = [
-        (args.defaulting && before.defaulting, "defaulting"),
+        (args.webhooks.defaulting && before.defaulting, "defaulting"),
         (
-            args.programmatic_validation && before.validation,
+            args.webhooks.programmatic_validation && before.validation,
             "validation",
         ),
-        (args.conversion && before.conversion, "conversion"),
+        (args.webhooks.conversion && before.conversion, "conversion"),
     ]
     .into_iter()
     .filter_map(|(duplicate, name)| duplicate.then_some(name))
@@ -657,9 +664,9 @@ fn check_duplicates(
          accepted: {}\n  \
          example:  {example} {}",
         duplicates.join(" and "),
-        args.group,
-        args.version,
-        args.kind,
+        args.gvk.group,
+        args.gvk.version,
+        args.gvk.kind,
         if missing.is_empty() {
             "nothing more: this kind has every webhook; --force regenerates their files \
              (edits in them are lost)"

@@ -22,18 +22,18 @@ pub fn delete_api(args: &DeleteApiArgs, out: &mut dyn Write) -> anyhow::Result<(
     let project = super::load_project(&args.dir, out)?;
     let command = format!(
         "rkb delete api --group {} --version {} --kind {}",
-        args.group, args.version, args.kind
+        args.gvk.group, args.gvk.version, args.gvk.kind
     );
     let Some(entry) = project
-        .find(&args.group, &args.version, &args.kind)
+        .find(&args.gvk.group, &args.gvk.version, &args.gvk.kind)
         .filter(|r| r.api.is_some() || r.has_controller())
     else {
         bail!(
             "no API {}/{} {} in PROJECT, so there is nothing to delete.\n  accepted: {}\n  \
              example:  rkb delete api --group cache --version v1alpha1 --kind Memcached",
-            args.group,
-            args.version,
-            args.kind,
+            args.gvk.group,
+            args.gvk.version,
+            args.gvk.kind,
             listed(&project, |r| r.api.is_some() || r.has_controller())
         );
     };
@@ -127,29 +127,29 @@ pub fn delete_webhook(args: &DeleteWebhookArgs, out: &mut dyn Write) -> anyhow::
     let changes = Changes::open(&args.dir)?;
     let project = super::load_project(&args.dir, out)?;
     let Some(entry) = project
-        .find(&args.group, &args.version, &args.kind)
+        .find(&args.gvk.group, &args.gvk.version, &args.gvk.kind)
         .filter(|r| r.webhooks.is_some())
     else {
         bail!(
             "no webhooks for {}/{} {} in PROJECT, so there is nothing to delete.\n  \
              accepted (kinds with webhooks): {}\n  \
              example:  rkb delete webhook --group cache --version v1alpha1 --kind Memcached --defaulting",
-            args.group,
-            args.version,
-            args.kind,
+            args.gvk.group,
+            args.gvk.version,
+            args.gvk.kind,
             listed(&project, |r| r.webhooks.is_some())
         );
     };
     let has = entry.webhooks.clone().unwrap_or_default();
     let asked = Webhooks {
-        conversion: args.conversion,
-        defaulting: args.defaulting,
-        spoke: if args.conversion {
+        conversion: args.webhooks.conversion,
+        defaulting: args.webhooks.defaulting,
+        spoke: if args.webhooks.conversion {
             has.spoke.clone()
         } else {
             Vec::new()
         },
-        validation: args.programmatic_validation,
+        validation: args.webhooks.programmatic_validation,
         webhook_version: has.webhook_version.clone(),
     };
     let flags = |w: &Webhooks| -> Vec<&str> {
@@ -164,7 +164,7 @@ pub fn delete_webhook(args: &DeleteWebhookArgs, out: &mut dyn Write) -> anyhow::
     };
     let command = format!(
         "rkb delete webhook --group {} --version {} --kind {}",
-        args.group, args.version, args.kind
+        args.gvk.group, args.gvk.version, args.gvk.kind
     );
     let absent: Vec<&str> = [
         (asked.defaulting && !has.defaulting, "--defaulting"),
@@ -183,9 +183,9 @@ pub fn delete_webhook(args: &DeleteWebhookArgs, out: &mut dyn Write) -> anyhow::
         } else {
             format!(
                 "{}/{} {} has no webhook of {} (see PROJECT)",
-                args.group,
-                args.version,
-                args.kind,
+                args.gvk.group,
+                args.gvk.version,
+                args.gvk.kind,
                 absent.join(", ")
             )
         };
