@@ -384,8 +384,8 @@ pub fn create_webhook(args: &CreateWebhookArgs, out: &mut dyn Write) -> anyhow::
     next_steps(out, &context.hook, &switches)
 }
 
-/// The model of the kind's webhooks, checked against the project: the templates' context
-/// and the switches of [`PLAN`].
+/// The model of the kind's webhooks: the kind looked up, what it will have derived, that
+/// checked against the project, then the templates' context and the switches of [`PLAN`].
 fn model(
     args: &CreateWebhookArgs,
     project: &Project,
@@ -395,51 +395,68 @@ fn model(
         "rkb create webhook --group {} --version {} --kind {}",
         args.gvk.group, args.gvk.version, args.gvk.kind
     );
-    if !(args.webhooks.defaulting
-        || args.webhooks.programmatic_validation
-        || args.webhooks.conversion)
-    {
-        bail!(
-            "no webhook chosen: create webhook needs at least one of --defaulting, \
-             --programmatic-validation and --conversion.\n  \
-             example:  {example} --defaulting --programmatic-validation"
-        );
+    check_some_webhook(args, &example)?;
+    let resolved = resolve(args, project, changes)?;
+    check_duplicates(args, &resolved.before, &example)?;
+    if args.webhooks.conversion {
+        check_conversion(&resolved.project, args, &resolved.entry)?;
     }
+    context(args, resolved, changes)
+}
+
+/// At least one of the webhook flags.
+fn check_some_webhook(args: &CreateWebhookArgs, example: &str) -> anyhow::Result<()> {
+    let asked = &args.webhooks;
+    if asked.defaulting || asked.programmatic_validation || asked.conversion {
+        return Ok(());
+    }
+    bail!(
+        "no webhook chosen: create webhook needs at least one of --defaulting, \
+         --programmatic-validation and --conversion.\n  \
+         example:  {example} --defaulting --programmatic-validation"
+    );
+}
+
+/// What `create webhook` would do for the kind it names, which PROJECT must have.
+struct Resolved {
+    /// PROJECT, with an entry for a built-in kind that had none.
+    project: Project,
+    /// The kind's entry, as PROJECT has it before the command.
+    entry: project::Resource,
+    /// The kind's webhooks before the command.
+    before: project::Webhooks,
+    /// The webhooks of this version after the command: what it has plus what is asked for.
+    after: project::Webhooks,
+    layout: Layout,
+}
+
+/// Looks the kind up (refused when PROJECT has no such kind) and derives what its
+/// webhooks will be.
+fn resolve(
+    args: &CreateWebhookArgs,
+    project: &Project,
+    changes: &Changes,
+) -> anyhow::Result<Resolved> {
     let mut project = project.clone();
     let entry = match find_resource(&project, args) {
         Ok(entry) => entry.clone(),
         // A built-in kind needs no API or controller of the project (kubebuilder's
         // `create webhook --group core --version v1 --kind Pod`): PROJECT records it as a
         // core resource with webhooks only.
-        Err(error) => match builtin_kinds::find(&args.gvk.group, &args.gvk.version, &args.gvk.kind)
-        {
-            Some(builtin) if args.webhooks.conversion => bail!(
-                "--conversion is for custom resources with several versions; {}/{} {} is a \
-                 built-in Kubernetes kind, which the API server converts itself.\n  \
-                 accepted: --defaulting and --programmatic-validation\n  \
-                 example:  {example} --defaulting",
-                builtin.group,
-                builtin.version,
-                builtin.kind
-            ),
-            Some(builtin) => {
-                let entry = model::Resource::builtin(builtin).entry(&project.domain, false, false);
-                project.resources.push(entry.clone());
-                entry
-            }
-            None => return Err(error),
-        },
+        Err(error) => {
+            let gvk = &args.gvk;
+            let Some(builtin) = builtin_kinds::find(&gvk.group, &gvk.version, &gvk.kind) else {
+                return Err(error);
+            };
+            let entry = model::Resource::builtin(builtin).entry(&project.domain, false, false);
+            project.resources.push(entry.clone());
+            entry
+        }
     };
-    let entry = &entry;
     let before = entry.webhooks.clone().unwrap_or_default();
-    check_duplicates(args, &before, &example)?;
-    let spokes = if args.webhooks.conversion {
-        check_conversion(&project, args, entry)?
-    } else {
-        Vec::new()
-    };
-
-    // The webhooks of this version after the command: what it has plus what is asked for.
+    let mut spokes = args.spoke.clone();
+    spokes.sort();
+    spokes.dedup();
     let after = project::Webhooks {
         conversion: before.conversion || args.webhooks.conversion,
         defaulting: before.defaulting || args.webhooks.defaulting,
@@ -451,19 +468,42 @@ fn model(
         validation: before.validation || args.webhooks.programmatic_validation,
         webhook_version: "v1".into(),
     };
-    let api = model::Resource::recorded(entry);
-    let layout = Layout::in_project(&project, &api, changes)?;
+    let layout = Layout::in_project(&project, &model::Resource::recorded(&entry), changes)?;
+    Ok(Resolved {
+        project,
+        entry,
+        before,
+        after,
+        layout,
+    })
+}
+
+/// The templates' context and the switches of [`PLAN`] for what `resolved` describes.
+fn context(
+    args: &CreateWebhookArgs,
+    resolved: Resolved,
+    changes: &Changes,
+) -> anyhow::Result<(Context, Switches)> {
+    let Resolved {
+        mut project,
+        entry,
+        before,
+        after,
+        layout,
+    } = resolved;
+    let api = model::Resource::recorded(&entry);
+    let asked = &args.webhooks;
     let switches = Switches {
         grouped: layout.webhook_group_module.is_some(),
-        defaulting: args.webhooks.defaulting,
-        validation: args.webhooks.programmatic_validation,
-        conversion: args.webhooks.conversion,
+        defaulting: asked.defaulting,
+        validation: asked.programmatic_validation,
+        conversion: asked.conversion,
         has_defaulting: after.defaulting,
         has_validation: after.validation,
         has_conversion: after.conversion,
-        new_defaulting: args.webhooks.defaulting && !before.defaulting,
-        new_validation: args.webhooks.programmatic_validation && !before.validation,
-        new_conversion: args.webhooks.conversion && !before.conversion,
+        new_defaulting: asked.defaulting && !before.defaulting,
+        new_validation: asked.programmatic_validation && !before.validation,
+        new_conversion: asked.conversion && !before.conversion,
         extend_admission: !args.force && changes.exists(&layout.admission_file)?,
         first_webhook: project.resources.iter().all(|r| r.webhooks.is_none()),
     };
@@ -681,13 +721,13 @@ fn check_duplicates(
     );
 }
 
-/// Checks `--spoke`: other versions of the same kind, with types in this project, and no
-/// conversion webhook for the kind yet. Returns the spokes, sorted and deduplicated.
+/// Checks `--conversion` and `--spoke`: a custom resource, other versions of the same
+/// kind with types in this project, and no conversion webhook for the kind yet.
 fn check_conversion(
     project: &Project,
     args: &CreateWebhookArgs,
     hub: &project::Resource,
-) -> anyhow::Result<Vec<String>> {
+) -> anyhow::Result<()> {
     if hub.core {
         bail!(
             "--conversion is for custom resources with several versions; {}/{} {kind} is a \
@@ -769,8 +809,5 @@ fn check_conversion(
             );
         }
     }
-    let mut spokes = args.spoke.clone();
-    spokes.sort();
-    spokes.dedup();
-    Ok(spokes)
+    Ok(())
 }
