@@ -126,20 +126,7 @@ fn delete_named_controller(
 pub fn delete_webhook(args: &DeleteWebhookArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let changes = Changes::open(&args.dir)?;
     let project = super::load_project(&args.dir, out)?;
-    let Some(entry) = project
-        .find(&args.gvk.group, &args.gvk.version, &args.gvk.kind)
-        .filter(|r| r.webhooks.is_some())
-    else {
-        bail!(
-            "no webhooks for {}/{} {} in PROJECT, so there is nothing to delete.\n  \
-             accepted (kinds with webhooks): {}\n  \
-             example:  rkb delete webhook --group cache --version v1alpha1 --kind Memcached --defaulting",
-            args.gvk.group,
-            args.gvk.version,
-            args.gvk.kind,
-            listed(&project, |r| r.webhooks.is_some())
-        );
-    };
+    let entry = webhook_entry(&project, args)?;
     let has = entry.webhooks.clone().unwrap_or_default();
     let asked = Webhooks {
         conversion: args.webhooks.conversion,
@@ -152,49 +139,11 @@ pub fn delete_webhook(args: &DeleteWebhookArgs, out: &mut dyn Write) -> anyhow::
         validation: args.webhooks.programmatic_validation,
         webhook_version: has.webhook_version.clone(),
     };
-    let flags = |w: &Webhooks| -> Vec<&str> {
-        [
-            (w.defaulting, "--defaulting"),
-            (w.validation, "--programmatic-validation"),
-            (w.conversion, "--conversion"),
-        ]
-        .into_iter()
-        .filter_map(|(on, flag)| on.then_some(flag))
-        .collect()
-    };
     let command = format!(
         "rkb delete webhook --group {} --version {} --kind {}",
         args.gvk.group, args.gvk.version, args.gvk.kind
     );
-    let absent: Vec<&str> = [
-        (asked.defaulting && !has.defaulting, "--defaulting"),
-        (
-            asked.validation && !has.validation,
-            "--programmatic-validation",
-        ),
-        (asked.conversion && !has.conversion, "--conversion"),
-    ]
-    .into_iter()
-    .filter_map(|(absent, flag)| absent.then_some(flag))
-    .collect();
-    if flags(&asked).is_empty() || !absent.is_empty() {
-        let what = if absent.is_empty() {
-            "no webhook chosen: say which of the kind's webhooks to delete".to_owned()
-        } else {
-            format!(
-                "{}/{} {} has no webhook of {} (see PROJECT)",
-                args.gvk.group,
-                args.gvk.version,
-                args.gvk.kind,
-                absent.join(", ")
-            )
-        };
-        bail!(
-            "{what}.\n  accepted: {}\n  example:  {command} {}",
-            flags(&has).join(", "),
-            flags(&has).join(" ")
-        );
-    }
+    check_webhooks_asked(args, &has, &asked, &command)?;
 
     let templates = Templates::load()?;
     let (context, switches) = super::create_webhook::recorded(&project, entry, &asked, &changes)?;
@@ -212,14 +161,14 @@ pub fn delete_webhook(args: &DeleteWebhookArgs, out: &mut dyn Write) -> anyhow::
     };
     let mut after = project.clone();
     if let Some(stays) = after.resources.iter_mut().find(|r| same(r, entry)) {
-        stays.webhooks = (!flags(&left).is_empty()).then_some(left);
+        stays.webhooks = (!webhook_flags(&left).is_empty()).then_some(left);
     }
     // A built-in kind that only had webhooks leaves PROJECT with its last one.
     after
         .resources
         .retain(|r| r.api.is_some() || r.has_controller() || r.webhooks.is_some());
     undo(&gone, after, args.force, &command, changes, &templates, out)?;
-    let deleted: Vec<&str> = flags(&asked)
+    let deleted: Vec<&str> = webhook_flags(&asked)
         .iter()
         .map(|f| f.trim_start_matches("--"))
         .collect();
@@ -233,6 +182,79 @@ pub fn delete_webhook(args: &DeleteWebhookArgs, out: &mut dyn Write) -> anyhow::
         entry.kind
     )?;
     Ok(())
+}
+
+/// PROJECT's entry of the kind whose webhooks `delete webhook` deletes.
+fn webhook_entry<'p>(
+    project: &'p Project,
+    args: &DeleteWebhookArgs,
+) -> anyhow::Result<&'p project::Resource> {
+    if let Some(entry) = project
+        .find(&args.gvk.group, &args.gvk.version, &args.gvk.kind)
+        .filter(|r| r.webhooks.is_some())
+    {
+        return Ok(entry);
+    }
+    bail!(
+        "no webhooks for {}/{} {} in PROJECT, so there is nothing to delete.\n  \
+         accepted (kinds with webhooks): {}\n  \
+         example:  rkb delete webhook --group cache --version v1alpha1 --kind Memcached --defaulting",
+        args.gvk.group,
+        args.gvk.version,
+        args.gvk.kind,
+        listed(project, |r| r.webhooks.is_some())
+    );
+}
+
+/// The webhooks of `w` as flags: `--defaulting`, `--programmatic-validation`, `--conversion`.
+fn webhook_flags(w: &Webhooks) -> Vec<&'static str> {
+    [
+        (w.defaulting, "--defaulting"),
+        (w.validation, "--programmatic-validation"),
+        (w.conversion, "--conversion"),
+    ]
+    .into_iter()
+    .filter_map(|(on, flag)| on.then_some(flag))
+    .collect()
+}
+
+/// At least one webhook asked, and only webhooks the kind `has`.
+fn check_webhooks_asked(
+    args: &DeleteWebhookArgs,
+    has: &Webhooks,
+    asked: &Webhooks,
+    command: &str,
+) -> anyhow::Result<()> {
+    let absent: Vec<&str> = [
+        (asked.defaulting && !has.defaulting, "--defaulting"),
+        (
+            asked.validation && !has.validation,
+            "--programmatic-validation",
+        ),
+        (asked.conversion && !has.conversion, "--conversion"),
+    ]
+    .into_iter()
+    .filter_map(|(absent, flag)| absent.then_some(flag))
+    .collect();
+    if !webhook_flags(asked).is_empty() && absent.is_empty() {
+        return Ok(());
+    }
+    let what = if absent.is_empty() {
+        "no webhook chosen: say which of the kind's webhooks to delete".to_owned()
+    } else {
+        format!(
+            "{}/{} {} has no webhook of {} (see PROJECT)",
+            args.gvk.group,
+            args.gvk.version,
+            args.gvk.kind,
+            absent.join(", ")
+        )
+    };
+    bail!(
+        "{what}.\n  accepted: {}\n  example:  {command} {}",
+        webhook_flags(has).join(", "),
+        webhook_flags(has).join(" ")
+    );
 }
 
 fn same(a: &project::Resource, b: &project::Resource) -> bool {
