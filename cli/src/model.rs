@@ -57,7 +57,31 @@ pub fn load(dir: &Path) -> anyhow::Result<Project> {
     for entry in &project.resources {
         check_recorded(entry)?;
     }
+    check_unique(&project)?;
     Ok(project)
+}
+
+/// Each group, version and kind has one entry: every command finds the first, so a second
+/// one would be scaffolded, or deleted, twice.
+fn check_unique(project: &Project) -> anyhow::Result<()> {
+    for (i, entry) in project.resources.iter().enumerate() {
+        let same = |r: &&project::Resource| {
+            r.group == entry.group && r.version == entry.version && r.kind == entry.kind
+        };
+        if let Some(j) = project.resources[i + 1..].iter().position(|r| same(&r)) {
+            anyhow::bail!(
+                "{} lists {} twice (resources {} and {}): rkb keeps one entry per group, version \
+                 and kind, with its API, controllers and webhooks together.\n  \
+                 Merge the two entries into one (edited by hand, or a merge of two branches?) and \
+                 run rkb again",
+                project::FILE_NAME,
+                entry.label(),
+                i + 1,
+                i + j + 2
+            );
+        }
+    }
+    Ok(())
 }
 
 fn check_recorded(entry: &project::Resource) -> anyhow::Result<()> {
@@ -351,12 +375,34 @@ impl Resource {
 
     /// The rules a new custom resource's names follow (kubebuilder's `Resource.Validate`),
     /// blamed on the flag each came from: the kind, the version, the group in `domain`, the
-    /// plural, the Rust modules and the CRD name. The first broken rule is the error.
-    pub fn check(&self, domain: &str) -> Result<(), names::InvalidInput> {
+    /// plural (on `--kind` when derived from it, as no `--plural` was `given`), the Rust
+    /// modules and the CRD name. The first broken rule is the error.
+    pub fn check(&self, domain: &str, plural_given: bool) -> Result<(), names::InvalidInput> {
         names::check_kind(&self.kind)?;
         names::check_version(&self.version)?;
         names::check_group(&self.group, domain)?;
-        names::check_plural(&self.plural)?;
+        names::check_plural(&self.plural).map_err(|invalid| {
+            if plural_given {
+                return invalid;
+            }
+            // Only a long kind gives a plural Kubernetes refuses: a kind may have 63
+            // characters, and so may a plural.
+            let shorter: String = self.plural.chars().take(63).collect();
+            names::invalid(
+                "--kind",
+                &self.kind,
+                format!(
+                    "the plural rkb derives from it when no --plural is given, {:?}, is \
+                     invalid: {}",
+                    self.plural, invalid.problem
+                ),
+                invalid.accepted,
+                format!(
+                    "rkb create api --group {} --version {} --kind {} --plural {shorter}",
+                    self.group, self.version, self.kind
+                ),
+            )
+        })?;
         names::check_module_name("--group", &self.group, "--group cache")?;
         names::check_module_name("--version", &self.version, "--version v1alpha1")?;
         names::check_crd_name(&self.group, &self.crd_name())

@@ -618,15 +618,11 @@ fn find_resource<'p>(
             )
         })
         .collect();
-    // The kind under another group or version is most likely what was meant (a new API
-    // of the same kind could be refused for it, too).
-    let same_kind = project
-        .resources
-        .iter()
-        .filter(|r| r.api.is_some() || r.core)
-        .find(|r| r.kind == args.gvk.kind);
-    let example = match same_kind {
-        Some(r) => {
+    // The kind in another case, group or version is most likely what was meant (a new
+    // API of the same kind could be refused for it, too).
+    let meant = super::meant::meant(project, &args.gvk, |r| r.api.is_some() || r.core);
+    let example = match &meant {
+        Some(meant) => {
             let mut flags = String::new();
             for (given, flag) in [
                 (args.webhooks.defaulting, " --defaulting"),
@@ -643,18 +639,16 @@ fn find_resource<'p>(
             for spoke in &args.spoke {
                 flags.push_str(&format!(" --spoke {spoke}"));
             }
-            format!(
-                "rkb create webhook --group {} --version {} --kind {}{flags}",
-                r.group, r.version, r.kind
-            )
+            format!("rkb create webhook {}{flags}", meant.flags())
         }
         None => format!(
             "rkb create api --group {} --version {} --kind {}",
             args.gvk.group, args.gvk.version, args.gvk.kind
         ),
     };
+    let note = meant.map(|m| format!(" ({})", m.note)).unwrap_or_default();
     bail!(
-        "no API {}/{} {} in PROJECT: webhooks are for a kind this project has (run \
+        "no API {}/{} {} in PROJECT{note}: webhooks are for a kind this project has (run \
          `rkb create api` first).\n  accepted: {}\n  \
          example:  {example}",
         args.gvk.group,

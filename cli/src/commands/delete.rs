@@ -12,7 +12,7 @@ use std::path::Path;
 
 use anyhow::bail;
 
-use crate::cli::{DeleteApiArgs, DeleteWebhookArgs};
+use crate::cli::{DeleteApiArgs, DeleteWebhookArgs, Gvk};
 use crate::project::{self, Project, Webhooks};
 use crate::scaffold::plan::{self, Kept, Rendered, Unapplied};
 use crate::scaffold::{Changes, Templates};
@@ -28,13 +28,15 @@ pub fn delete_api(args: &DeleteApiArgs, out: &mut dyn Write) -> anyhow::Result<(
         .find(&args.gvk.group, &args.gvk.version, &args.gvk.kind)
         .filter(|r| r.api.is_some() || r.has_controller())
     else {
+        let has_api = |r: &project::Resource| r.api.is_some() || r.has_controller();
         bail!(
-            "no API {}/{} {} in PROJECT, so there is nothing to delete.\n  accepted: {}\n  \
-             example:  rkb delete api --group cache --version v1alpha1 --kind Memcached",
+            "no API {}/{} {} in PROJECT{}, so there is nothing to delete.\n  accepted: {}{}",
             args.gvk.group,
             args.gvk.version,
             args.gvk.kind,
-            listed(&project, |r| r.api.is_some() || r.has_controller())
+            meant_note(&project, &args.gvk, has_api),
+            listed(&project, has_api),
+            meant_example(&project, &args.gvk, has_api, "rkb delete api", ""),
         );
     };
     if let Some(name) = &args.controller_name {
@@ -195,14 +197,33 @@ fn webhook_entry<'p>(
     {
         return Ok(entry);
     }
+    let has_webhooks = |r: &project::Resource| r.webhooks.is_some();
+    let flags: String = [
+        (args.webhooks.defaulting, " --defaulting"),
+        (
+            args.webhooks.programmatic_validation,
+            " --programmatic-validation",
+        ),
+        (args.webhooks.conversion, " --conversion"),
+    ]
+    .into_iter()
+    .filter_map(|(given, flag)| given.then_some(flag))
+    .collect();
     bail!(
-        "no webhooks for {}/{} {} in PROJECT, so there is nothing to delete.\n  \
-         accepted (kinds with webhooks): {}\n  \
-         example:  rkb delete webhook --group cache --version v1alpha1 --kind Memcached --defaulting",
+        "no webhooks for {}/{} {} in PROJECT{}, so there is nothing to delete.\n  \
+         accepted (kinds with webhooks): {}{}",
         args.gvk.group,
         args.gvk.version,
         args.gvk.kind,
-        listed(project, |r| r.webhooks.is_some())
+        meant_note(project, &args.gvk, has_webhooks),
+        listed(project, has_webhooks),
+        meant_example(
+            project,
+            &args.gvk,
+            has_webhooks,
+            "rkb delete webhook",
+            &flags
+        ),
     );
 }
 
@@ -250,15 +271,50 @@ fn check_webhooks_asked(
             absent.join(", ")
         )
     };
+    // The example deletes what was asked and exists, or else one webhook the kind has,
+    // never more than was asked.
+    let asked_and_there: Vec<&str> = webhook_flags(asked)
+        .into_iter()
+        .filter(|flag| !absent.contains(flag))
+        .collect();
+    let example = if asked_and_there.is_empty() {
+        webhook_flags(has)
+            .first()
+            .copied()
+            .unwrap_or_default()
+            .to_owned()
+    } else {
+        asked_and_there.join(" ")
+    };
     bail!(
-        "{what}.\n  accepted: {}\n  example:  {command} {}",
+        "{what}.\n  accepted: {}\n  example:  {command} {example}",
         webhook_flags(has).join(", "),
-        webhook_flags(has).join(" ")
     );
 }
 
 fn same(a: &project::Resource, b: &project::Resource) -> bool {
     (&a.group, &a.version, &a.kind) == (&b.group, &b.version, &b.kind)
+}
+
+/// ` (kinds are case-sensitive, and PROJECT has Memcached ...)`: the entry that `fits` and
+/// `gvk` most likely meant, or nothing.
+fn meant_note(project: &Project, gvk: &Gvk, fits: impl Fn(&project::Resource) -> bool) -> String {
+    super::meant::meant(project, gvk, fits).map_or_else(String::new, |m| format!(" ({})", m.note))
+}
+
+/// The example of a refusal: `command` for the entry `gvk` most likely meant, with the
+/// `flags` given, or nothing when no entry comes close (an example for another kind would
+/// delete what the user did not ask for).
+fn meant_example(
+    project: &Project,
+    gvk: &Gvk,
+    fits: impl Fn(&project::Resource) -> bool,
+    command: &str,
+    flags: &str,
+) -> String {
+    super::meant::meant(project, gvk, fits).map_or_else(String::new, |m| {
+        format!("\n  example:  {command} {}{flags}", m.flags())
+    })
 }
 
 /// PROJECT's entries that `filter` accepts, as flags.

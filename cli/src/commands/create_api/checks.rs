@@ -127,7 +127,7 @@ fn names_asked(
     api: &model::Resource,
 ) -> anyhow::Result<()> {
     if args.wants_resource() {
-        return Ok(api.check(&project.domain)?);
+        return Ok(api.check(&project.domain, args.plural.is_some())?);
     }
     let gvk = &args.gvk;
     names::check_kind(&gvk.kind)?;

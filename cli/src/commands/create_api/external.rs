@@ -31,7 +31,7 @@ pub(super) fn external_model(
     let entry = api.entry(&domain, false, true);
     let mut planned = project.clone();
     planned.upsert(entry.clone());
-    checks(args, &crd, &api, project, &planned, &entry)?;
+    checks(args, file, &crd, &api, project, &planned, &entry)?;
     let (context, switches) = external_context(planned, api, &crd, changes)?;
     let limitations = crate::external::types(&crd).limitations;
     if limitations.is_empty() {
@@ -63,6 +63,7 @@ pub(super) fn external_model(
 /// command (`planned`, with `entry`) is sound.
 fn checks(
     args: &CreateApiArgs,
+    file: &Path,
     crd: &crate::external::ExternalCrd,
     api: &model::Resource,
     project: &Project,
@@ -70,8 +71,10 @@ fn checks(
     entry: &crate::project::Resource,
 ) -> anyhow::Result<()> {
     check_external_group(crd, project)?;
-    names::check_kind(&crd.kind)?;
-    names::check_module_name("--version", &crd.version, "--version v1")?;
+    let given = |flag: &str| !flag.is_empty();
+    names::check_kind(&crd.kind).map_err(|e| from_file(file, given(&args.gvk.kind), e))?;
+    names::check_module_name("--version", &crd.version, "--version v1")
+        .map_err(|e| from_file(file, given(&args.gvk.version), e))?;
     names::check_kind_not_taken(&api.kind, &taken_names(false))?;
     check_not_scaffolded(args, project, api)?;
     check_same_kind_elsewhere(args, project, api)?;
@@ -94,6 +97,32 @@ fn checks(
         names::check_kind_not_group(&api.kind, &api.group)?;
     }
     Ok(())
+}
+
+/// A name the CRD gave, not a flag (none was `given`), is blamed on the CRD's file.
+fn from_file(file: &Path, given: bool, invalid: names::InvalidInput) -> anyhow::Error {
+    if given {
+        return invalid.into();
+    }
+    let what = invalid.flag.trim_start_matches("--");
+    let hint = if what == "version" {
+        format!(
+            "Choose another version the CRD serves:  rkb create api --external-crd {} --version <version>",
+            file.display()
+        )
+    } else {
+        "An external kind keeps the names its own project gave it, so rkb cannot write Rust \
+         types for this one"
+            .to_owned()
+    };
+    anyhow::anyhow!(
+        "the CRD in {} has the {what} {:?} (rkb takes the CRD's own when no --{what} is given), \
+         which rkb cannot derive Rust names from: {}\n  accepted: {}\n  {hint}",
+        file.display(),
+        invalid.value,
+        invalid.problem,
+        invalid.accepted,
+    )
 }
 
 /// The context and switches of an external kind's scaffold, for `create api` and for
