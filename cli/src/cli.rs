@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Arg, Args, Parser, Subcommand, ValueEnum};
 
 const ROOT_EXAMPLES: &str = "\
 Examples:
@@ -442,38 +442,66 @@ pub enum License {
     None,
 }
 
+/// `--group/--version/--kind`: the kind a command is about. A command words their help
+/// for what it does with them ([`worded`]).
 #[derive(Debug, Args)]
-pub struct CreateApiArgs {
-    /// API group, without the domain: `cache` serves `cache.<domain>`; `core` for built-in core kinds.
-    #[arg(
-        long,
-        value_name = "GROUP",
-        required_unless_present = "external_crd",
-        conflicts_with = "external_crd",
-        default_value = "",
-        hide_default_value = true
-    )]
+pub struct Gvk {
+    /// API group, as given to `rkb create api`, e.g. cache.
+    #[arg(long, value_name = "GROUP")]
     pub group: String,
-    /// API version, e.g. v1, v1alpha1, v2beta3 (with --external-crd: the CRD's version to
-    /// write types for [default: its storage version]).
-    #[arg(
-        long,
-        value_name = "VERSION",
-        required_unless_present = "external_crd",
-        default_value = "",
-        hide_default_value = true
-    )]
+    /// API version, e.g. v1alpha1.
+    #[arg(long, value_name = "VERSION")]
     pub version: String,
-    /// Kind, an UpperCamelCase Rust type name, e.g. Memcached (with --external-crd: which
-    /// of the file's CRDs, needed when it holds several).
-    #[arg(
-        long,
-        value_name = "KIND",
-        required_unless_present = "external_crd",
-        default_value = "",
-        hide_default_value = true
-    )]
+    /// Kind, e.g. Memcached.
+    #[arg(long, value_name = "KIND")]
     pub kind: String,
+}
+
+/// Words the help of a command's arguments (`(id, help)`), in place: the arguments keep
+/// their order, so help, usage and completions list them as declared.
+fn worded(helps: &'static [(&'static str, &'static str)]) -> impl FnMut(Arg) -> Arg {
+    move |arg| match helps.iter().find(|(id, _)| arg.get_id() == *id) {
+        Some((_, help)) => arg.help(*help),
+        None => arg,
+    }
+}
+
+/// `--group/--version/--kind` of `create api`, which `--external-crd` can stand in for.
+fn create_api_gvk(arg: Arg) -> Arg {
+    let id = arg.get_id().as_str().to_owned();
+    let arg = match id.as_str() {
+        "group" => arg.conflicts_with("external_crd"),
+        "version" | "kind" => arg,
+        _ => return arg,
+    };
+    let arg = arg
+        .required(false)
+        .required_unless_present("external_crd")
+        .default_value("")
+        .hide_default_value(true);
+    worded(&[
+        (
+            "group",
+            "API group, without the domain: `cache` serves `cache.<domain>`; `core` for built-in core kinds",
+        ),
+        (
+            "version",
+            "API version, e.g. v1, v1alpha1, v2beta3 (with --external-crd: the CRD's version to \
+             write types for [default: its storage version])",
+        ),
+        (
+            "kind",
+            "Kind, an UpperCamelCase Rust type name, e.g. Memcached (with --external-crd: which \
+             of the file's CRDs, needed when it holds several)",
+        ),
+    ])(arg)
+}
+
+#[derive(Debug, Args)]
+#[command(mut_args(create_api_gvk))]
+pub struct CreateApiArgs {
+    #[command(flatten)]
+    pub gvk: Gvk,
     /// A kind another project defines (kubebuilder's --external-api-path): its
     /// CustomResourceDefinition YAML, from which rkb writes Rust types with the CRD's
     /// validation under src/api/external/, a controller and its RBAC. The CRD is kept in
@@ -540,17 +568,9 @@ pub struct CreateApiArgs {
     pub dir: PathBuf,
 }
 
+/// Which webhooks of a kind `create webhook` adds or `delete webhook` removes.
 #[derive(Debug, Args)]
-pub struct CreateWebhookArgs {
-    /// API group of the kind, as given to `rkb create api`, e.g. cache.
-    #[arg(long, value_name = "GROUP")]
-    pub group: String,
-    /// API version of the kind the webhooks receive objects in (the hub, with --conversion).
-    #[arg(long, value_name = "VERSION")]
-    pub version: String,
-    /// Kind, e.g. Memcached.
-    #[arg(long, value_name = "KIND")]
-    pub kind: String,
+pub struct WebhookKinds {
     /// A mutating webhook that sets defaults (a `Defaulter`).
     #[arg(long)]
     pub defaulting: bool,
@@ -560,6 +580,21 @@ pub struct CreateWebhookArgs {
     /// A conversion webhook: --version becomes the hub every --spoke converts through.
     #[arg(long)]
     pub conversion: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(mut_args(worded(&[
+    ("group", "API group of the kind, as given to `rkb create api`, e.g. cache"),
+    (
+        "version",
+        "API version of the kind the webhooks receive objects in (the hub, with --conversion)",
+    ),
+])))]
+pub struct CreateWebhookArgs {
+    #[command(flatten)]
+    pub gvk: Gvk,
+    #[command(flatten)]
+    pub webhooks: WebhookKinds,
     /// With --conversion: another version of the kind that converts to and from the hub
     /// (repeat or comma-separate for several).
     #[arg(
@@ -580,15 +615,8 @@ pub struct CreateWebhookArgs {
 
 #[derive(Debug, Args)]
 pub struct DeleteApiArgs {
-    /// API group, as given to `rkb create api`, e.g. cache.
-    #[arg(long, value_name = "GROUP")]
-    pub group: String,
-    /// API version, e.g. v1alpha1.
-    #[arg(long, value_name = "VERSION")]
-    pub version: String,
-    /// Kind, e.g. Memcached.
-    #[arg(long, value_name = "KIND")]
-    pub kind: String,
+    #[command(flatten)]
+    pub gvk: Gvk,
     /// Delete only this named controller of the kind (from `create api --controller-name`),
     /// keeping the API and its other controllers.
     #[arg(long, value_name = "NAME")]
@@ -603,25 +631,18 @@ pub struct DeleteApiArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(mut_args(worded(&[
+    ("group", "API group of the kind, e.g. cache"),
+    ("version", "API version the webhooks are for (the hub, for --conversion)"),
+    ("defaulting", "The defaulting (mutating) webhook"),
+    ("programmatic_validation", "The validating webhook"),
+    ("conversion", "The conversion webhook, with all its spokes"),
+])))]
 pub struct DeleteWebhookArgs {
-    /// API group of the kind, e.g. cache.
-    #[arg(long, value_name = "GROUP")]
-    pub group: String,
-    /// API version the webhooks are for (the hub, for --conversion).
-    #[arg(long, value_name = "VERSION")]
-    pub version: String,
-    /// Kind, e.g. Memcached.
-    #[arg(long, value_name = "KIND")]
-    pub kind: String,
-    /// The defaulting (mutating) webhook.
-    #[arg(long)]
-    pub defaulting: bool,
-    /// The validating webhook.
-    #[arg(long)]
-    pub programmatic_validation: bool,
-    /// The conversion webhook, with all its spokes.
-    #[arg(long)]
-    pub conversion: bool,
+    #[command(flatten)]
+    pub gvk: Gvk,
+    #[command(flatten)]
+    pub webhooks: WebhookKinds,
     /// Delete the webhook files even when they changed since rkb scaffolded them.
     #[arg(long)]
     pub force: bool,

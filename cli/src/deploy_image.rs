@@ -5,7 +5,8 @@ use serde::Serialize;
 
 use crate::names::{InvalidInput, invalid};
 
-const IMAGE_RULE: &str = "a container image reference: [registry-host[:port]/]path[:tag][@digest], where path \
+const IMAGE_RULE: &str = "a container image reference: [registry-host[:port]/]path[:tag][@digest] (an IPv6 \
+                          host in brackets: [fd00::1]:5000), where path \
                           components are lowercase letters and digits joined by '.', '_', '__' or '-', the tag \
                           is at most 128 of [A-Za-z0-9_.-] not starting with '.' or '-', and the digest is \
                           <algorithm>:<at least 32 hex digits>";
@@ -28,6 +29,9 @@ pub struct ImageOptions {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DeployImage {
     pub image: String,
+    /// The image as a YAML scalar (config/manager): quoted when it starts with the '[' of
+    /// an IPv6 registry, which YAML would read as a list.
+    pub image_yaml: String,
     /// The container's command, word by word (none: the image's entrypoint).
     pub command: Vec<String>,
     pub container_port: Option<u16>,
@@ -54,6 +58,11 @@ impl ImageOptions {
         };
         Ok(DeployImage {
             image: self.image.clone(),
+            image_yaml: if self.image.starts_with('[') {
+                format!("'{}'", self.image)
+            } else {
+                self.image.clone()
+            },
             command,
             container_port,
             run_as_user,
@@ -83,6 +92,13 @@ fn check_port(port: &str) -> Result<u16, InvalidInput> {
             PORT_RULE,
             "--image-container-port 11211",
         )),
+        Err(_) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => Err(invalid(
+            "--image-container-port",
+            port,
+            "it is larger than 65535, the largest port number",
+            PORT_RULE,
+            "--image-container-port 11211",
+        )),
         Err(_) => Err(invalid(
             "--image-container-port",
             port,
@@ -104,6 +120,14 @@ fn check_uid(uid: &str) -> Result<i64, InvalidInput> {
             example,
         )),
         Ok(n) if n > 0 => Ok(i64::from(n)),
+        // A number, just too large for the Linux UIDs Kubernetes takes.
+        Err(_) if !uid.is_empty() && uid.bytes().all(|b| b.is_ascii_digit()) => Err(invalid(
+            "--run-as-user",
+            uid,
+            "it is larger than 2147483647, the largest UID a pod's runAsUser takes",
+            UID_RULE,
+            example,
+        )),
         _ => Err(invalid(
             "--run-as-user",
             uid,
@@ -187,6 +211,26 @@ fn image_problem(image: &str) -> Option<String> {
 }
 
 fn registry_problem(registry: &str) -> Option<String> {
+    // An IPv6 address is bracketed, as in a URL: `[fd00::1]:5000`.
+    if let Some(bracketed) = registry.strip_prefix('[') {
+        let Some((address, rest)) = bracketed.split_once(']') else {
+            return Some("opens a '[' for an IPv6 address and does not close it".into());
+        };
+        let hex_or_colon = |c: char| c.is_ascii_hexdigit() || c == ':';
+        if address.is_empty() || !address.chars().all(hex_or_colon) || !address.contains(':') {
+            return Some(format!(
+                "has [{address}] where an IPv6 address goes: hex digits and ':', e.g. [fd00::1]"
+            ));
+        }
+        return match rest.strip_prefix(':') {
+            None if rest.is_empty() => None,
+            Some(port) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => None,
+            Some(port) => Some(format!("has the port {port:?}, which is not a number")),
+            None => Some(format!(
+                "has {rest:?} after its IPv6 address, where only a :port may follow"
+            )),
+        };
+    }
     let (host, port) = match registry.rsplit_once(':') {
         Some((host, port)) => (host, Some(port)),
         None => (registry, None),
@@ -296,6 +340,8 @@ mod tests {
             &format!("memcached@{digest}"),
             &format!("quay.io/org/app:v1@{digest}"),
             "localhost/app",
+            "[fd00::1]:5000/memcached:1.6",
+            "[::1]/app",
         ] {
             assert_eq!(image_problem(good), None, "{good}");
         }
@@ -312,6 +358,9 @@ mod tests {
             ("a___b", "separator \"___\""),
             ("bad_host.com:x/app", "not a number"),
             ("-bad.com/app", "not a host name"),
+            ("[fd00::1/app", "does not close it"),
+            ("[fd00::1]x/app", "only a :port"),
+            ("[fd00::g]/app", "IPv6 address"),
             ("memcached@sha256:abc", "at least 32 hex digits"),
             ("memcached@sha256", "no ':'"),
             (

@@ -21,6 +21,9 @@ pub const LIB: &str = "src/lib.rs";
 pub const MAIN: &str = "src/main.rs";
 /// A module per API group.
 pub const API_GROUPS: &str = "src/api/mod.rs";
+/// The types of kinds other projects define (`create api --external-crd`), and their module.
+pub const EXTERNAL_API: &str = "src/api/external";
+pub const EXTERNAL_API_MOD: &str = "src/api/external/mod.rs";
 /// The controllers the manager runs, and their modules.
 pub const CONTROLLERS: &str = "src/controller/mod.rs";
 /// The webhooks the manager serves, and their modules (from the first webhook on).
@@ -54,7 +57,31 @@ pub fn load(dir: &Path) -> anyhow::Result<Project> {
     for entry in &project.resources {
         check_recorded(entry)?;
     }
+    check_unique(&project)?;
     Ok(project)
+}
+
+/// Each group, version and kind has one entry: every command finds the first, so a second
+/// one would be scaffolded, or deleted, twice.
+fn check_unique(project: &Project) -> anyhow::Result<()> {
+    for (i, entry) in project.resources.iter().enumerate() {
+        let same = |r: &&project::Resource| {
+            r.group == entry.group && r.version == entry.version && r.kind == entry.kind
+        };
+        if let Some(j) = project.resources[i + 1..].iter().position(|r| same(&r)) {
+            anyhow::bail!(
+                "{} lists {} twice (resources {} and {}): rkb keeps one entry per group, version \
+                 and kind, with its API, controllers and webhooks together.\n  \
+                 Merge the two entries into one (edited by hand, or a merge of two branches?) and \
+                 run rkb again",
+                project::FILE_NAME,
+                entry.label(),
+                i + 1,
+                i + j + 2
+            );
+        }
+    }
+    Ok(())
 }
 
 fn check_recorded(entry: &project::Resource) -> anyhow::Result<()> {
@@ -346,6 +373,41 @@ impl Resource {
         }
     }
 
+    /// The rules a new custom resource's names follow (kubebuilder's `Resource.Validate`),
+    /// blamed on the flag each came from: the kind, the version, the group in `domain`, the
+    /// plural (on `--kind` when derived from it, as no `--plural` was `given`), the Rust
+    /// modules and the CRD name. The first broken rule is the error.
+    pub fn check(&self, domain: &str, plural_given: bool) -> Result<(), names::InvalidInput> {
+        names::check_kind(&self.kind)?;
+        names::check_version(&self.version)?;
+        names::check_group(&self.group, domain)?;
+        names::check_plural(&self.plural).map_err(|invalid| {
+            if plural_given {
+                return invalid;
+            }
+            // Only a long kind gives a plural Kubernetes refuses: a kind may have 63
+            // characters, and so may a plural.
+            let shorter: String = self.plural.chars().take(63).collect();
+            names::invalid(
+                "--kind",
+                &self.kind,
+                format!(
+                    "the plural rkb derives from it when no --plural is given, {:?}, is \
+                     invalid: {}",
+                    self.plural, invalid.problem
+                ),
+                invalid.accepted,
+                format!(
+                    "rkb create api --group {} --version {} --kind {} --plural {shorter}",
+                    self.group, self.version, self.kind
+                ),
+            )
+        })?;
+        names::check_module_name("--group", &self.group, "--group cache")?;
+        names::check_module_name("--version", &self.version, "--version v1alpha1")?;
+        names::check_crd_name(&self.group, &self.crd_name())
+    }
+
     /// PROJECT's entry for this resource: its type if `api`, its controller if `controller`.
     pub fn entry(&self, domain: &str, api: bool, controller: bool) -> project::Resource {
         project::Resource {
@@ -484,7 +546,7 @@ impl Layout {
             kind_snake,
             ..
         } = resource;
-        let api_version_file = format!("src/api/{group_module}/{version_module}/mod.rs");
+        let api = format!("src/api/{group_module}");
         let (webhook_module, webhook_dir) = match &group {
             Some(group) => (
                 format!("{group}::{version_module}"),
@@ -496,9 +558,9 @@ impl Layout {
             ),
         };
         Layout {
-            api_group_file: format!("src/api/{group_module}/mod.rs"),
-            types_file: format!("src/api/{group_module}/{version_module}/{kind_snake}.rs"),
-            api_version_file,
+            api_group_file: format!("{api}/mod.rs"),
+            api_version_file: format!("{api}/{version_module}/mod.rs"),
+            types_file: format!("{api}/{version_module}/{kind_snake}.rs"),
             sample_file: format!(
                 "config/samples/{}_{}_{}.yaml",
                 resource.group,
@@ -546,6 +608,19 @@ impl Layout {
         self.ready_condition = format!("{}Ready", names::pascal(name));
         self.field_manager = Some(name.to_owned());
         self.controller_name = name.to_owned();
+        self
+    }
+
+    /// The layout of an external kind (`create api --external-crd`), whose types live
+    /// below `src/api/external/`, apart from the project's own groups.
+    pub fn external(mut self, resource: &Resource) -> Self {
+        let api = format!("{EXTERNAL_API}/{}", resource.group_module);
+        self.api_group_file = format!("{api}/mod.rs");
+        self.api_version_file = format!("{api}/{}/mod.rs", resource.version_module);
+        self.types_file = format!(
+            "{api}/{}/{}.rs",
+            resource.version_module, resource.kind_snake
+        );
         self
     }
 

@@ -2208,3 +2208,287 @@ fn create_api_refuses_bad_external_crds_without_touching_files() {
         ],
     );
 }
+
+/// (what the row shows, arguments, fragments the message has, fragments it must not have)
+type BlameCase = (
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
+/// Refusals blame what the user gave and give a command that does what they meant, one
+/// row per class: (what the row shows, arguments, fragments the message has, fragments
+/// it must not have). The project has cache/v1alpha1 Memcached; `KIND63` stands for a
+/// kind of 63 characters, the most a kind may have.
+const BLAME_CASES: &[BlameCase] = &[
+    (
+        "a derived value is blamed on the flag it came from, not on one never given",
+        &[
+            "create",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "KIND63",
+        ],
+        &[
+            "invalid --kind \"KIND63\": the plural rkb derives from it when no --plural is given",
+            "example:  rkb create api --group cache --version v1 --kind KIND63 --plural kind63",
+        ],
+        &["invalid --plural"],
+    ),
+    (
+        "a lowercase kind is matched to the kind the project has (delete api)",
+        &[
+            "delete",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "memcached",
+        ],
+        &[
+            "no API cache/v1alpha1 memcached in PROJECT (kinds are case-sensitive, and PROJECT has \
+             Memcached (cache/v1alpha1), not memcached)",
+            "example:  rkb delete api --group cache --version v1alpha1 --kind Memcached",
+        ],
+        &[],
+    ),
+    (
+        "a lowercase kind is matched to the kind the project has (create webhook)",
+        &[
+            "create",
+            "webhook",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "memcached",
+            "--defaulting",
+        ],
+        &[
+            "kinds are case-sensitive, and PROJECT has Memcached (cache/v1alpha1), not memcached",
+            "example:  rkb create webhook --group cache --version v1alpha1 --kind Memcached --defaulting",
+        ],
+        &["rkb create api --group cache --version v1alpha1 --kind memcached"],
+    ),
+    (
+        "a hint never deletes another kind than the one asked for",
+        &[
+            "delete",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Redis",
+        ],
+        &[
+            "no API cache/v1alpha1 Redis in PROJECT",
+            "accepted: --group cache --version v1alpha1 --kind Memcached",
+        ],
+        &["example:  rkb delete api"],
+    ),
+    (
+        "a hint never deletes another kind's webhooks",
+        &[
+            "delete",
+            "webhook",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+            "--defaulting",
+        ],
+        &["no webhooks for cache/v1alpha1 Memcached in PROJECT"],
+        &["example:  rkb delete webhook"],
+    ),
+    (
+        "a number too large is called too large, not not positive",
+        &[
+            "create",
+            "api",
+            "--group",
+            "web",
+            "--version",
+            "v1",
+            "--kind",
+            "Cache",
+            "--image",
+            "memcached:1.6",
+            "--run-as-user",
+            "4294967296",
+        ],
+        &[
+            "invalid --run-as-user \"4294967296\": it is larger than 2147483647",
+            "example:  --run-as-user 1001",
+        ],
+        &["not a positive number"],
+    ),
+    (
+        "a port too large is called too large",
+        &[
+            "create",
+            "api",
+            "--group",
+            "web",
+            "--version",
+            "v1",
+            "--kind",
+            "Cache",
+            "--image",
+            "memcached:1.6",
+            "--image-container-port",
+            "70000",
+        ],
+        &["invalid --image-container-port \"70000\": it is larger than 65535"],
+        &[],
+    ),
+];
+
+#[test]
+fn refusals_blame_what_the_user_gave_and_hint_at_what_they_meant() {
+    let project = project();
+    let dir = project.path();
+    let kind63 = format!("K{}", "d".repeat(62));
+    for (class, args, fragments, absent) in BLAME_CASES {
+        let with_kind = |text: &str| {
+            text.replace("KIND63", &kind63)
+                .replace("--plural kind63", &format!("--plural k{}", "d".repeat(62)))
+        };
+        let args: Vec<String> = args.iter().map(|a| with_kind(a)).collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let fragments: Vec<String> = fragments.iter().map(|f| with_kind(f)).collect();
+        let fragments: Vec<&str> = fragments.iter().map(String::as_str).collect();
+        assert_rejected(dir, &args, &fragments);
+        let (_, text) = rkb_in(dir, &args);
+        for fragment in *absent {
+            assert!(
+                !text.contains(fragment),
+                "{class}: {fragment:?} in:\n{text}"
+            );
+        }
+    }
+    // The hint of the derived plural works as printed.
+    let long = [
+        "create",
+        "api",
+        "--group",
+        "cache",
+        "--version",
+        "v1",
+        "--kind",
+        &kind63,
+    ];
+    let (_, text) = rkb_in(dir, &long);
+    let hinted = hinted_commands(&text);
+    assert_eq!(hinted.len(), 1, "{text}");
+    let hint: Vec<&str> = hinted[0].iter().map(String::as_str).collect();
+    let (ok, text) = rkb_in(dir, &hint);
+    assert!(ok, "{hint:?}: {text}");
+}
+
+/// A valid reference to an image in a registry at an IPv6 address is accepted, and the
+/// manager's Deployment stays valid YAML.
+#[test]
+fn an_image_in_an_ipv6_registry_is_accepted() {
+    let project = project();
+    let dir = project.path();
+    let image = "[fd00::1]:5000/memcached:1.6";
+    let args = [
+        "create",
+        "api",
+        "--group",
+        "web",
+        "--version",
+        "v1",
+        "--kind",
+        "Cache",
+        "--image",
+        image,
+    ];
+    let (ok, text) = rkb_in(dir, &args);
+    assert!(ok, "{text}");
+    let manager = std::fs::read_to_string(dir.join("config/manager/manager.yaml")).unwrap();
+    let deployment: serde_yaml_ng::Value = serde_yaml_ng::Deserializer::from_str(&manager)
+        .map(|doc| serde::Deserialize::deserialize(doc).expect("manager.yaml is YAML"))
+        .find(|doc: &serde_yaml_ng::Value| doc["kind"] == "Deployment")
+        .expect("a Deployment");
+    let env = &deployment["spec"]["template"]["spec"]["containers"][0]["env"];
+    assert_eq!(env[0]["value"], image, "{manager}");
+    // An unclosed bracket is still refused, by what is wrong with it.
+    assert_rejected(
+        dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "web",
+            "--version",
+            "v1",
+            "--kind",
+            "Other",
+            "--image",
+            "[fd00::1/memcached",
+        ],
+        &["invalid --image", "does not close it"],
+    );
+}
+
+/// A PROJECT that lists one kind twice is named as such, not reported as a missing file
+/// when the second entry is undone.
+#[test]
+fn a_project_with_a_duplicated_entry_is_named_as_such() {
+    let project = project();
+    let dir = project.path();
+    let path = dir.join("PROJECT");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (head, rest) = text.split_once("resources:\n").unwrap();
+    let (entries, tail) = rest.split_once("version: '3'").unwrap();
+    std::fs::write(
+        &path,
+        format!("{head}resources:\n{entries}{entries}version: '3'{tail}"),
+    )
+    .unwrap();
+    for args in [
+        &[
+            "delete",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+        ][..],
+        &[
+            "create",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1",
+            "--kind",
+            "Memcached",
+            "--no-controller",
+        ],
+    ] {
+        assert_rejected(
+            dir,
+            args,
+            &[
+                "PROJECT lists Memcached cache/v1alpha1 twice (resources 1 and 2)",
+                "Merge the two entries into one",
+            ],
+        );
+    }
+}

@@ -246,39 +246,113 @@ pub(super) fn replay(
     boilerplate: Option<&str>,
     output: &Path,
 ) -> Vec<Vec<String>> {
-    let dir = output.to_string_lossy().into_owned();
-    let words = |list: &[&str]| -> Vec<String> { list.iter().map(|w| (*w).to_owned()).collect() };
+    let replay = Replay {
+        project,
+        input,
+        dir: output.to_string_lossy().into_owned(),
+    };
+    let mut init = replay.init(boilerplate);
+    // PROJECT's resources are in creation order. Webhooks come after the APIs of their
+    // layout (a conversion webhook needs its spokes).
+    let resources = &project.resources;
+    let mut steps = Vec::new();
+    match multigroup_from(project, input) {
+        None => {
+            steps.push(init);
+            steps.extend(replay.resources(resources));
+        }
+        Some(0) => {
+            init.push("--multigroup".into());
+            steps.push(init);
+            steps.extend(replay.resources(resources));
+        }
+        Some(at) => {
+            let (before, after) = resources.split_at(at);
+            steps.push(init);
+            steps.extend(replay.resources(before));
+            steps.push(words(&[
+                "rkb",
+                "edit",
+                "--dir",
+                &replay.dir,
+                "--multigroup",
+            ]));
+            steps.extend(replay.resources(after));
+        }
+    }
+    if project.plugins.grafana.is_some() {
+        steps.push(words(&[
+            "rkb",
+            "edit",
+            "--dir",
+            &replay.dir,
+            "--plugins",
+            "grafana",
+        ]));
+    }
+    steps
+}
 
-    let mut init = words(&["rkb", "init", "--dir", &dir]);
-    init.extend(words(&[
-        "--domain",
-        &project.domain,
-        "--project-name",
-        &project.project_name,
-    ]));
-    let (owner, apache2) = header_options(boilerplate);
-    if let Some(owner) = owner {
-        init.extend(words(&["--owner", &owner]));
-    }
-    if !apache2 {
-        init.extend(words(&["--license", "none"]));
-    }
-    if project.namespaced {
-        init.push("--namespaced".into());
-    }
-    // The copied `.cargo/config.toml` keeps the input's source of rkb's crates; without
-    // one, the input took them from the registry.
-    init.extend(words(&["--rkb-source", "registry"]));
+/// The words of a command line, owned.
+fn words(list: &[&str]) -> Vec<String> {
+    list.iter().map(|w| (*w).to_owned()).collect()
+}
 
-    let images = project.plugins.deploy_image.as_ref();
-    // `rkb create <what> --dir <output> --group G --version V --kind K`.
-    let create = |what: &str, resource: &Resource| {
+/// What [`replay`] builds its steps from: PROJECT, the input directory and the output's.
+struct Replay<'a> {
+    project: &'a Project,
+    input: &'a Path,
+    /// The output directory, as the steps' `--dir`.
+    dir: String,
+}
+
+impl Replay<'_> {
+    /// `rkb init` with the input's domain, name, header and scope.
+    fn init(&self, boilerplate: Option<&str>) -> Vec<String> {
+        let project = self.project;
+        let mut init = words(&["rkb", "init", "--dir", &self.dir]);
+        init.extend(words(&[
+            "--domain",
+            &project.domain,
+            "--project-name",
+            &project.project_name,
+        ]));
+        let (owner, apache2) = header_options(boilerplate);
+        if let Some(owner) = owner {
+            init.extend(words(&["--owner", &owner]));
+        }
+        if !apache2 {
+            init.extend(words(&["--license", "none"]));
+        }
+        if project.namespaced {
+            init.push("--namespaced".into());
+        }
+        // The copied `.cargo/config.toml` keeps the input's source of rkb's crates; without
+        // one, the input took them from the registry.
+        init.extend(words(&["--rkb-source", "registry"]));
+        init
+    }
+
+    /// The APIs of `resources`, then their webhooks.
+    fn resources(&self, resources: &[Resource]) -> Vec<Vec<String>> {
+        // A built-in kind with webhooks only has no `create api` step.
+        let scaffolded = |r: &&Resource| r.api.is_some() || r.has_controller();
+        let apis = resources
+            .iter()
+            .filter(scaffolded)
+            .flat_map(|r| self.api_steps(r));
+        let webhooks = resources.iter().flat_map(|r| self.webhook_steps(r));
+        apis.chain(webhooks).collect()
+    }
+
+    /// `rkb create <what> --dir <output> --group G --version V --kind K`.
+    fn create(&self, what: &str, resource: &Resource) -> Vec<String> {
         words(&[
             "rkb",
             "create",
             what,
             "--dir",
-            &dir,
+            &self.dir,
             "--group",
             &resource.group,
             "--version",
@@ -286,17 +360,31 @@ pub(super) fn replay(
             "--kind",
             &resource.kind,
         ])
-    };
-    let api_step = |resource: &Resource| {
+    }
+
+    /// The kind's API with its default controller (unless it has neither: a kind with
+    /// only named controllers), then one step per named controller, as they were added.
+    fn api_steps(&self, resource: &Resource) -> Vec<Vec<String>> {
+        let first = (resource.api.is_some() || resource.controller).then(|| self.api(resource));
+        let named = resource.controllers.iter().map(|named| {
+            let mut step = self.create("api", resource);
+            step.extend(words(&["--no-resource", "--controller-name", &named.name]));
+            step
+        });
+        first.into_iter().chain(named).collect()
+    }
+
+    /// The `create api` of the kind's type and default controller.
+    fn api(&self, resource: &Resource) -> Vec<String> {
         if resource.external {
-            let mut api = words(&["rkb", "create", "api", "--dir", &dir]);
+            let mut api = words(&["rkb", "create", "api", "--dir", &self.dir]);
             // The types come from the CRD the input keeps, as they came the first time.
             let crd = crate::model::Resource::recorded(resource)
                 .crd_file
                 .unwrap_or_default();
             api.extend(words(&[
                 "--external-crd",
-                &input.join(crd).to_string_lossy(),
+                &self.input.join(crd).to_string_lossy(),
                 "--version",
                 &resource.version,
                 "--kind",
@@ -304,7 +392,7 @@ pub(super) fn replay(
             ]));
             return api;
         }
-        let mut api = create("api", resource);
+        let mut api = self.create("api", resource);
         match &resource.api {
             Some(recorded) => {
                 api.extend(words(&["--resource", "--plural", &resource.plural]));
@@ -327,41 +415,39 @@ pub(super) fn replay(
             }
             .into(),
         );
-        let image =
-            images.and_then(|plugin| plugin.resources.iter().find(|i| same_kind(i, resource)));
-        if let Some(image) = image {
-            api.extend(words(&["--image", &image.image]));
-            let options = [
-                ("--image-container-command", &image.container_command),
-                ("--image-container-port", &image.container_port),
-                ("--run-as-user", &image.run_as_user),
-            ];
-            for (flag, value) in options {
-                if let Some(value) = value {
-                    api.extend(words(&[flag, value]));
-                }
+        api.extend(self.image_flags(resource));
+        api
+    }
+
+    /// The `--image` flags PROJECT's deploy-image plugin recorded for the kind.
+    fn image_flags(&self, resource: &Resource) -> Vec<String> {
+        let images = self.project.plugins.deploy_image.as_ref();
+        let Some(image) =
+            images.and_then(|plugin| plugin.resources.iter().find(|i| same_kind(i, resource)))
+        else {
+            return Vec::new();
+        };
+        let mut flags = words(&["--image", &image.image]);
+        let options = [
+            ("--image-container-command", &image.container_command),
+            ("--image-container-port", &image.container_port),
+            ("--run-as-user", &image.run_as_user),
+        ];
+        for (flag, value) in options {
+            if let Some(value) = value {
+                flags.extend(words(&[flag, value]));
             }
         }
-        api
-    };
-    // The kind's API with its default controller (unless it has neither: a kind with only
-    // named controllers), then one step per named controller, as they were added.
-    let api_steps = |resource: &Resource| {
-        let first = (resource.api.is_some() || resource.controller).then(|| api_step(resource));
-        let named = resource.controllers.iter().map(|named| {
-            let mut step = create("api", resource);
-            step.extend(words(&["--no-resource", "--controller-name", &named.name]));
-            step
-        });
-        first.into_iter().chain(named).collect::<Vec<_>>()
-    };
-    // Each kind of webhook on its own, in the order kubebuilder's tutorials add them.
-    let webhook_steps = |resource: &Resource| {
-        let mut steps = Vec::new();
+        flags
+    }
+
+    /// Each kind of webhook on its own, in the order kubebuilder's tutorials add them.
+    fn webhook_steps(&self, resource: &Resource) -> Vec<Vec<String>> {
         let Some(hooks) = &resource.webhooks else {
-            return steps;
+            return Vec::new();
         };
-        let base = create("webhook", resource);
+        let base = self.create("webhook", resource);
+        let mut steps = Vec::new();
         let mut add = |flags: Vec<String>| {
             let mut step = base.clone();
             step.extend(flags);
@@ -381,47 +467,7 @@ pub(super) fn replay(
             add(flags);
         }
         steps
-    };
-
-    // PROJECT's resources are in creation order. Webhooks come after the APIs of their
-    // layout (a conversion webhook needs its spokes).
-    let resources = &project.resources;
-    // A built-in kind with webhooks only has no `create api` step.
-    let scaffolded = |r: &&Resource| r.api.is_some() || r.has_controller();
-    let mut steps = Vec::new();
-    match multigroup_from(project, input) {
-        None => {
-            steps.push(init);
-            steps.extend(resources.iter().filter(scaffolded).flat_map(&api_steps));
-            steps.extend(resources.iter().flat_map(&webhook_steps));
-        }
-        Some(0) => {
-            init.push("--multigroup".into());
-            steps.push(init);
-            steps.extend(resources.iter().filter(scaffolded).flat_map(&api_steps));
-            steps.extend(resources.iter().flat_map(&webhook_steps));
-        }
-        Some(at) => {
-            let (before, after) = resources.split_at(at);
-            steps.push(init);
-            steps.extend(before.iter().filter(scaffolded).flat_map(&api_steps));
-            steps.extend(before.iter().flat_map(&webhook_steps));
-            steps.push(words(&["rkb", "edit", "--dir", &dir, "--multigroup"]));
-            steps.extend(after.iter().filter(scaffolded).flat_map(&api_steps));
-            steps.extend(after.iter().flat_map(&webhook_steps));
-        }
     }
-    if project.plugins.grafana.is_some() {
-        steps.push(words(&[
-            "rkb",
-            "edit",
-            "--dir",
-            &dir,
-            "--plugins",
-            "grafana",
-        ]));
-    }
-    steps
 }
 
 /// Where the multigroup layout began: `None` for a single-group project, else the number

@@ -5,11 +5,15 @@
 //! `make manifests`) and `src/main.rs`; the first webhook also switches on the webhook
 //! Service, the cert-manager certificate and the manager's webhook patch in config/default.
 
+mod checks;
+
 use std::io::Write;
 
 use anyhow::bail;
 use rkb_core::webhook::Kind;
 use serde::Serialize;
+
+use checks::{check_conversion, check_duplicates, find_resource};
 
 use crate::cli::CreateWebhookArgs;
 use crate::model::{self, Layout, ProjectNames};
@@ -384,8 +388,8 @@ pub fn create_webhook(args: &CreateWebhookArgs, out: &mut dyn Write) -> anyhow::
     next_steps(out, &context.hook, &switches)
 }
 
-/// The model of the kind's webhooks, checked against the project: the templates' context
-/// and the switches of [`PLAN`].
+/// The model of the kind's webhooks: the kind looked up, what it will have derived, that
+/// checked against the project, then the templates' context and the switches of [`PLAN`].
 fn model(
     args: &CreateWebhookArgs,
     project: &Project,
@@ -393,73 +397,117 @@ fn model(
 ) -> anyhow::Result<(Context, Switches)> {
     let example = format!(
         "rkb create webhook --group {} --version {} --kind {}",
-        args.group, args.version, args.kind
+        args.gvk.group, args.gvk.version, args.gvk.kind
     );
-    if !(args.defaulting || args.programmatic_validation || args.conversion) {
-        bail!(
-            "no webhook chosen: create webhook needs at least one of --defaulting, \
-             --programmatic-validation and --conversion.\n  \
-             example:  {example} --defaulting --programmatic-validation"
-        );
+    check_some_webhook(args, &example)?;
+    let resolved = resolve(args, project, changes)?;
+    check_duplicates(args, &resolved.before, &example)?;
+    if args.webhooks.conversion {
+        check_conversion(&resolved.project, args, &resolved.entry)?;
     }
+    context(args, resolved, changes)
+}
+
+/// At least one of the webhook flags.
+fn check_some_webhook(args: &CreateWebhookArgs, example: &str) -> anyhow::Result<()> {
+    let asked = &args.webhooks;
+    if asked.defaulting || asked.programmatic_validation || asked.conversion {
+        return Ok(());
+    }
+    bail!(
+        "no webhook chosen: create webhook needs at least one of --defaulting, \
+         --programmatic-validation and --conversion.\n  \
+         example:  {example} --defaulting --programmatic-validation"
+    );
+}
+
+/// What `create webhook` would do for the kind it names, which PROJECT must have.
+struct Resolved {
+    /// PROJECT, with an entry for a built-in kind that had none.
+    project: Project,
+    /// The kind's entry, as PROJECT has it before the command.
+    entry: project::Resource,
+    /// The kind's webhooks before the command.
+    before: project::Webhooks,
+    /// The webhooks of this version after the command: what it has plus what is asked for.
+    after: project::Webhooks,
+    layout: Layout,
+}
+
+/// Looks the kind up (refused when PROJECT has no such kind) and derives what its
+/// webhooks will be.
+fn resolve(
+    args: &CreateWebhookArgs,
+    project: &Project,
+    changes: &Changes,
+) -> anyhow::Result<Resolved> {
     let mut project = project.clone();
     let entry = match find_resource(&project, args) {
         Ok(entry) => entry.clone(),
         // A built-in kind needs no API or controller of the project (kubebuilder's
         // `create webhook --group core --version v1 --kind Pod`): PROJECT records it as a
         // core resource with webhooks only.
-        Err(error) => match builtin_kinds::find(&args.group, &args.version, &args.kind) {
-            Some(builtin) if args.conversion => bail!(
-                "--conversion is for custom resources with several versions; {}/{} {} is a \
-                 built-in Kubernetes kind, which the API server converts itself.\n  \
-                 accepted: --defaulting and --programmatic-validation\n  \
-                 example:  {example} --defaulting",
-                builtin.group,
-                builtin.version,
-                builtin.kind
-            ),
-            Some(builtin) => {
-                let entry = model::Resource::builtin(builtin).entry(&project.domain, false, false);
-                project.resources.push(entry.clone());
-                entry
-            }
-            None => return Err(error),
-        },
+        Err(error) => {
+            let gvk = &args.gvk;
+            let Some(builtin) = builtin_kinds::find(&gvk.group, &gvk.version, &gvk.kind) else {
+                return Err(error);
+            };
+            let entry = model::Resource::builtin(builtin).entry(&project.domain, false, false);
+            project.resources.push(entry.clone());
+            entry
+        }
     };
-    let entry = &entry;
     let before = entry.webhooks.clone().unwrap_or_default();
-    check_duplicates(args, &before, &example)?;
-    let spokes = if args.conversion {
-        check_conversion(&project, args, entry)?
-    } else {
-        Vec::new()
-    };
-
-    // The webhooks of this version after the command: what it has plus what is asked for.
+    let mut spokes = args.spoke.clone();
+    spokes.sort();
+    spokes.dedup();
     let after = project::Webhooks {
-        conversion: before.conversion || args.conversion,
-        defaulting: before.defaulting || args.defaulting,
-        spoke: if args.conversion {
+        conversion: before.conversion || args.webhooks.conversion,
+        defaulting: before.defaulting || args.webhooks.defaulting,
+        spoke: if args.webhooks.conversion {
             spokes
         } else {
             before.spoke.clone()
         },
-        validation: before.validation || args.programmatic_validation,
+        validation: before.validation || args.webhooks.programmatic_validation,
         webhook_version: "v1".into(),
     };
-    let api = model::Resource::recorded(entry);
-    let layout = Layout::in_project(&project, &api, changes)?;
+    let layout = Layout::in_project(&project, &model::Resource::recorded(&entry), changes)?;
+    Ok(Resolved {
+        project,
+        entry,
+        before,
+        after,
+        layout,
+    })
+}
+
+/// The templates' context and the switches of [`PLAN`] for what `resolved` describes.
+fn context(
+    args: &CreateWebhookArgs,
+    resolved: Resolved,
+    changes: &Changes,
+) -> anyhow::Result<(Context, Switches)> {
+    let Resolved {
+        mut project,
+        entry,
+        before,
+        after,
+        layout,
+    } = resolved;
+    let api = model::Resource::recorded(&entry);
+    let asked = &args.webhooks;
     let switches = Switches {
         grouped: layout.webhook_group_module.is_some(),
-        defaulting: args.defaulting,
-        validation: args.programmatic_validation,
-        conversion: args.conversion,
+        defaulting: asked.defaulting,
+        validation: asked.programmatic_validation,
+        conversion: asked.conversion,
         has_defaulting: after.defaulting,
         has_validation: after.validation,
         has_conversion: after.conversion,
-        new_defaulting: args.defaulting && !before.defaulting,
-        new_validation: args.programmatic_validation && !before.validation,
-        new_conversion: args.conversion && !before.conversion,
+        new_defaulting: asked.defaulting && !before.defaulting,
+        new_validation: asked.programmatic_validation && !before.validation,
+        new_conversion: asked.conversion && !before.conversion,
         extend_admission: !args.force && changes.exists(&layout.admission_file)?,
         first_webhook: project.resources.iter().all(|r| r.webhooks.is_none()),
     };
@@ -535,235 +583,4 @@ fn next_steps(out: &mut dyn Write, hook: &Hook, switches: &Switches) -> anyhow::
         )?;
     }
     Ok(())
-}
-
-/// The PROJECT entry the webhooks are for: a custom resource of the project or a
-/// built-in kind it has a controller for.
-fn find_resource<'p>(
-    project: &'p Project,
-    args: &CreateWebhookArgs,
-) -> anyhow::Result<&'p project::Resource> {
-    if let Some(resource) = project
-        .find(&args.group, &args.version, &args.kind)
-        .filter(|r| r.api.is_some() || r.core)
-    {
-        return Ok(resource);
-    }
-    if let Some(external) = project
-        .find(&args.group, &args.version, &args.kind)
-        .filter(|r| r.external)
-    {
-        bail!(
-            "{} {}/{} is an external API (`create api --external-crd`): its CRD and its objects'              admission belong to the project that defines it, and rkb does not scaffold webhooks              for it.\n  \
-             Validate what this project needs in its reconciler instead, or add the webhook to \
-             the project that owns {}",
-            external.kind,
-            external.api_group(),
-            external.version,
-            external.api_group()
-        );
-    }
-    let known: Vec<String> = project
-        .resources
-        .iter()
-        .filter(|r| r.api.is_some() || r.core)
-        .map(|r| {
-            format!(
-                "--group {} --version {} --kind {}",
-                r.group, r.version, r.kind
-            )
-        })
-        .collect();
-    // The kind under another group or version is most likely what was meant (a new API
-    // of the same kind could be refused for it, too).
-    let same_kind = project
-        .resources
-        .iter()
-        .filter(|r| r.api.is_some() || r.core)
-        .find(|r| r.kind == args.kind);
-    let example = match same_kind {
-        Some(r) => {
-            let mut flags = String::new();
-            for (given, flag) in [
-                (args.defaulting, " --defaulting"),
-                (args.programmatic_validation, " --programmatic-validation"),
-                (args.conversion, " --conversion"),
-            ] {
-                if given {
-                    flags.push_str(flag);
-                }
-            }
-            for spoke in &args.spoke {
-                flags.push_str(&format!(" --spoke {spoke}"));
-            }
-            format!(
-                "rkb create webhook --group {} --version {} --kind {}{flags}",
-                r.group, r.version, r.kind
-            )
-        }
-        None => format!(
-            "rkb create api --group {} --version {} --kind {}",
-            args.group, args.version, args.kind
-        ),
-    };
-    bail!(
-        "no API {}/{} {} in PROJECT: webhooks are for a kind this project has (run \
-         `rkb create api` first).\n  accepted: {}\n  \
-         example:  {example}",
-        args.group,
-        args.version,
-        args.kind,
-        if known.is_empty() {
-            "none yet".to_owned()
-        } else {
-            known.join("; ")
-        },
-    );
-}
-
-/// A second webhook of a type the kind has is refused, unless `--force` regenerates it.
-fn check_duplicates(
-    args: &CreateWebhookArgs,
-    before: &project::Webhooks,
-    example: &str,
-) -> anyhow::Result<()> {
-    if args.force {
-        return Ok(());
-    }
-    let duplicates: Vec<&str> = [
-        (args.defaulting && before.defaulting, "defaulting"),
-        (
-            args.programmatic_validation && before.validation,
-            "validation",
-        ),
-        (args.conversion && before.conversion, "conversion"),
-    ]
-    .into_iter()
-    .filter_map(|(duplicate, name)| duplicate.then_some(name))
-    .collect();
-    if duplicates.is_empty() {
-        return Ok(());
-    }
-    let missing: Vec<&str> = [
-        (!before.defaulting, "--defaulting"),
-        (!before.validation, "--programmatic-validation"),
-        (!before.conversion, "--conversion"),
-    ]
-    .into_iter()
-    .filter_map(|(missing, flag)| missing.then_some(flag))
-    .collect();
-    bail!(
-        "a {} webhook for {}/{} {} exists already (see PROJECT).\n  \
-         accepted: {}\n  \
-         example:  {example} {}",
-        duplicates.join(" and "),
-        args.group,
-        args.version,
-        args.kind,
-        if missing.is_empty() {
-            "nothing more: this kind has every webhook; --force regenerates their files \
-             (edits in them are lost)"
-                .to_owned()
-        } else {
-            format!(
-                "the webhooks it lacks ({}), or --force to regenerate its webhook files (edits in them are lost)",
-                missing.join(", ")
-            )
-        },
-        missing.first().copied().unwrap_or("--force")
-    );
-}
-
-/// Checks `--spoke`: other versions of the same kind, with types in this project, and no
-/// conversion webhook for the kind yet. Returns the spokes, sorted and deduplicated.
-fn check_conversion(
-    project: &Project,
-    args: &CreateWebhookArgs,
-    hub: &project::Resource,
-) -> anyhow::Result<Vec<String>> {
-    if hub.core {
-        bail!(
-            "--conversion is for custom resources with several versions; {}/{} {kind} is a \
-             built-in Kubernetes kind, which the API server converts itself.\n  \
-             accepted: --defaulting and --programmatic-validation\n  \
-             example:  rkb create webhook --group {} --version {} --kind {kind} --defaulting",
-            hub.group,
-            hub.version,
-            hub.group,
-            hub.version,
-            kind = hub.kind
-        );
-    }
-    let others: Vec<&project::Resource> = project
-        .resources
-        .iter()
-        .filter(|r| {
-            r.group == hub.group
-                && r.kind == hub.kind
-                && r.version != hub.version
-                && r.api.is_some()
-        })
-        .collect();
-    if others.is_empty() {
-        bail!(
-            "--conversion needs another version of {kind}: PROJECT has only {}/{} {kind}, and a \
-             conversion webhook converts between the versions of one CRD.\n  \
-             Add one first:  rkb create api --group {} --version <other version> --kind {kind} --no-controller",
-            hub.group,
-            hub.version,
-            hub.group,
-            kind = hub.kind
-        );
-    }
-    let versions: Vec<&str> = others.iter().map(|r| r.version.as_str()).collect();
-    let example = format!(
-        "rkb create webhook --group {} --version {} --kind {} --conversion --spoke {}",
-        hub.group, hub.version, hub.kind, versions[0]
-    );
-    if let Some(converted) = others
-        .iter()
-        .find(|r| r.webhooks.as_ref().is_some_and(|w| w.conversion))
-    {
-        bail!(
-            "{} already has a conversion webhook with hub {} (see PROJECT); one CRD has one \
-             conversion webhook and one hub.\n  \
-             To change its spokes, regenerate it:  rkb create webhook --group {} --version {} --kind {} \
-             --conversion --spoke <versions> --force",
-            hub.kind,
-            converted.version,
-            hub.group,
-            converted.version,
-            hub.kind
-        );
-    }
-    if args.spoke.is_empty() {
-        bail!(
-            "--conversion needs --spoke: the versions of {} that convert to and from the hub {}.\n  \
-             accepted: {}\n  example:  {example}",
-            hub.kind,
-            hub.version,
-            versions.join(", ")
-        );
-    }
-    for spoke in &args.spoke {
-        if *spoke == hub.version {
-            bail!(
-                "--spoke {spoke} is the hub itself (--version {spoke}); a spoke is another version.\n  \
-                 accepted: {}\n  example:  {example}",
-                versions.join(", ")
-            );
-        }
-        if !versions.contains(&spoke.as_str()) {
-            bail!(
-                "invalid --spoke {spoke:?}: {} has no version {spoke} in PROJECT.\n  \
-                 accepted: {}\n  example:  {example}",
-                hub.kind,
-                versions.join(", ")
-            );
-        }
-    }
-    let mut spokes = args.spoke.clone();
-    spokes.sort();
-    spokes.dedup();
-    Ok(spokes)
 }

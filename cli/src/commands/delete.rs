@@ -12,7 +12,7 @@ use std::path::Path;
 
 use anyhow::bail;
 
-use crate::cli::{DeleteApiArgs, DeleteWebhookArgs};
+use crate::cli::{DeleteApiArgs, DeleteWebhookArgs, Gvk};
 use crate::project::{self, Project, Webhooks};
 use crate::scaffold::plan::{self, Kept, Rendered, Unapplied};
 use crate::scaffold::{Changes, Templates};
@@ -22,19 +22,21 @@ pub fn delete_api(args: &DeleteApiArgs, out: &mut dyn Write) -> anyhow::Result<(
     let project = super::load_project(&args.dir, out)?;
     let command = format!(
         "rkb delete api --group {} --version {} --kind {}",
-        args.group, args.version, args.kind
+        args.gvk.group, args.gvk.version, args.gvk.kind
     );
     let Some(entry) = project
-        .find(&args.group, &args.version, &args.kind)
+        .find(&args.gvk.group, &args.gvk.version, &args.gvk.kind)
         .filter(|r| r.api.is_some() || r.has_controller())
     else {
+        let has_api = |r: &project::Resource| r.api.is_some() || r.has_controller();
         bail!(
-            "no API {}/{} {} in PROJECT, so there is nothing to delete.\n  accepted: {}\n  \
-             example:  rkb delete api --group cache --version v1alpha1 --kind Memcached",
-            args.group,
-            args.version,
-            args.kind,
-            listed(&project, |r| r.api.is_some() || r.has_controller())
+            "no API {}/{} {} in PROJECT{}, so there is nothing to delete.\n  accepted: {}{}",
+            args.gvk.group,
+            args.gvk.version,
+            args.gvk.kind,
+            meant_note(&project, &args.gvk, has_api),
+            listed(&project, has_api),
+            meant_example(&project, &args.gvk, has_api, "rkb delete api", ""),
         );
     };
     if let Some(name) = &args.controller_name {
@@ -126,75 +128,24 @@ fn delete_named_controller(
 pub fn delete_webhook(args: &DeleteWebhookArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let changes = Changes::open(&args.dir)?;
     let project = super::load_project(&args.dir, out)?;
-    let Some(entry) = project
-        .find(&args.group, &args.version, &args.kind)
-        .filter(|r| r.webhooks.is_some())
-    else {
-        bail!(
-            "no webhooks for {}/{} {} in PROJECT, so there is nothing to delete.\n  \
-             accepted (kinds with webhooks): {}\n  \
-             example:  rkb delete webhook --group cache --version v1alpha1 --kind Memcached --defaulting",
-            args.group,
-            args.version,
-            args.kind,
-            listed(&project, |r| r.webhooks.is_some())
-        );
-    };
+    let entry = webhook_entry(&project, args)?;
     let has = entry.webhooks.clone().unwrap_or_default();
     let asked = Webhooks {
-        conversion: args.conversion,
-        defaulting: args.defaulting,
-        spoke: if args.conversion {
+        conversion: args.webhooks.conversion,
+        defaulting: args.webhooks.defaulting,
+        spoke: if args.webhooks.conversion {
             has.spoke.clone()
         } else {
             Vec::new()
         },
-        validation: args.programmatic_validation,
+        validation: args.webhooks.programmatic_validation,
         webhook_version: has.webhook_version.clone(),
-    };
-    let flags = |w: &Webhooks| -> Vec<&str> {
-        [
-            (w.defaulting, "--defaulting"),
-            (w.validation, "--programmatic-validation"),
-            (w.conversion, "--conversion"),
-        ]
-        .into_iter()
-        .filter_map(|(on, flag)| on.then_some(flag))
-        .collect()
     };
     let command = format!(
         "rkb delete webhook --group {} --version {} --kind {}",
-        args.group, args.version, args.kind
+        args.gvk.group, args.gvk.version, args.gvk.kind
     );
-    let absent: Vec<&str> = [
-        (asked.defaulting && !has.defaulting, "--defaulting"),
-        (
-            asked.validation && !has.validation,
-            "--programmatic-validation",
-        ),
-        (asked.conversion && !has.conversion, "--conversion"),
-    ]
-    .into_iter()
-    .filter_map(|(absent, flag)| absent.then_some(flag))
-    .collect();
-    if flags(&asked).is_empty() || !absent.is_empty() {
-        let what = if absent.is_empty() {
-            "no webhook chosen: say which of the kind's webhooks to delete".to_owned()
-        } else {
-            format!(
-                "{}/{} {} has no webhook of {} (see PROJECT)",
-                args.group,
-                args.version,
-                args.kind,
-                absent.join(", ")
-            )
-        };
-        bail!(
-            "{what}.\n  accepted: {}\n  example:  {command} {}",
-            flags(&has).join(", "),
-            flags(&has).join(" ")
-        );
-    }
+    check_webhooks_asked(args, &has, &asked, &command)?;
 
     let templates = Templates::load()?;
     let (context, switches) = super::create_webhook::recorded(&project, entry, &asked, &changes)?;
@@ -212,14 +163,14 @@ pub fn delete_webhook(args: &DeleteWebhookArgs, out: &mut dyn Write) -> anyhow::
     };
     let mut after = project.clone();
     if let Some(stays) = after.resources.iter_mut().find(|r| same(r, entry)) {
-        stays.webhooks = (!flags(&left).is_empty()).then_some(left);
+        stays.webhooks = (!webhook_flags(&left).is_empty()).then_some(left);
     }
     // A built-in kind that only had webhooks leaves PROJECT with its last one.
     after
         .resources
         .retain(|r| r.api.is_some() || r.has_controller() || r.webhooks.is_some());
     undo(&gone, after, args.force, &command, changes, &templates, out)?;
-    let deleted: Vec<&str> = flags(&asked)
+    let deleted: Vec<&str> = webhook_flags(&asked)
         .iter()
         .map(|f| f.trim_start_matches("--"))
         .collect();
@@ -235,8 +186,135 @@ pub fn delete_webhook(args: &DeleteWebhookArgs, out: &mut dyn Write) -> anyhow::
     Ok(())
 }
 
+/// PROJECT's entry of the kind whose webhooks `delete webhook` deletes.
+fn webhook_entry<'p>(
+    project: &'p Project,
+    args: &DeleteWebhookArgs,
+) -> anyhow::Result<&'p project::Resource> {
+    if let Some(entry) = project
+        .find(&args.gvk.group, &args.gvk.version, &args.gvk.kind)
+        .filter(|r| r.webhooks.is_some())
+    {
+        return Ok(entry);
+    }
+    let has_webhooks = |r: &project::Resource| r.webhooks.is_some();
+    let flags: String = [
+        (args.webhooks.defaulting, " --defaulting"),
+        (
+            args.webhooks.programmatic_validation,
+            " --programmatic-validation",
+        ),
+        (args.webhooks.conversion, " --conversion"),
+    ]
+    .into_iter()
+    .filter_map(|(given, flag)| given.then_some(flag))
+    .collect();
+    bail!(
+        "no webhooks for {}/{} {} in PROJECT{}, so there is nothing to delete.\n  \
+         accepted (kinds with webhooks): {}{}",
+        args.gvk.group,
+        args.gvk.version,
+        args.gvk.kind,
+        meant_note(project, &args.gvk, has_webhooks),
+        listed(project, has_webhooks),
+        meant_example(
+            project,
+            &args.gvk,
+            has_webhooks,
+            "rkb delete webhook",
+            &flags
+        ),
+    );
+}
+
+/// The webhooks of `w` as flags: `--defaulting`, `--programmatic-validation`, `--conversion`.
+fn webhook_flags(w: &Webhooks) -> Vec<&'static str> {
+    [
+        (w.defaulting, "--defaulting"),
+        (w.validation, "--programmatic-validation"),
+        (w.conversion, "--conversion"),
+    ]
+    .into_iter()
+    .filter_map(|(on, flag)| on.then_some(flag))
+    .collect()
+}
+
+/// At least one webhook asked, and only webhooks the kind `has`.
+fn check_webhooks_asked(
+    args: &DeleteWebhookArgs,
+    has: &Webhooks,
+    asked: &Webhooks,
+    command: &str,
+) -> anyhow::Result<()> {
+    let absent: Vec<&str> = [
+        (asked.defaulting && !has.defaulting, "--defaulting"),
+        (
+            asked.validation && !has.validation,
+            "--programmatic-validation",
+        ),
+        (asked.conversion && !has.conversion, "--conversion"),
+    ]
+    .into_iter()
+    .filter_map(|(absent, flag)| absent.then_some(flag))
+    .collect();
+    if !webhook_flags(asked).is_empty() && absent.is_empty() {
+        return Ok(());
+    }
+    let what = if absent.is_empty() {
+        "no webhook chosen: say which of the kind's webhooks to delete".to_owned()
+    } else {
+        format!(
+            "{}/{} {} has no webhook of {} (see PROJECT)",
+            args.gvk.group,
+            args.gvk.version,
+            args.gvk.kind,
+            absent.join(", ")
+        )
+    };
+    // The example deletes what was asked and exists, or else one webhook the kind has,
+    // never more than was asked.
+    let asked_and_there: Vec<&str> = webhook_flags(asked)
+        .into_iter()
+        .filter(|flag| !absent.contains(flag))
+        .collect();
+    let example = if asked_and_there.is_empty() {
+        webhook_flags(has)
+            .first()
+            .copied()
+            .unwrap_or_default()
+            .to_owned()
+    } else {
+        asked_and_there.join(" ")
+    };
+    bail!(
+        "{what}.\n  accepted: {}\n  example:  {command} {example}",
+        webhook_flags(has).join(", "),
+    );
+}
+
 fn same(a: &project::Resource, b: &project::Resource) -> bool {
     (&a.group, &a.version, &a.kind) == (&b.group, &b.version, &b.kind)
+}
+
+/// ` (kinds are case-sensitive, and PROJECT has Memcached ...)`: the entry that `fits` and
+/// `gvk` most likely meant, or nothing.
+fn meant_note(project: &Project, gvk: &Gvk, fits: impl Fn(&project::Resource) -> bool) -> String {
+    super::meant::meant(project, gvk, fits).map_or_else(String::new, |m| format!(" ({})", m.note))
+}
+
+/// The example of a refusal: `command` for the entry `gvk` most likely meant, with the
+/// `flags` given, or nothing when no entry comes close (an example for another kind would
+/// delete what the user did not ask for).
+fn meant_example(
+    project: &Project,
+    gvk: &Gvk,
+    fits: impl Fn(&project::Resource) -> bool,
+    command: &str,
+    flags: &str,
+) -> String {
+    super::meant::meant(project, gvk, fits).map_or_else(String::new, |m| {
+        format!("\n  example:  {command} {}{flags}", m.flags())
+    })
 }
 
 /// PROJECT's entries that `filter` accepts, as flags.

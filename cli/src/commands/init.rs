@@ -7,7 +7,7 @@ use anyhow::{Context as _, bail};
 use serde::Serialize;
 
 use crate::cli::{InitArgs, License, RkbSource};
-use crate::model::ProjectNames;
+use crate::model::{self, ProjectNames};
 use crate::names;
 use crate::project::{self, Project};
 use crate::rkb_crates;
@@ -76,26 +76,23 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         ".devcontainer/devcontainer.json",
         "init/devcontainer/devcontainer.json.tera",
     ),
-    Entry::shared("hack/boilerplate.rs.txt", "init/boilerplate.rs.txt.tera"),
-    Entry::shared("src/main.rs", "init/src/main.rs.tera"),
-    Entry::shared("src/lib.rs", "init/src/lib.rs.tera"),
-    Entry::shared("src/api/mod.rs", "init/src/api/mod.rs.tera"),
-    Entry::shared("src/controller/mod.rs", "init/src/controller/mod.rs.tera"),
+    Entry::shared(model::BOILERPLATE, "init/boilerplate.rs.txt.tera"),
+    Entry::shared(model::MAIN, "init/src/main.rs.tera"),
+    Entry::shared(model::LIB, "init/src/lib.rs.tera"),
+    Entry::shared(model::API_GROUPS, "init/src/api/mod.rs.tera"),
+    Entry::shared(model::CONTROLLERS, "init/src/controller/mod.rs.tera"),
     Entry::shared("src/bin/manifests.rs", "init/src/bin/manifests.rs.tera"),
     Entry::shared(
-        "config/default/kustomization.yaml",
+        model::DEFAULT_KUSTOMIZATION,
         "init/config/default/kustomization.yaml.tera",
     ),
     Entry::shared(
         "config/manager/kustomization.yaml",
         "init/config/manager/kustomization.yaml.tera",
     ),
+    Entry::shared(model::MANAGER, "init/config/manager/manager.yaml.tera"),
     Entry::shared(
-        "config/manager/manager.yaml",
-        "init/config/manager/manager.yaml.tera",
-    ),
-    Entry::shared(
-        "config/rbac/kustomization.yaml",
+        model::RBAC_KUSTOMIZATION,
         "init/config/rbac/kustomization.yaml.tera",
     ),
     Entry::shared(
@@ -109,11 +106,11 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     )
     .when(|on| !on.namespaced),
     Entry::shared(
-        "config/crd/kustomization.yaml",
+        model::CRD_KUSTOMIZATION,
         "init/config/crd/kustomization.yaml.tera",
     ),
     Entry::shared(
-        "config/samples/kustomization.yaml",
+        model::SAMPLES_KUSTOMIZATION,
         "init/config/samples/kustomization.yaml.tera",
     ),
     Entry::shared("tests/e2e.rs", "init/tests/e2e.rs.tera"),

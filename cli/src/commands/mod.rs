@@ -9,6 +9,7 @@ mod create_webhook;
 mod delete;
 mod edit;
 mod init;
+mod meant;
 pub mod setup_envtest;
 
 use std::io::Write;
@@ -497,6 +498,7 @@ mod tests {
                     layout: layout.clone(),
                     image: Some(DeployImage {
                         image: "memcached:1.6".into(),
+                        image_yaml: "memcached:1.6".into(),
                         command: vec!["memcached".into()],
                         container_port: Some(11211),
                         run_as_user: 1001,

@@ -259,21 +259,7 @@ pub fn assets_dir(
 ) -> anyhow::Result<PathBuf> {
     let (k8s, etcd) = (release.version, release.etcd());
     if let Some(dir) = &env.kubebuilder_assets {
-        let dir = PathBuf::from(dir);
-        let missing = missing_binaries(&dir, with);
-        if !missing.is_empty() {
-            bail!(
-                "KUBEBUILDER_ASSETS={} has no executable {}.\n  \
-                 Point it at a directory holding {} (as controller-runtime's \
-                 `setup-envtest use -p path` prints one, plus what --with asks for),\n  \
-                 or unset it to have rkb build them:  unset KUBEBUILDER_ASSETS; rkb setup-envtest{}",
-                dir.display(),
-                missing.join(" and "),
-                wanted(with).map(|b| b.name).collect::<Vec<_>>().join(", "),
-                with_flags(with)
-            );
-        }
-        return Ok(dir);
+        return given_assets(PathBuf::from(dir), with);
     }
     let cache = env.cache_dir();
     let dir = cache.join(format!(
@@ -339,23 +325,47 @@ pub fn assets_dir(
             build.path().display()
         );
     }
-    // A rename publishes the entry whole, and then each extra: a build cut short never
-    // leaves a half-filled entry or a half-written binary.
-    if dir.exists() {
-        for name in &names {
-            std::fs::rename(bin.join(name), dir.join(name))
-                .with_context(|| format!("cannot move {name} into {}", dir.display()))?;
-        }
-    } else {
-        std::fs::rename(&bin, &dir)
-            .with_context(|| format!("cannot move the new build into {}", dir.display()))?;
-    }
+    publish(&bin, &dir, &names)?;
     writeln!(
         log,
         "setup-envtest: built in {} s",
         start.elapsed().as_secs()
     )?;
     Ok(dir)
+}
+
+/// `KUBEBUILDER_ASSETS`, when it holds every binary asked for.
+fn given_assets(dir: PathBuf, with: &[EnvtestExtra]) -> anyhow::Result<PathBuf> {
+    let missing = missing_binaries(&dir, with);
+    if !missing.is_empty() {
+        bail!(
+            "KUBEBUILDER_ASSETS={} has no executable {}.\n  \
+             Point it at a directory holding {} (as controller-runtime's \
+             `setup-envtest use -p path` prints one, plus what --with asks for),\n  \
+             or unset it to have rkb build them:  unset KUBEBUILDER_ASSETS; rkb setup-envtest{}",
+            dir.display(),
+            missing.join(" and "),
+            wanted(with).map(|b| b.name).collect::<Vec<_>>().join(", "),
+            with_flags(with)
+        );
+    }
+    Ok(dir)
+}
+
+/// Moves the binaries `names` built in `bin` into the cache entry `dir`. A rename
+/// publishes the entry whole, and then each extra: a build cut short never leaves a
+/// half-filled entry or a half-written binary.
+fn publish(bin: &Path, dir: &Path, names: &[&str]) -> anyhow::Result<()> {
+    if dir.exists() {
+        for name in names {
+            std::fs::rename(bin.join(name), dir.join(name))
+                .with_context(|| format!("cannot move {name} into {}", dir.display()))?;
+        }
+    } else {
+        std::fs::rename(bin, dir)
+            .with_context(|| format!("cannot move the new build into {}", dir.display()))?;
+    }
+    Ok(())
 }
 
 fn check_go(env: &Env, release: Release) -> anyhow::Result<()> {

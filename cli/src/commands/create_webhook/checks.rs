@@ -1,0 +1,232 @@
+//! The refusals of `create webhook`: no such kind, a webhook it has already, and a
+//! conversion webhook that cannot be.
+
+use anyhow::bail;
+
+use super::CreateWebhookArgs;
+use crate::project::{self, Project};
+
+/// The PROJECT entry the webhooks are for: a custom resource of the project or a
+/// built-in kind it has a controller for.
+pub(super) fn find_resource<'p>(
+    project: &'p Project,
+    args: &CreateWebhookArgs,
+) -> anyhow::Result<&'p project::Resource> {
+    if let Some(resource) = project
+        .find(&args.gvk.group, &args.gvk.version, &args.gvk.kind)
+        .filter(|r| r.api.is_some() || r.core)
+    {
+        return Ok(resource);
+    }
+    if let Some(external) = project
+        .find(&args.gvk.group, &args.gvk.version, &args.gvk.kind)
+        .filter(|r| r.external)
+    {
+        bail!(
+            "{} {}/{} is an external API (`create api --external-crd`): its CRD and its objects'              admission belong to the project that defines it, and rkb does not scaffold webhooks              for it.\n  \
+             Validate what this project needs in its reconciler instead, or add the webhook to \
+             the project that owns {}",
+            external.kind,
+            external.api_group(),
+            external.version,
+            external.api_group()
+        );
+    }
+    let known: Vec<String> = project
+        .resources
+        .iter()
+        .filter(|r| r.api.is_some() || r.core)
+        .map(|r| {
+            format!(
+                "--group {} --version {} --kind {}",
+                r.group, r.version, r.kind
+            )
+        })
+        .collect();
+    // The kind in another case, group or version is most likely what was meant (a new
+    // API of the same kind could be refused for it, too).
+    let meant = crate::commands::meant::meant(project, &args.gvk, |r| r.api.is_some() || r.core);
+    let example = match &meant {
+        Some(meant) => {
+            let mut flags = String::new();
+            for (given, flag) in [
+                (args.webhooks.defaulting, " --defaulting"),
+                (
+                    args.webhooks.programmatic_validation,
+                    " --programmatic-validation",
+                ),
+                (args.webhooks.conversion, " --conversion"),
+            ] {
+                if given {
+                    flags.push_str(flag);
+                }
+            }
+            for spoke in &args.spoke {
+                flags.push_str(&format!(" --spoke {spoke}"));
+            }
+            format!("rkb create webhook {}{flags}", meant.flags())
+        }
+        None => format!(
+            "rkb create api --group {} --version {} --kind {}",
+            args.gvk.group, args.gvk.version, args.gvk.kind
+        ),
+    };
+    let note = meant.map(|m| format!(" ({})", m.note)).unwrap_or_default();
+    bail!(
+        "no API {}/{} {} in PROJECT{note}: webhooks are for a kind this project has (run \
+         `rkb create api` first).\n  accepted: {}\n  \
+         example:  {example}",
+        args.gvk.group,
+        args.gvk.version,
+        args.gvk.kind,
+        if known.is_empty() {
+            "none yet".to_owned()
+        } else {
+            known.join("; ")
+        },
+    );
+}
+
+/// A second webhook of a type the kind has is refused, unless `--force` regenerates it.
+pub(super) fn check_duplicates(
+    args: &CreateWebhookArgs,
+    before: &project::Webhooks,
+    example: &str,
+) -> anyhow::Result<()> {
+    if args.force {
+        return Ok(());
+    }
+    let duplicates: Vec<&str> = [
+        (args.webhooks.defaulting && before.defaulting, "defaulting"),
+        (
+            args.webhooks.programmatic_validation && before.validation,
+            "validation",
+        ),
+        (args.webhooks.conversion && before.conversion, "conversion"),
+    ]
+    .into_iter()
+    .filter_map(|(duplicate, name)| duplicate.then_some(name))
+    .collect();
+    if duplicates.is_empty() {
+        return Ok(());
+    }
+    let missing: Vec<&str> = [
+        (!before.defaulting, "--defaulting"),
+        (!before.validation, "--programmatic-validation"),
+        (!before.conversion, "--conversion"),
+    ]
+    .into_iter()
+    .filter_map(|(missing, flag)| missing.then_some(flag))
+    .collect();
+    bail!(
+        "a {} webhook for {}/{} {} exists already (see PROJECT).\n  \
+         accepted: {}\n  \
+         example:  {example} {}",
+        duplicates.join(" and "),
+        args.gvk.group,
+        args.gvk.version,
+        args.gvk.kind,
+        if missing.is_empty() {
+            "nothing more: this kind has every webhook; --force regenerates their files \
+             (edits in them are lost)"
+                .to_owned()
+        } else {
+            format!(
+                "the webhooks it lacks ({}), or --force to regenerate its webhook files (edits in them are lost)",
+                missing.join(", ")
+            )
+        },
+        missing.first().copied().unwrap_or("--force")
+    );
+}
+
+/// Checks `--conversion` and `--spoke`: a custom resource, other versions of the same
+/// kind with types in this project, and no conversion webhook for the kind yet.
+pub(super) fn check_conversion(
+    project: &Project,
+    args: &CreateWebhookArgs,
+    hub: &project::Resource,
+) -> anyhow::Result<()> {
+    if hub.core {
+        bail!(
+            "--conversion is for custom resources with several versions; {}/{} {kind} is a \
+             built-in Kubernetes kind, which the API server converts itself.\n  \
+             accepted: --defaulting and --programmatic-validation\n  \
+             example:  rkb create webhook --group {} --version {} --kind {kind} --defaulting",
+            hub.group,
+            hub.version,
+            hub.group,
+            hub.version,
+            kind = hub.kind
+        );
+    }
+    let others: Vec<&project::Resource> = project
+        .resources
+        .iter()
+        .filter(|r| {
+            r.group == hub.group
+                && r.kind == hub.kind
+                && r.version != hub.version
+                && r.api.is_some()
+        })
+        .collect();
+    if others.is_empty() {
+        bail!(
+            "--conversion needs another version of {kind}: PROJECT has only {}/{} {kind}, and a \
+             conversion webhook converts between the versions of one CRD.\n  \
+             Add one first:  rkb create api --group {} --version <other version> --kind {kind} --no-controller",
+            hub.group,
+            hub.version,
+            hub.group,
+            kind = hub.kind
+        );
+    }
+    let versions: Vec<&str> = others.iter().map(|r| r.version.as_str()).collect();
+    let example = format!(
+        "rkb create webhook --group {} --version {} --kind {} --conversion --spoke {}",
+        hub.group, hub.version, hub.kind, versions[0]
+    );
+    if let Some(converted) = others
+        .iter()
+        .find(|r| r.webhooks.as_ref().is_some_and(|w| w.conversion))
+    {
+        bail!(
+            "{} already has a conversion webhook with hub {} (see PROJECT); one CRD has one \
+             conversion webhook and one hub.\n  \
+             To change its spokes, regenerate it:  rkb create webhook --group {} --version {} --kind {} \
+             --conversion --spoke <versions> --force",
+            hub.kind,
+            converted.version,
+            hub.group,
+            converted.version,
+            hub.kind
+        );
+    }
+    if args.spoke.is_empty() {
+        bail!(
+            "--conversion needs --spoke: the versions of {} that convert to and from the hub {}.\n  \
+             accepted: {}\n  example:  {example}",
+            hub.kind,
+            hub.version,
+            versions.join(", ")
+        );
+    }
+    for spoke in &args.spoke {
+        if *spoke == hub.version {
+            bail!(
+                "--spoke {spoke} is the hub itself (--version {spoke}); a spoke is another version.\n  \
+                 accepted: {}\n  example:  {example}",
+                versions.join(", ")
+            );
+        }
+        if !versions.contains(&spoke.as_str()) {
+            bail!(
+                "invalid --spoke {spoke:?}: {} has no version {spoke} in PROJECT.\n  \
+                 accepted: {}\n  example:  {example}",
+                hub.kind,
+                versions.join(", ")
+            );
+        }
+    }
+    Ok(())
+}
