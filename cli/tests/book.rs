@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 
 mod common;
 
+#[path = "book/attributes.rs"]
+mod attributes;
+
 /// The repository's root (the parent of `cli/`).
 pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -51,7 +54,11 @@ fn every_page_is_in_the_summary_and_every_entry_is_a_page() {
             if path.is_dir() {
                 dirs.push(path);
             } else if path.extension().is_some_and(|e| e == "md") {
-                let page = path.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+                let page = path
+                    .strip_prefix(&src)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
                 if page != "SUMMARY.md" {
                     pages.insert(page);
                 }
