@@ -171,8 +171,6 @@ impl Writer {
     }
 
     /// The Rust type of a schema, the keys written where it is used (on the field, or
-
-    /// The Rust type of a schema, the keys written where it is used (on the field, or
     /// the body of `items(...)`), and a `schemars(schema_with)` function if needed.
     fn value(
         &mut self,
@@ -205,6 +203,7 @@ impl Writer {
         (rust, keys, found.with)
     }
 
+    /// The Rust type of a schema; what it expresses goes into `found`.
     fn rust_type(
         &mut self,
         node: &Value,
