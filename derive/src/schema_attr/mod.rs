@@ -3,7 +3,9 @@
 //! suggestion. Code generation (`api.rs`) only sees checked [`Spec`]s.
 //!
 //! The keys mirror controller-gen's markers (`+kubebuilder:validation:*`,
-//! `+listType`, `+kubebuilder:printcolumn`, ...) with Rust spellings.
+//! `+listType`, `+kubebuilder:printcolumn`, ...) with Rust spellings; rkb-core's key
+//! table (`rkb_core::attributes::rkb`) says what each writes, where and how it is
+//! parsed.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote};
