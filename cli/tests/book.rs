@@ -11,6 +11,7 @@ mod common;
 /// The book's checks, in cli/tests/book/: a module per generated page (or per source several
 /// pages share), the tutorials' regeneration, the transcripts, the links, and the browser.
 mod book {
+    mod attributes;
     mod browser;
     mod cli_pages;
     mod envtest_page;

@@ -2,6 +2,8 @@
 //! api`), the derive macros (at compile time, with spans) and the runtime crates (when
 //! `make manifests` renders roles) all ask this crate, so they cannot drift apart.
 //!
+//! - [`attributes`]: the keys of `#[rkb(...)]`, `#[rbac(...)]` and
+//!   `#[rkb_runtime::webhook(...)]`, one table each, with controller-gen's markers.
 //! - [`names`]: DNS-1123 labels and subdomains, DNS-1035 labels.
 //! - [`rbac`]: verbs (the known ones plus custom ones, as the API server allows), API
 //!   group spellings (`core` is `""`), resource names, and the shape of a PolicyRule.
@@ -16,6 +18,7 @@
 //!
 //! [crates]: https://github.com/rkb-rs/rkb/blob/main/docs/src/introduction.md#the-crates
 
+pub mod attributes;
 pub mod names;
 pub mod rbac;
 pub mod schema;

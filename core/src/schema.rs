@@ -1,6 +1,7 @@
 //! The `x-kubernetes-*` OpenAPI extensions that CRD schemas may carry
 //! (apiextensions.k8s.io/v1 JSONSchemaProps), and the [`Shape`] `#[rkb(...)]` gives a
-//! field's schema.
+//! field's schema. Which `#[rkb(...)]` key writes which keyword is the key table,
+//! [`crate::attributes::rkb`].
 
 pub const PRESERVE_UNKNOWN_FIELDS: &str = "x-kubernetes-preserve-unknown-fields";
 pub const INT_OR_STRING: &str = "x-kubernetes-int-or-string";

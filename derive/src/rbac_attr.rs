@@ -31,25 +31,10 @@ pub(crate) struct Rule {
 /// The keys of `#[rbac(...)]` are the fields of a rule, as rkb-core names them.
 use rkb_core::rbac::Field as Key;
 
-const KEYS: &[(&str, Key)] = &[
-    ("groups", Key::Groups),
-    ("resources", Key::Resources),
-    ("resource_names", Key::ResourceNames),
-    ("verbs", Key::Verbs),
-    ("namespace", Key::Namespace),
-    ("urls", Key::Urls),
-];
-
-/// Spellings people bring from RBAC YAML or controller-gen markers.
-const KEY_ALIASES: &[(&str, &str)] = &[
-    ("apiGroups", "groups"),
-    ("api_groups", "groups"),
-    ("nonResourceURLs", "urls"),
-    ("non_resource_urls", "urls"),
-];
+use rkb_core::attributes::rbac::{self as table, ALIASES, KEYS};
 
 fn key_name(key: Key) -> &'static str {
-    KEYS.iter().find(|(_, k)| *k == key).map_or("", |(n, _)| n)
+    table::key(key).name
 }
 
 struct Entry {
@@ -179,14 +164,14 @@ fn check_rule(
     let mut keys: Vec<(Key, Ident)> = Vec::new();
     let mut ok = true;
     let mut unknown = false;
-    let names: Vec<&'static str> = KEYS.iter().map(|(n, _)| *n).collect();
-    let mut accepted = Keys::new("#[rbac(...)]", &names, KEY_ALIASES).advice(|key| match key {
+    let names: Vec<&'static str> = KEYS.iter().map(|k| k.name).collect();
+    let mut accepted = Keys::new("#[rbac(...)]", &names, ALIASES).advice(|key| match key {
         "namespace" => "write it once".to_owned(),
         list => format!("put all values in one `{list} = [...]`"),
     });
     for Entry { key: ident, value } in entries {
         let name = ident.unraw().to_string();
-        let key = KEYS.iter().find(|(n, _)| *n == name).map(|(_, k)| *k);
+        let key = KEYS.iter().find(|k| k.name == name).map(|k| k.field);
         if accepted.accept(cx, &name, ident.span()).is_none() {
             ok = false;
             unknown |= key.is_none();
@@ -397,15 +382,9 @@ fn wildcard(key: Key, value: &str, span: Span) -> syn::Error {
     )
 }
 
-fn example(key: Key) -> &'static str {
-    match key {
-        Key::Groups => "`groups = [\"apps\"]`",
-        Key::Resources => "`resources = [\"deployments\"]`",
-        Key::ResourceNames => "`resource_names = [\"my-config\"]`",
-        Key::Verbs => "`verbs = [get, list, watch]`",
-        Key::Namespace => "`namespace = \"system\"`",
-        Key::Urls => "`urls = [\"/metrics\"]`",
-    }
+/// The key's example, as messages quote it.
+fn example(key: Key) -> String {
+    format!("`{}`", table::key(key).example)
 }
 
 fn namespace(cx: &mut Ctxt, value: &Value) -> Option<String> {

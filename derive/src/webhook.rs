@@ -10,27 +10,8 @@ use crate::ctxt::Ctxt;
 use crate::keys::Keys;
 use crate::meta::{self, Entry, Value};
 use crate::suggest;
+use rkb_core::attributes::webhook::{self as table, ALIASES};
 use rkb_core::webhook::{self as rules, Operation};
-
-const KEYS: &[&str] = &[
-    "path",
-    "name",
-    "failure_policy",
-    "side_effects",
-    "operations",
-    "match_policy",
-    "timeout_seconds",
-];
-
-/// controller-gen's marker keys, for "did you mean" hints.
-const ALIASES: &[(&str, &str)] = &[
-    ("failurePolicy", "failure_policy"),
-    ("sideEffects", "side_effects"),
-    ("verbs", "operations"),
-    ("matchPolicy", "match_policy"),
-    ("timeoutSeconds", "timeout_seconds"),
-    ("timeout", "timeout_seconds"),
-];
 
 /// Where the attribute may be written.
 const PLACEMENT: &str = "#[rkb_runtime::webhook] goes on an `impl Defaulter<Kind> for ...` or \
@@ -101,16 +82,9 @@ fn string(cx: &mut Ctxt, entry: &Entry) -> Option<(String, Span)> {
     }
 }
 
-fn example(key: &str) -> &'static str {
-    match key {
-        "path" => "path = \"/validate-cache-example-com-v1alpha1-memcached\"",
-        "name" => "name = \"vmemcached-v1alpha1.kb.io\"",
-        "failure_policy" => "failure_policy = \"fail\" or \"ignore\"",
-        "side_effects" => "side_effects = \"none\" or \"none_on_dry_run\"",
-        "match_policy" => "match_policy = \"exact\" or \"equivalent\"",
-        "timeout_seconds" => "timeout_seconds = 10",
-        _ => "operations(create, update, delete)",
-    }
+/// How to write the key, from rkb-core's table, as messages quote it.
+fn example(key: &str) -> String {
+    table::find(key).map_or_else(String::new, table::Key::usage)
 }
 
 /// `value` folded (case, `_`, `-`) and matched against `choices`.
@@ -208,7 +182,8 @@ fn parse_settings(
 ) -> rules::Settings {
     use rules::{FailurePolicy, MatchPolicy, SideEffects};
     let mut settings = rules::Settings::default();
-    let mut keys = Keys::new("#[rkb_runtime::webhook(...)]", KEYS, ALIASES);
+    let names: Vec<&'static str> = table::KEYS.iter().map(|k| k.name).collect();
+    let mut keys = Keys::new("#[rkb_runtime::webhook(...)]", &names, ALIASES);
     for entry in entries {
         let Some(key) = keys.accept(cx, &entry.name(), entry.key.span()) else {
             continue;
@@ -244,11 +219,13 @@ fn parse_settings(
                 }
             }
             "timeout_seconds" => settings.timeout_seconds = timeout(cx, entry),
-            _ => {
+            "operations" => {
                 if let Some(ops) = operations(cx, entry) {
                     settings.operations = ops;
                 }
             }
+            // `keys` accepts only the table's keys; the test below has every one parsed.
+            _ => {}
         }
     }
     settings
@@ -288,6 +265,23 @@ fn settings_tokens(settings: &rules::Settings) -> TokenStream {
             operations: ::std::vec![#(::rkb_runtime::webhook::RuleOperation::#operations),*],
             match_policy: ::rkb_runtime::webhook::MatchPolicy::#match_policy,
             timeout_seconds: #timeout,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every key of rkb-core's table is parsed: its example changes the settings.
+    #[test]
+    fn every_key_of_the_table_is_parsed() {
+        for key in table::KEYS {
+            let mut cx = Ctxt::default();
+            let entries = meta::parse_entries(key.example.parse().unwrap()).unwrap();
+            let settings = parse_settings(&mut cx, &entries);
+            assert!(cx.check().is_ok(), "{}", key.example);
+            assert_ne!(settings, rules::Settings::default(), "{}", key.example);
         }
     }
 }

@@ -57,37 +57,10 @@ pub(super) fn validation(cx: &mut Ctxt, entry: &Entry) -> Option<TokenStream> {
                     ok = false;
                 }
             }
-            "reason" => {
-                let value = match &item.value {
-                    Value::Assign(t) => meta::as_ident(t)
-                        .map(|i| (i.to_string(), i.span()))
-                        .or_else(|| meta::as_str(t).map(|s| (s.value(), s.span()))),
-                    _ => None,
-                };
-                match value {
-                    Some((reason, _)) if REASONS.contains(&reason.as_str()) => {
-                        fields.push(quote!(#json_key: #reason));
-                    }
-                    Some((reason, span)) => {
-                        let msg = match suggest::closest(&reason, REASONS) {
-                            Some(r) => format!("unknown reason `{reason}`; did you mean `{r}`?"),
-                            None => format!(
-                                "unknown reason `{reason}`; expected one of: {}",
-                                REASONS.join(", ")
-                            ),
-                        };
-                        cx.error_at(span, msg);
-                        ok = false;
-                    }
-                    None => {
-                        cx.error_at(
-                            item.value_span(),
-                            format!("`reason` takes one of: {}", REASONS.join(", ")),
-                        );
-                        ok = false;
-                    }
-                }
-            }
+            "reason" => match reason(cx, item) {
+                Some(reason) => fields.push(quote!(#json_key: #reason)),
+                None => ok = false,
+            },
             _ => match string(cx, item, EXAMPLE) {
                 Some(lit) => {
                     let value = lit.value();
@@ -118,6 +91,37 @@ pub(super) fn validation(cx: &mut Ctxt, entry: &Entry) -> Option<TokenStream> {
         return None;
     }
     ok.then(|| quote!({ #(#fields),* }))
+}
+
+/// `reason = FieldValueInvalid`: one of the reasons Kubernetes knows.
+fn reason(cx: &mut Ctxt, item: &Entry) -> Option<String> {
+    let value = match &item.value {
+        Value::Assign(t) => meta::as_ident(t)
+            .map(|i| (i.to_string(), i.span()))
+            .or_else(|| meta::as_str(t).map(|s| (s.value(), s.span()))),
+        _ => None,
+    };
+    match value {
+        Some((reason, _)) if REASONS.contains(&reason.as_str()) => Some(reason),
+        Some((reason, span)) => {
+            let msg = match suggest::closest(&reason, REASONS) {
+                Some(r) => format!("unknown reason `{reason}`; did you mean `{r}`?"),
+                None => format!(
+                    "unknown reason `{reason}`; expected one of: {}",
+                    REASONS.join(", ")
+                ),
+            };
+            cx.error_at(span, msg);
+            None
+        }
+        None => {
+            cx.error_at(
+                item.value_span(),
+                format!("`reason` takes one of: {}", REASONS.join(", ")),
+            );
+            None
+        }
+    }
 }
 
 /// `external_docs(url = "...", description = "...")`: controller-gen's

@@ -5,11 +5,11 @@ use quote::quote;
 use syn::LitStr;
 
 use super::Spec;
-use super::keys::Kind;
 use super::values::{ident_value, number, one_of, string, strings};
 use crate::ctxt::Ctxt;
 use crate::keys::Keys;
 use crate::meta::{self, Entry, Value};
+use rkb_core::attributes::rkb::Kind;
 
 pub(super) const COLUMN_TYPES: &[&str] = &["integer", "number", "string", "boolean", "date"];
 

@@ -3,11 +3,13 @@
 //! suggestion. Code generation (`api.rs`) only sees checked [`Spec`]s.
 //!
 //! The keys mirror controller-gen's markers (`+kubebuilder:validation:*`,
-//! `+listType`, `+kubebuilder:printcolumn`, ...) with Rust spellings.
+//! `+listType`, `+kubebuilder:printcolumn`, ...) with Rust spellings; rkb-core's key
+//! table (`rkb_core::attributes::rkb`) says what each writes, where and how it is
+//! parsed.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote};
-use rkb_core::schema::Shape;
+use rkb_core::schema::{NULLABLE_ASKED, Shape};
 use syn::Attribute;
 
 use crate::ctxt::Ctxt;
@@ -17,7 +19,8 @@ use crate::meta::{self, Entry, Number, Value};
 use cel::{external_docs, validation};
 use checks::{check_bounds, check_regex, check_shapes, check_topology};
 use crd::crd_entry;
-use keys::{KEYS, Key, Kind, REPEATABLE, allowed, misplaced, place_name, unknown_key};
+use keys::{allowed, misplaced, names, place_name, unknown_key};
+use rkb_core::attributes::rkb::{self as table, Key, Kind};
 use values::{flag, ident_value, literals, number, one_of, string, strings};
 
 mod cel;
@@ -122,13 +125,13 @@ pub(crate) fn spec<'a>(
     place: Place,
 ) -> Spec {
     let mut spec = Spec::default();
-    let names: Vec<&'static str> = KEYS.iter().map(|k| k.name).collect();
+    let (names, repeatable) = names();
     let mut keys = Keys::new(format!("#[rkb(...)] on {}", place_name(place)), &names, &[])
-        .repeatable(REPEATABLE);
+        .repeatable(&repeatable);
     let mut cross = CrossKeys::default();
     for entry in entries {
         let name = entry.name();
-        let def = KEYS.iter().find(|k| k.name == name);
+        let def = table::find(&name);
         if let Some(def) = def
             && !allowed(def, place)
         {
@@ -167,74 +170,11 @@ fn add_entry(cx: &mut Ctxt, entry: &Entry, def: &Key, spec: &mut Spec, cross: &m
     match def.kind {
         Kind::Number | Kind::Positive | Kind::Count => {
             if let Some(n) = number(cx, entry, def.kind) {
-                spec.keywords.push((def.json, n.tokens.clone()));
+                spec.keywords.push((keyword(def), n.tokens.clone()));
                 cross.numbers.push((def.name, n, entry.value_span()));
             }
         }
-        Kind::Pattern => {
-            if let Some(lit) = string(cx, entry, "`pattern = \"^[a-z]+$\"`") {
-                check_regex(cx, &lit);
-                spec.keywords.push((def.json, lit.to_token_stream()));
-            }
-        }
-        Kind::Format => {
-            if let Some(lit) = string(cx, entry, "`format = \"date-time\"`")
-                && one_of(cx, &lit, rkb_core::schema::FORMATS, "format")
-            {
-                spec.keywords.push((def.json, lit.to_token_stream()));
-            }
-        }
-        Kind::Flag => {
-            if flag(cx, entry) {
-                match def.name {
-                    "int_or_string" => cross.shapes.push(("int_or_string", entry.key.span())),
-                    "schemaless" => cross.shapes.push(("schemaless", entry.key.span())),
-                    "embedded_resource" => {
-                        cross.shapes.push(("embedded_resource", entry.key.span()));
-                    }
-                    // controller-gen's `+k8s:immutable`: a transition rule, which the
-                    // API server checks on updates only.
-                    "immutable" => spec
-                        .validations
-                        .push(quote!({"rule": "self == oldSelf", "message": "value is immutable"})),
-                    _ => spec.keywords.push((def.json, quote!(true))),
-                }
-            }
-        }
-        Kind::Literals => {
-            if let Some(items) = literals(cx, entry) {
-                spec.keywords.push((def.json, quote!([#(#items),*])));
-            }
-        }
-        Kind::Json => match &entry.value {
-            Value::Assign(tokens) => spec.keywords.push((def.json, tokens.clone())),
-            _ => cx.error_at(
-                entry.span(),
-                format!(
-                    "`{name}` takes a value, serialized to JSON: e.g. `{name} = 1`, \
-                     `{name} = \"text\"`, `{name} = [\"a\"]` or `{name} = MyEnum::Variant`"
-                ),
-            ),
-        },
-        Kind::ListType => {
-            if let Some(ident) = ident_value(cx, entry, &["atomic", "set", "map"]) {
-                let value = ident.to_string();
-                cross.list_type = Some((value.clone(), entry.key.span()));
-                spec.keywords.push((def.json, quote!(#value)));
-            }
-        }
-        Kind::MapType => {
-            if let Some(ident) = ident_value(cx, entry, &["atomic", "granular"]) {
-                let value = ident.to_string();
-                spec.keywords.push((def.json, quote!(#value)));
-            }
-        }
-        Kind::Strings => {
-            if let Some(values) = strings(cx, entry, "`list_map_keys = [\"name\"]`") {
-                cross.list_map_keys = Some(entry.key.span());
-                spec.keywords.push((def.json, quote!([#(#values),*])));
-            }
-        }
+        Kind::Flag => add_flag(cx, entry, def, spec, cross),
         Kind::Validation => {
             if let Some(rule) = validation(cx, entry) {
                 spec.validations.push(rule);
@@ -251,20 +191,6 @@ fn add_entry(cx: &mut Ctxt, entry: &Entry, def: &Key, spec: &mut Spec, cross: &m
             ),
         },
         Kind::Crd => crd_entry(cx, entry, spec),
-        Kind::Text => {
-            if let Some(lit) = string(cx, entry, &format!("`{name} = \"Replicas\"`")) {
-                if lit.value().trim().is_empty() {
-                    cx.error_spanned(&lit, format!("`{name}` must not be empty"));
-                } else {
-                    spec.keywords.push((def.json, lit.to_token_stream()));
-                }
-            }
-        }
-        Kind::ExternalDocs => {
-            if let Some(docs) = external_docs(cx, entry) {
-                spec.keywords.push((def.json, docs));
-            }
-        }
         Kind::FieldGroup => {
             if let Some(names) = strings(cx, entry, &format!("`{name} = [\"cron\", \"interval\"]`"))
             {
@@ -272,5 +198,105 @@ fn add_entry(cx: &mut Ctxt, entry: &Entry, def: &Key, spec: &mut Spec, cross: &m
                     .push(FieldGroup::new(def.name, entry.key.span(), names));
             }
         }
+        Kind::Pattern
+        | Kind::Format
+        | Kind::Literals
+        | Kind::Json
+        | Kind::ListType
+        | Kind::MapType
+        | Kind::Strings
+        | Kind::Text
+        | Kind::ExternalDocs => {
+            if let Some(value) = keyword_value(cx, entry, def, cross) {
+                spec.keywords.push((keyword(def), value));
+            }
+        }
     }
 }
+
+/// The schema keyword `def` sets from its value.
+fn keyword(def: &Key) -> &'static str {
+    def.keyword()
+        .expect("a key of a value kind writes a keyword")
+}
+
+/// A flag: a keyword set to `true`, a shape, or a CEL rule.
+fn add_flag(cx: &mut Ctxt, entry: &Entry, def: &Key, spec: &mut Spec, cross: &mut CrossKeys) {
+    if !flag(cx, entry) {
+        return;
+    }
+    match def.name {
+        shape @ ("int_or_string" | "schemaless" | "embedded_resource") => {
+            cross.shapes.push((shape, entry.key.span()));
+        }
+        // controller-gen's `+k8s:immutable`: a transition rule, which the
+        // API server checks on updates only.
+        "immutable" => spec
+            .validations
+            .push(quote!({"rule": "self == oldSelf", "message": "value is immutable"})),
+        // Marked for the repair, which tells it from the `Option`s schemars marks.
+        "nullable" => spec.keywords.push((NULLABLE_ASKED, quote!(true))),
+        _ => spec.keywords.push((keyword(def), quote!(true))),
+    }
+}
+
+/// The value of a key that sets its keyword from a string, a list or an identifier.
+fn keyword_value(
+    cx: &mut Ctxt,
+    entry: &Entry,
+    def: &Key,
+    cross: &mut CrossKeys,
+) -> Option<TokenStream> {
+    let name = entry.name();
+    match def.kind {
+        Kind::Pattern => {
+            let lit = string(cx, entry, "`pattern = \"^[a-z]+$\"`")?;
+            check_regex(cx, &lit);
+            Some(lit.to_token_stream())
+        }
+        Kind::Format => {
+            let lit = string(cx, entry, "`format = \"date-time\"`")?;
+            one_of(cx, &lit, rkb_core::schema::FORMATS, "format").then(|| lit.to_token_stream())
+        }
+        Kind::Literals => literals(cx, entry).map(|items| quote!([#(#items),*])),
+        Kind::Json => match &entry.value {
+            Value::Assign(tokens) => Some(tokens.clone()),
+            _ => {
+                cx.error_at(
+                    entry.span(),
+                    format!(
+                        "`{name}` takes a value, serialized to JSON: e.g. `{name} = 1`, \
+                         `{name} = \"text\"`, `{name} = [\"a\"]` or `{name} = MyEnum::Variant`"
+                    ),
+                );
+                None
+            }
+        },
+        Kind::ListType | Kind::MapType => {
+            let value = ident_value(cx, entry, def.kind.choices())?.to_string();
+            if def.kind == Kind::ListType {
+                cross.list_type = Some((value.clone(), entry.key.span()));
+            }
+            Some(quote!(#value))
+        }
+        Kind::Strings => {
+            let values = strings(cx, entry, "`list_map_keys = [\"name\"]`")?;
+            cross.list_map_keys = Some(entry.key.span());
+            Some(quote!([#(#values),*]))
+        }
+        Kind::Text => {
+            let lit = string(cx, entry, &format!("`{name} = \"Replicas\"`"))?;
+            if lit.value().trim().is_empty() {
+                cx.error_spanned(&lit, format!("`{name}` must not be empty"));
+                return None;
+            }
+            Some(lit.to_token_stream())
+        }
+        Kind::ExternalDocs => external_docs(cx, entry),
+        // The other kinds are parsed by `add_entry`.
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -3,10 +3,10 @@
 use proc_macro2::TokenStream;
 use syn::LitStr;
 
-use super::keys::Kind;
 use crate::ctxt::Ctxt;
 use crate::meta::{self, Entry, Number, Value};
 use crate::suggest;
+use rkb_core::attributes::rkb::Kind;
 
 pub(super) fn number(cx: &mut Ctxt, entry: &Entry, kind: Kind) -> Option<Number> {
     let name = entry.name();

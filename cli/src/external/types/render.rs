@@ -1,0 +1,231 @@
+//! The text of the generated module: structs, doc comments.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use super::writer::Writer;
+use super::{ExternalCrd, crd_file};
+
+pub(super) fn render_struct(
+    name: &str,
+    doc: Option<&str>,
+    keys: &[String],
+    body: &str,
+    head: &str,
+) -> String {
+    let mut out = String::new();
+    let doc = doc.map(|d| doc_comment(d, "")).unwrap_or_default();
+    // A `#[schemars]` attribute goes after the derive that introduces it.
+    let after = doc.starts_with("#[");
+    if !after {
+        out.push_str(&doc);
+    }
+    out.push_str(head);
+    out.push('\n');
+    if head == "#[rkb_runtime::schema]" {
+        out.push_str(
+            "#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]\n",
+        );
+    }
+    if after {
+        out.push_str(&doc);
+    }
+    if !keys.is_empty() {
+        let _ = writeln!(out, "#[rkb({})]", keys.join(", "));
+    }
+    let _ = write!(out, "pub struct {name} {{\n{body}}}\n");
+    out
+}
+
+/// `///` lines for a description that survives them unchanged (schemars joins the lines
+/// with `\n` after taking one space off each) and holds no code block; else schemars'
+/// `description` attribute.
+pub(super) fn doc_comment(text: &str, indent: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .lines()
+            .all(|l| l == l.trim_end() && !l.contains('\r') && !l.starts_with(char::is_whitespace))
+        && !text.ends_with('\n')
+        && !text.contains("```")
+        && text.split('\n').count() == text.lines().count();
+    if plain {
+        text.lines()
+            .map(|l| {
+                if l.is_empty() {
+                    format!("{indent}///\n")
+                } else {
+                    format!("{indent}/// {l}\n")
+                }
+            })
+            .collect()
+    } else {
+        // Not a doc comment: rustdoc would run its code blocks as doctests.
+        format!("{indent}#[schemars(description = {text:?})]\n")
+    }
+}
+
+/// The whole module: header, imports, the spec, the status, the other structs, the
+/// schema functions they need and the test that compares the derived schema with the CRD.
+pub(super) fn module(
+    crd: &ExternalCrd,
+    w: &Writer,
+    spec_struct: &str,
+    status_struct: Option<String>,
+) -> String {
+    let mut out = String::new();
+    out.push_str(&format!(
+        "//! The {} API ({}/{}), written by `rkb create api --external-crd` from the CRD in\n\
+         //! config/external-crds/: another project defines this kind and owns its CRD, which\n\
+         //! this project does not install. Run the command again (with --force) when the CRD\n\
+         //! changes; the test below fails while these types derive another schema.\n\n",
+        crd.kind, crd.group, crd.version
+    ));
+    if w.map {
+        out.push_str("use std::collections::BTreeMap;\n\n");
+    }
+    if w.int_or_string {
+        out.push_str("use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;\n");
+    }
+    out.push_str("use kube::CustomResource;\n");
+    if w.integer || w.number || w.bare_int_or_string {
+        out.push_str("use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};\n");
+    } else {
+        out.push_str("use schemars::JsonSchema;\n");
+    }
+    out.push_str("use serde::{Deserialize, Serialize};\n\n");
+    out.push_str(spec_struct);
+    if let Some(status) = status_struct {
+        out.push('\n');
+        out.push_str(&status);
+    }
+    for s in &w.structs {
+        out.push('\n');
+        out.push_str(s);
+    }
+    out.push_str(&schema_functions(w));
+    out.push_str(&test(crd, w));
+    out
+}
+
+/// The `schema_with` functions the fields name.
+fn schema_functions(w: &Writer) -> String {
+    let mut out = String::new();
+    if w.integer {
+        out.push_str(
+            "\n/// An integer without a format, as the CRD has it (Rust's integers have one).\n\
+             fn integer(_: &mut SchemaGenerator) -> Schema {\n    json_schema!({ \"type\": \"integer\" })\n}\n",
+        );
+    }
+    if w.bare_int_or_string {
+        out.push_str(
+            "\n/// An int-or-string without a description, as the CRD has it (IntOrString's schema has one).\n\
+             fn int_or_string(_: &mut SchemaGenerator) -> Schema {\n    json_schema!({ \"x-kubernetes-int-or-string\": true })\n}\n",
+        );
+    }
+    if w.number {
+        out.push_str(
+            "\n/// A number without a format, as the CRD has it (Rust's floats have one).\n\
+             fn number(_: &mut SchemaGenerator) -> Schema {\n    json_schema!({ \"type\": \"number\" })\n}\n",
+        );
+    }
+    out
+}
+
+/// The module's test: the derived schema is the CRD's, but for what was left out.
+fn test(crd: &ExternalCrd, w: &Writer) -> String {
+    let allowed: Vec<String> = w
+        .limitations
+        .iter()
+        .map(|l| format!("        ({:?}, {:?}),\n", l.path, l.what))
+        .collect();
+    let crd_file = crd_file(crd);
+    let kind = &crd.kind;
+    format!(
+        "\n#[cfg(test)]\nmod tests {{\n    use super::*;\n\n    \
+         /// The schema rkb derives from these types is the external CRD's; the differences\n    \
+         /// listed are what `#[rkb(...)]` cannot express, which the command reported.\n    \
+         #[test]\n    fn types_derive_the_external_crd() {{\n        \
+         let derived = rkb_runtime::crd::<{kind}>().unwrap_or_else(|error| panic!(\"{{error}}\"));\n        \
+         let external = include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/{crd_file}\"));\n        \
+         let left_out: &[(&str, &str)] = &[\n{}        ];\n        \
+         rkb_runtime::testing::external::assert_same_schema(&derived, external, {:?}, left_out);\n    }}\n}}\n",
+        allowed.concat(),
+        crd.version
+    )
+}
+
+/// The entries of the spec's `#[kube(...)]`; a root description rustdoc would run as a
+/// doctest is a limitation instead.
+pub(super) fn kube_attributes(
+    crd: &ExternalCrd,
+    schema: &Value,
+    status: bool,
+    w: &mut Writer,
+) -> Vec<String> {
+    let mut kube = vec![
+        format!("group = {:?}", crd.group),
+        format!("version = {:?}", crd.version),
+        format!("kind = {:?}", crd.kind),
+        format!("plural = {:?}", crd.plural),
+    ];
+    if let Some(singular) = crd.names["singular"].as_str()
+        && singular != crd.kind.to_lowercase()
+    {
+        kube.push(format!("singular = {singular:?}"));
+    }
+    if crd.namespaced {
+        kube.push("namespaced".into());
+    }
+    if status {
+        kube.push(format!("status = {:?}", format!("{}Status", crd.kind)));
+    }
+    if let Some(approved) = &crd.api_approved {
+        kube.push(format!(
+            "annotation(\"api-approved.kubernetes.io\", {approved:?})"
+        ));
+    }
+    kube.push("derive = \"Default\"".into());
+    kube.push("derive = \"PartialEq\"".into());
+    if let Some(doc) = schema["description"].as_str() {
+        if doc.contains("```")
+            || doc
+                .lines()
+                .any(|l| l.starts_with("    ") || l.starts_with('\t'))
+        {
+            // kube's `doc` is a doc comment of the root type, whose code rustdoc would run.
+            w.limit(
+                "",
+                "`description` of the object itself: it holds a code block, which rustdoc would run as a doctest of the root type kube derives".into(),
+            );
+        } else {
+            kube.push(format!("doc = {doc:?}"));
+        }
+    }
+    kube
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptions_are_doc_comments_unless_rustdoc_or_schemars_would_change_them() {
+        assert_eq!(
+            doc_comment("One line.\n\nTwo.", ""),
+            "/// One line.\n///\n/// Two.\n"
+        );
+        for text in [
+            "A fence:\n```\ncode\n```",
+            "Trailing space \nhere",
+            "\tindented",
+            "ends\n",
+        ] {
+            assert_eq!(
+                doc_comment(text, "    "),
+                format!("    #[schemars(description = {text:?})]\n"),
+                "{text:?}"
+            );
+        }
+    }
+}
