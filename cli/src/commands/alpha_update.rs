@@ -333,7 +333,7 @@ fn scaffold_base(
         "{} has no `alpha generate`: replaying PROJECT with it.",
         binary.display()
     )?;
-    let boilerplate = super::read_optional(&dir.join(model::BOILERPLATE))?;
+    let boilerplate = crate::scaffold::read_optional(&dir.join(model::BOILERPLATE))?;
     let steps = super::alpha_generate::replay(project, dir, boilerplate.as_deref(), output);
     // An rkb older than `--rkb-source` wrote path dependencies on its checkout: what it
     // does by default.
