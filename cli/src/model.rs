@@ -32,6 +32,11 @@ pub const CRD_KUSTOMIZATION: &str = "config/crd/kustomization.yaml";
 pub const RBAC_KUSTOMIZATION: &str = "config/rbac/kustomization.yaml";
 pub const SAMPLES_KUSTOMIZATION: &str = "config/samples/kustomization.yaml";
 pub const WEBHOOK_KUSTOMIZATION: &str = "config/webhook/kustomization.yaml";
+/// The ServiceMonitor's kustomization, with `# [SECTION]` lines like config/default's.
+pub const PROMETHEUS_KUSTOMIZATION: &str = "config/prometheus/kustomization.yaml";
+/// The overlay `make manifests` writes while RBAC rules name other namespaces, which
+/// `make deploy` then builds instead of config/default.
+pub const NAMESPACED_RBAC: &str = "config/namespaced-rbac";
 /// The license header of new Rust files, editable by the user.
 pub const BOILERPLATE: &str = "hack/boilerplate.rs.txt";
 
