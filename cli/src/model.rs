@@ -40,6 +40,14 @@ pub const NAMESPACED_RBAC: &str = "config/namespaced-rbac";
 /// The license header of new Rust files, editable by the user.
 pub const BOILERPLATE: &str = "hack/boilerplate.rs.txt";
 
+/// What `make manifests` writes from the project's code (the CRDs, the role, the webhook
+/// configurations): no scaffold makes more of them than `init`'s placeholders.
+pub fn written_by_make_manifests(path: &str) -> bool {
+    path.starts_with("config/crd/bases/")
+        || path == "config/rbac/role.yaml"
+        || path == "config/webhook/manifests.yaml"
+}
+
 /// Reads PROJECT and checks every name rkb derives files and modules from: an entry
 /// edited by hand (a group `../x`, a path that is no Rust path) is refused before
 /// anything is planned, instead of becoming a file outside `src/`.

@@ -123,7 +123,10 @@ fn plan(
             outcome,
             Outcome::TakenNew(_) | Outcome::Merged(_) | Outcome::Conflict(_) | Outcome::NotText
         );
-        if rewrites && written_by_make_manifests(path) {
+        // Neither scaffold runs `make manifests` (it compiles the project), so when their
+        // `init` placeholders differ, the user's real manifests are kept rather than merged
+        // with them; their next `make manifests` rewrites them.
+        if rewrites && model::written_by_make_manifests(path) {
             report.manifests.push(path.clone());
             continue;
         }
@@ -470,15 +473,6 @@ fn crates_note(dir: &Path, cargo_toml_before: Option<&[u8]>) -> Option<String> {
          (CHANGELOG.md, 0.2.0)."
             .into(),
     )
-}
-
-/// What `make manifests` writes from the project's code. Neither scaffold runs it (it
-/// compiles the project), so when their `init` placeholders differ, the user's real
-/// manifests are kept rather than merged with them; their next `make manifests` rewrites them.
-fn written_by_make_manifests(path: &str) -> bool {
-    path.starts_with("config/crd/bases/")
-        || path == "config/rbac/role.yaml"
-        || path == "config/webhook/manifests.yaml"
 }
 
 /// The user's file at `rel`; `None` when there is none.
