@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::ListenAddr;
+use crate::sync::lock;
 
 pub(crate) type Request = http::Request<Incoming>;
 pub(crate) type Response = http::Response<Full<Bytes>>;
@@ -454,10 +455,6 @@ impl Drop for Registered {
     fn drop(&mut self) {
         lock(&self.0.slots.open).remove(&self.0.id);
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// A response body that keeps its connection busy until hyper drops it.
