@@ -48,8 +48,10 @@ pub struct Changes {
     root: PathBuf,
     files: BTreeMap<PathBuf, Planned>,
     /// Held from the first read to the end of the commit; `None` while the root does not
-    /// exist yet (`rkb init --dir new`), where no-clobber creation guards instead.
+    /// exist yet (`rkb init --dir new`), which the commit then creates and locks.
     _lock: Option<File>,
+    /// The root did not exist when the change set was opened.
+    new_root: bool,
     /// What was done to finish an interrupted earlier command, if anything.
     recovered: Option<String>,
 }
@@ -60,6 +62,7 @@ impl Changes {
     pub fn open(root: impl Into<PathBuf>) -> anyhow::Result<Self> {
         let root = root.into();
         check_dir_name(&root)?;
+        let new_root = !root.exists();
         let lock = lock_project(&root)?;
         let recovered = match &lock {
             Some(_) => journal::recover(&root)?,
@@ -67,6 +70,7 @@ impl Changes {
         };
         Ok(Changes {
             _lock: lock,
+            new_root,
             root,
             files: BTreeMap::new(),
             recovered,
@@ -245,6 +249,33 @@ impl Changes {
         Ok(journal)
     }
 
+    /// Creates the root of a project that did not exist at [`open`](Self::open), and locks
+    /// it for the rest of the commit. A root that appeared in the meantime is another rkb
+    /// command's (two `rkb init`s into one new directory): this one writes nothing there.
+    fn claim_root(&self, tx: &mut Transaction) -> anyhow::Result<Option<File>> {
+        if !self.new_root {
+            return Ok(None);
+        }
+        let created = match tx.create_dir_all(&self.root) {
+            Ok(()) => tx.created_dirs.last() == Some(&self.root),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => false,
+            Err(e) => {
+                return Err(e)
+                    .with_context(|| format!("cannot create directory {}", self.root.display()));
+            }
+        };
+        if !created {
+            bail!(
+                "another rkb command created {dir} while this one was running (two `rkb init`s \
+                 into the same new directory?), so this one wrote nothing there.\n  Look at what \
+                 the other one wrote (its PROJECT); if it is not the project you meant, run this \
+                 command again with another directory (--dir <new-dir>)",
+                dir = self.root.display()
+            );
+        }
+        lock_project(&self.root)
+    }
+
     fn apply(
         &self,
         written: &[(PathBuf, Written)],
@@ -253,6 +284,7 @@ impl Changes {
         // The journal goes first, into the root (created for it if need be): from here on,
         // an interruption at any instant is undone by the next run.
         let journal = self.journal(written)?;
+        tx.root_lock = self.claim_root(tx)?;
         tx.create_dir_all(&self.root)
             .with_context(|| format!("cannot create directory {}", self.root.display()))?;
         journal
@@ -363,6 +395,8 @@ struct Transaction {
     moved: Vec<(PathBuf, Option<PathBuf>)>,
     /// The journal was written: a complete roll back removes it.
     journal: bool,
+    /// The lock of a root this commit created, held until the commit ends.
+    root_lock: Option<File>,
 }
 
 impl Transaction {
@@ -1014,6 +1048,28 @@ mod tests {
         );
         assert_eq!(changes.read("lf.yaml").unwrap().unwrap(), "a: 2\n");
         assert_eq!(changes.read("mod.rs").unwrap().unwrap(), mods);
+    }
+
+    /// Found by an outside tester: the loser of two `rkb init`s into one new directory
+    /// was told that an editor had changed a file.
+    #[test]
+    fn a_new_root_another_run_created_meanwhile_is_left_to_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("new");
+        let mut changes = Changes::open(&root).unwrap();
+        changes.create("PROJECT", "mine\n".into(), false).unwrap();
+        // The other `rkb init --dir new` commits first.
+        fs::create_dir(&root).unwrap();
+        fs::write(root.join("PROJECT"), "theirs\n").unwrap();
+        let err = format!("{:#}", changes.commit().unwrap_err());
+        assert!(err.contains("another rkb command created"), "{err}");
+        assert!(err.contains("--dir <new-dir>"), "{err}");
+        assert!(!err.contains("editor"), "{err}");
+        assert_eq!(
+            fs::read_to_string(root.join("PROJECT")).unwrap(),
+            "theirs\n"
+        );
+        assert_eq!(fs::read_dir(&root).unwrap().count(), 1);
     }
 
     fn snapshot(dir: &Path) -> Vec<(PathBuf, Option<Vec<u8>>)> {
