@@ -291,42 +291,7 @@ impl Changes {
             .save(&self.root)
             .with_context(|| format!("cannot write {}", self.root.join(journal::FILE).display()))?;
         tx.journal = true;
-        // Stage: everything that can fail (directories, disk space) happens before
-        // any target file is touched.
-        let mut staged = Vec::new();
-        for ((rel, _), entry) in written.iter().zip(&journal.files) {
-            let target = self.root.join(rel);
-            let planned = &self.files[rel];
-            let backup = entry.backup.as_ref().map(|b| self.root.join(b));
-            let Some(content) = &planned.content else {
-                staged.push((rel, None, target, backup));
-                continue;
-            };
-            let dir = target.parent().expect("a file under the root has a parent");
-            tx.create_dir_all(dir)
-                .with_context(|| format!("cannot create directory {}", dir.display()))?;
-            let temp = self
-                .root
-                .join(entry.staged.as_ref().expect("content is staged"));
-            let mut file = OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&temp)
-                .with_context(|| format!("cannot stage {}", target.display()))?;
-            tx.temps.push(temp.clone());
-            file.write_all(content.as_bytes())
-                .and_then(|()| file.sync_all())
-                .with_context(|| format!("cannot write {}", temp.display()))?;
-            if planned.original.is_some() {
-                // An updated file keeps its mode (an executable script stays executable).
-                let permissions = fs::metadata(&target)
-                    .with_context(|| format!("cannot read {}", target.display()))?
-                    .permissions();
-                fs::set_permissions(&temp, permissions)
-                    .with_context(|| format!("cannot set the mode of {}", temp.display()))?;
-            }
-            staged.push((rel, Some(temp), target, backup));
-        }
+        let staged = self.stage(written, &journal, tx)?;
         // Swap: renames within one directory, each after checking that nobody changed
         // the file since it was read.
         for (rel, temp, target, backup) in staged {
@@ -382,7 +347,57 @@ impl Changes {
         }
         Ok(journal)
     }
+
+    /// Writes each planned content to its staged copy: everything that can fail
+    /// (directories, disk space) happens before any target file is touched. Returns, per
+    /// file, the staged copy (`None`: a removal), the target and the backup's name.
+    fn stage<'a>(
+        &self,
+        written: &'a [(PathBuf, Written)],
+        journal: &Journal,
+        tx: &mut Transaction,
+    ) -> anyhow::Result<Vec<Staged<'a>>> {
+        let mut staged = Vec::new();
+        for ((rel, _), entry) in written.iter().zip(&journal.files) {
+            let target = self.root.join(rel);
+            let planned = &self.files[rel];
+            let backup = entry.backup.as_ref().map(|b| self.root.join(b));
+            let Some(content) = &planned.content else {
+                staged.push((rel, None, target, backup));
+                continue;
+            };
+            let dir = target.parent().expect("a file under the root has a parent");
+            tx.create_dir_all(dir)
+                .with_context(|| format!("cannot create directory {}", dir.display()))?;
+            let temp = self
+                .root
+                .join(entry.staged.as_ref().expect("content is staged"));
+            let mut file = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&temp)
+                .with_context(|| format!("cannot stage {}", target.display()))?;
+            tx.temps.push(temp.clone());
+            file.write_all(content.as_bytes())
+                .and_then(|()| file.sync_all())
+                .with_context(|| format!("cannot write {}", temp.display()))?;
+            if planned.original.is_some() {
+                // An updated file keeps its mode (an executable script stays executable).
+                let permissions = fs::metadata(&target)
+                    .with_context(|| format!("cannot read {}", target.display()))?
+                    .permissions();
+                fs::set_permissions(&temp, permissions)
+                    .with_context(|| format!("cannot set the mode of {}", temp.display()))?;
+            }
+            staged.push((rel, Some(temp), target, backup));
+        }
+        Ok(staged)
+    }
 }
+
+/// A file of a commit once staged: its path, its staged copy (`None`: a removal), its
+/// target and the name its original is backed up under.
+type Staged<'a> = (&'a PathBuf, Option<PathBuf>, PathBuf, Option<PathBuf>);
 
 /// Undo log of a commit in progress.
 #[derive(Debug, Default)]
