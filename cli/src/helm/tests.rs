@@ -2,11 +2,11 @@
 
 use serde_yaml_ng::Value;
 
-use super::Key;
+use super::render::Key;
 use super::sections::{Section, States, line_roles, switched};
-use super::template::{helm_line, merge};
+use super::template::{helm_line, merge, owned, with_header};
 use super::values::{mapping, merge_values, values_text};
-use super::write::{makefile, owned, with_header};
+use super::write::makefile;
 
 const KUSTOMIZATION: &str = "\
 resources:

@@ -1,36 +1,24 @@
-//! dist/chart/ planned into the change set: rkb's templates (with their header and
-//! digest), Chart.yaml and .helmignore once, values.yaml merged; and `make helm` in the
-//! Makefile.
+//! What [`super::write`] plans into dist/chart/ beside the templates: the refusals of
+//! templates edited by hand or of the user's, Chart.yaml and .helmignore once, values.yaml
+//! merged; and `make helm` in the Makefile.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 use serde_yaml_ng::Value;
-use sha2::{Digest as _, Sha256};
 
 use super::render::Key;
+use super::template::owned;
 use super::values::{merge_values, values_text};
-use super::{CHART_DIR, Chart, DEFAULTS_FILE, DIGEST, HEADER, chart};
 use crate::scaffold::Changes;
 
-/// The header and digest rkb puts on a template of its own.
-pub(super) fn with_header(body: &str) -> String {
-    format!("{HEADER}\n{DIGEST}{}\n{body}", digest(body))
-}
+/// Where the chart goes, as kubebuilder's plugin writes it.
+pub const CHART_DIR: &str = "dist/chart";
+/// The defaults rkb wrote to values.yaml last, to tell them from the user's values.
+pub const DEFAULTS_FILE: &str = "dist/chart/.rkb-defaults.yaml";
 
-fn digest(body: &str) -> String {
-    format!("{:x}", Sha256::digest(body.as_bytes()))
-}
-
-/// Whether `text` is a template rkb wrote (`Some`), and if so whether it is as rkb wrote it.
-pub fn owned(text: &str) -> Option<bool> {
-    let rest = text.strip_prefix(HEADER)?.strip_prefix('\n')?;
-    let (line, body) = rest.split_once('\n').unwrap_or((rest, ""));
-    let recorded = line.strip_prefix(DIGEST)?;
-    Some(recorded == digest(body))
-}
-
-fn chart_yaml(project_name: &str, app_version: &str) -> String {
+pub(super) fn chart_yaml(project_name: &str, app_version: &str) -> String {
     format!(
         "# Written once by `rkb edit --plugins helm`; yours to edit (version, description, ...).\n\
          apiVersion: v2\n\
@@ -42,7 +30,7 @@ fn chart_yaml(project_name: &str, app_version: &str) -> String {
     )
 }
 
-const HELMIGNORE: &str = "\
+pub(super) const HELMIGNORE: &str = "\
 # Patterns to ignore when building packages (helm package). Written once by rkb.
 .DS_Store
 .git/
@@ -59,7 +47,7 @@ const HELMIGNORE: &str = "\
 ";
 
 /// The files of `dir` (relative to `root`, `/`-separated), recursively, sorted.
-fn files_under(root: &Path, dir: &str) -> anyhow::Result<Vec<String>> {
+pub(super) fn files_under(root: &Path, dir: &str) -> anyhow::Result<Vec<String>> {
     let mut out = Vec::new();
     let mut stack = vec![root.join(dir)];
     while let Some(d) = stack.pop() {
@@ -90,65 +78,13 @@ pub struct Written {
     pub namespace: String,
 }
 
-/// Plans dist/chart/ into `changes`: the templates rkb owns (refusing to overwrite one
-/// edited by hand or a file of the user's of the same name), Chart.yaml and .helmignore
-/// when missing, values.yaml merged, and rkb's templates no object needs any more removed.
-/// `recorded`: PROJECT records the plugin already (else a chart there is someone else's).
-pub fn write(changes: &mut Changes, project_name: &str, recorded: bool) -> anyhow::Result<Written> {
-    let root = changes.root().to_path_buf();
-    let existing = files_under(&root, CHART_DIR)?;
-    if !recorded && !existing.is_empty() {
-        bail!(
-            "{CHART_DIR}/ exists ({} files, e.g. {}) but PROJECT does not record rkb's helm \
-             plugin, so it is not a chart rkb made; rkb writes nothing over it.\n  Move it \
-             away (or delete it) and run `rkb edit --plugins helm` again",
-            existing.len(),
-            existing[0]
-        );
-    }
-    let chart = chart(&root)?;
-    let templates_dir = format!("{CHART_DIR}/templates/");
-    check_existing(&root, &existing, &templates_dir, &chart)?;
-    for file in &existing {
-        if let Some(rel) = file.strip_prefix(&templates_dir)
-            && !chart.templates.contains_key(rel)
-            && owned(&std::fs::read_to_string(root.join(file)).unwrap_or_default()) == Some(true)
-        {
-            changes.remove(file)?;
-        }
-    }
-    for (rel, text) in &chart.templates {
-        changes.create(&format!("{templates_dir}{rel}"), text.clone(), true)?;
-    }
-    let image = &chart.values["manager"]["image"];
-    let app_version = image["tag"]
-        .as_str()
-        .filter(|t| !t.is_empty())
-        .unwrap_or("0.1.0");
-    for (file, text) in [
-        ("Chart.yaml", chart_yaml(project_name, app_version)),
-        (".helmignore", HELMIGNORE.to_owned()),
-    ] {
-        let rel = format!("{CHART_DIR}/{file}");
-        if !changes.exists(&rel)? {
-            changes.create(&rel, text, false)?;
-        }
-    }
-    write_values(changes, &chart.values, project_name)?;
-    Ok(Written {
-        objects: chart.templates.len(),
-        left_out: chart.left_out,
-        namespace: chart.namespace,
-    })
-}
-
 /// Refuses to go on when a template rkb wrote under `templates_dir` was edited by hand, or
-/// a file of the user's there has the name of one of the `chart`'s.
-fn check_existing(
+/// a file of the user's there has the name of one of `templates`.
+pub(super) fn check_existing(
     root: &Path,
     existing: &[String],
     templates_dir: &str,
-    chart: &Chart,
+    templates: &BTreeMap<String, String>,
 ) -> anyhow::Result<()> {
     let mut edited = Vec::new();
     let mut theirs = Vec::new();
@@ -156,7 +92,7 @@ fn check_existing(
         let text = std::fs::read_to_string(root.join(file)).unwrap_or_default();
         match owned(&text) {
             Some(false) => edited.push(file.clone()),
-            None if chart.templates.contains_key(&file[templates_dir.len()..]) => {
+            None if templates.contains_key(&file[templates_dir.len()..]) => {
                 theirs.push(file.clone())
             }
             _ => {}
@@ -194,7 +130,11 @@ fn check_existing(
 
 /// Plans values.yaml, `defaults` merged with the user's values, and the defaults file that
 /// tells them apart next time.
-fn write_values(changes: &mut Changes, defaults: &Value, project_name: &str) -> anyhow::Result<()> {
+pub(super) fn write_values(
+    changes: &mut Changes,
+    defaults: &Value,
+    project_name: &str,
+) -> anyhow::Result<()> {
     let values_file = format!("{CHART_DIR}/values.yaml");
     let parse = |rel: &str| -> anyhow::Result<Option<Value>> {
         changes
