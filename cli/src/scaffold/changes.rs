@@ -26,6 +26,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use anyhow::{Context, bail};
 
 use super::journal::{self, FileEntry, Journal};
+use super::read::read_optional;
 
 #[derive(Debug)]
 struct Planned {
@@ -686,7 +687,7 @@ fn sibling_name(target: &Path, tag: &str) -> PathBuf {
 fn read_in_project(root: &Path, rel: &Path) -> anyhow::Result<Option<String>> {
     refuse_links(root, rel)?;
     // Under a regular file nothing exists; creating it fails later, at commit.
-    super::read_optional(&root.join(rel))
+    read_optional(&root.join(rel))
 }
 
 #[cfg(test)]

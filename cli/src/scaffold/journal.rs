@@ -17,6 +17,8 @@ use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
+use super::read::read_optional;
+
 /// The journal's name in the project root.
 pub const FILE: &str = ".rkb-journal";
 
@@ -82,7 +84,7 @@ pub fn recover(root: &Path) -> anyhow::Result<Option<String>> {
     // A journal copy that never got renamed into place is never authoritative: either
     // nothing was touched yet, or the journal it was to replace still says what happened.
     let _ = fs::remove_file(root.join(format!("{FILE}.new")));
-    let Some(text) = super::read_optional(&path)? else {
+    let Some(text) = read_optional(&path)? else {
         return Ok(None);
     };
     let journal: Journal = serde_json::from_str(&text).with_context(|| {

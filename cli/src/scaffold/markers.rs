@@ -6,7 +6,7 @@
 
 use anyhow::{Context as _, bail};
 
-use super::Changes;
+use super::changes::Changes;
 use super::plan::Marker;
 use super::rust_text::lines_in_literals;
 

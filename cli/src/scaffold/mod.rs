@@ -7,10 +7,12 @@ mod changes;
 pub mod journal;
 mod markers;
 pub mod plan;
+mod read;
 pub mod rust_text;
 
 pub use changes::{Changes, FILE_NAME_MAX, NAME_MAX, STAGING_EXTRA, Written};
 pub use plan::{Entry, IfExists, Marker, Text};
+pub use read::read_optional;
 
 use anyhow::Context as _;
 use include_dir::{Dir, include_dir};
@@ -68,17 +70,6 @@ impl Templates {
     pub fn render_str(&self, template: &str, context: &tera::Context) -> anyhow::Result<String> {
         tera::Tera::one_off(template, context, false)
             .with_context(|| format!("rendering {template:?} failed (a bug in rkb)"))
-    }
-}
-
-/// The text of `path`, or `None` when there is no such file (nor can there be one: a path
-/// under a regular file).
-pub fn read_optional(path: &std::path::Path) -> anyhow::Result<Option<String>> {
-    use std::io::ErrorKind::{NotADirectory, NotFound};
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok(Some(text)),
-        Err(e) if matches!(e.kind(), NotFound | NotADirectory) => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
     }
 }
 
