@@ -35,8 +35,21 @@ pub const CRD_KUSTOMIZATION: &str = "config/crd/kustomization.yaml";
 pub const RBAC_KUSTOMIZATION: &str = "config/rbac/kustomization.yaml";
 pub const SAMPLES_KUSTOMIZATION: &str = "config/samples/kustomization.yaml";
 pub const WEBHOOK_KUSTOMIZATION: &str = "config/webhook/kustomization.yaml";
+/// The ServiceMonitor's kustomization, with `# [SECTION]` lines like config/default's.
+pub const PROMETHEUS_KUSTOMIZATION: &str = "config/prometheus/kustomization.yaml";
+/// The overlay `make manifests` writes while RBAC rules name other namespaces, which
+/// `make deploy` then builds instead of config/default.
+pub const NAMESPACED_RBAC: &str = "config/namespaced-rbac";
 /// The license header of new Rust files, editable by the user.
 pub const BOILERPLATE: &str = "hack/boilerplate.rs.txt";
+
+/// What `make manifests` writes from the project's code (the CRDs, the role, the webhook
+/// configurations): no scaffold makes more of them than `init`'s placeholders.
+pub fn written_by_make_manifests(path: &str) -> bool {
+    path.starts_with("config/crd/bases/")
+        || path == "config/rbac/role.yaml"
+        || path == "config/webhook/manifests.yaml"
+}
 
 /// Reads PROJECT and checks every name rkb derives files and modules from: an entry
 /// edited by hand (a group `../x`, a path that is no Rust path) is refused before

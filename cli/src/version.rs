@@ -11,19 +11,30 @@ use semver::Version;
 /// This rkb.
 pub const CURRENT: &str = env!("CARGO_PKG_VERSION");
 
+/// CHANGELOG.md, through the link `cli/CHANGELOG.md` (a plain file in the package).
+const CHANGELOG: &str = include_str!("../CHANGELOG.md");
+
+/// What introduces a release's summary of the edits an older project needs.
+const UPGRADE_NOTES: &str = "*Upgrade notes:* ";
+
 /// Changes to generated projects that an older project needs by hand, newest first: the
-/// version that made them and what to do. Kept in step with CHANGELOG.md.
-const UPGRADES: &[(&str, &str)] = &[(
-    "0.2.0",
-    "rkb's crates by version: in Cargo.toml, `rkb-runtime = { path = \"<rkb>/runtime\" }` becomes \
-     `rkb-runtime = \"0.2\"` (and `{ version = \"0.2\", features = [\"testing\"] }` in \
-     [dev-dependencies]), with a `.cargo/config.toml` whose [patch.crates-io] points at the rkb \
-     source (`rkb init --dir /tmp/scratch` writes one to copy); in the Makefile, \
-     `$(RKB_PATH)/envtest/setup-envtest.sh` becomes `$(RKB) setup-envtest` (`RKB ?= rkb`), and \
-     `make image` builds the image without a container engine; a conversion webhook's file gets \
-     the `+rkb:scaffold:spokes`, `spoke-impls` and `spoke-tests` markers, where a later version \
-     joins as a spoke",
-)];
+/// version that made them and what to do. They are the *Upgrade notes* paragraphs of
+/// CHANGELOG.md's release sections (`## <version>`), so the two cannot disagree.
+fn upgrades() -> Vec<(Version, String)> {
+    let mut upgrades = Vec::new();
+    let mut release = None;
+    let mut lines = CHANGELOG.lines();
+    while let Some(line) = lines.next() {
+        if let Some(heading) = line.strip_prefix("## ") {
+            release = Version::parse(heading.trim()).ok();
+        } else if let (Some(version), Some(first)) = (&release, line.strip_prefix(UPGRADE_NOTES)) {
+            let mut paragraph = vec![first];
+            paragraph.extend(lines.by_ref().take_while(|l| !l.trim().is_empty()));
+            upgrades.push((version.clone(), paragraph.join(" ")));
+        }
+    }
+    upgrades
+}
 
 /// Refuses a PROJECT written by a newer rkb, or with a `cliVersion` that is no version.
 pub fn check_project(cli_version: Option<&str>, path: &Path) -> anyhow::Result<()> {
@@ -60,9 +71,9 @@ pub fn upgrade_note(cli_version: &str) -> Option<String> {
     if written >= current() {
         return None;
     }
-    let changes: Vec<String> = UPGRADES
-        .iter()
-        .filter(|(version, _)| Version::parse(version).is_ok_and(|v| v > written))
+    let changes: Vec<String> = upgrades()
+        .into_iter()
+        .filter(|(version, _)| *version > written)
         .map(|(version, what)| format!("  {version}: {what}"))
         .collect();
     let mut note = format!(
@@ -112,10 +123,8 @@ mod tests {
 
     #[test]
     fn upgrades_are_versions_newest_first_and_not_newer_than_rkb() {
-        let versions: Vec<Version> = UPGRADES
-            .iter()
-            .map(|(v, _)| Version::parse(v).unwrap())
-            .collect();
+        let versions: Vec<Version> = upgrades().into_iter().map(|(v, _)| v).collect();
+        assert!(!versions.is_empty(), "CHANGELOG.md has no *Upgrade notes*");
         assert!(versions.windows(2).all(|w| w[0] > w[1]));
         assert!(versions.iter().all(|v| *v <= current()));
     }

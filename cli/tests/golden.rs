@@ -207,9 +207,8 @@ const GOLDENS: &[Golden] = &[
 /// Files `make manifests` owns: compared by each project's own `manifests_are_up_to_date`
 /// test instead, since only compiling the project can produce them.
 fn owned_by_make_manifests(path: &Path) -> bool {
-    path.starts_with("config/crd/bases")
-        || path == Path::new("config/rbac/role.yaml")
-        || path == Path::new("config/webhook/manifests.yaml")
+    path.to_str()
+        .is_some_and(rkb::model::written_by_make_manifests)
 }
 
 /// Build artifacts that live beside the golden sources.

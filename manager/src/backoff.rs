@@ -3,9 +3,10 @@
 use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash, RandomState};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::sync::lock;
 use kube::Resource;
 use kube::runtime::reflector::ObjectRef;
 
@@ -138,7 +139,7 @@ impl<K: Eq + Hash> ErrorBackoff<K> {
         );
         let burst = f64::from(burst);
         self.rate_limit = Some(RateLimit { qps, burst });
-        self.lock().tokens = burst;
+        lock(&self.state).tokens = burst;
         self
     }
 
@@ -165,7 +166,7 @@ impl<K: Eq + Hash> ErrorBackoff<K> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.lock().failing.remove(key);
+        lock(&self.state).failing.remove(key);
     }
 
     /// Consecutive failures recorded for `key` (and not forgotten yet).
@@ -175,7 +176,7 @@ impl<K: Eq + Hash> ErrorBackoff<K> {
         Q: Hash + Eq + ?Sized,
     {
         let now = Instant::now();
-        let state = self.lock();
+        let state = lock(&self.state);
         state
             .failing
             .get(key)
@@ -185,7 +186,7 @@ impl<K: Eq + Hash> ErrorBackoff<K> {
 
     /// How many objects are backing off.
     pub fn len(&self) -> usize {
-        let mut state = self.lock();
+        let mut state = lock(&self.state);
         self.sweep(&mut state, Instant::now());
         state.failing.len()
     }
@@ -201,7 +202,7 @@ impl<K: Eq + Hash> ErrorBackoff<K> {
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
-        let mut state = self.lock();
+        let mut state = lock(&self.state);
         self.sweep(&mut state, now);
         let failing = match state.failing.get_mut(key) {
             Some(failing) => failing,
@@ -267,12 +268,6 @@ impl<K: Eq + Hash> ErrorBackoff<K> {
         state
             .failing
             .retain(|_, failing| !self.expired(failing, now));
-    }
-
-    fn lock(&self) -> MutexGuard<'_, State<K>> {
-        // Every update completes before anything can panic, so a panicking
-        // holder cannot leave the state half-changed: keep using it.
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -491,7 +486,7 @@ mod tests {
         assert_eq!(backoff.next_at("a", None, t0 + 15 * SECOND), 4 * SECOND);
         // "b" arrives 21 s after "a"'s last failure: the sweep drops "a".
         backoff.next_at("b", None, t0 + 36 * SECOND);
-        assert_eq!(backoff.lock().failing.len(), 1);
+        assert_eq!(lock(&backoff.state).failing.len(), 1);
         assert_eq!(backoff.failures("a"), 0);
 
         // Between sweeps (at most one per cap), an expired entry starts afresh too.

@@ -28,6 +28,7 @@ pub mod events;
 pub mod manager;
 pub mod migrate;
 mod serve;
+mod sync;
 pub mod webhook;
 
 pub use client::{ClusterApi, Lister, NamespacedApi, TypedApi};

@@ -2,10 +2,10 @@
 //! after the request was applied, on chosen requests, to prove a reconciler converges
 //! anyway ([`Faults`]). The requests reach it through [`crate::wrap`].
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crate::Access;
+use crate::{Access, lock};
 
 /// What a [`Fault`] does to the request it hits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,30 +89,21 @@ pub struct Faults {
 
 impl Faults {
     pub fn fail(self, fault: Fault) -> Self {
-        self.plan
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(fault);
+        lock(&self.plan).push(fault);
         self
     }
 
     /// Faults injected so far, with the request each hit.
     pub fn injected(&self) -> Vec<(FaultKind, Access)> {
-        self.injected
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        lock(&self.injected).clone()
     }
 
     pub(crate) fn take(&self, access: &Access) -> Option<FaultKind> {
-        let mut plan = self.plan.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut plan = lock(&self.plan);
         let fault = plan.iter_mut().find(|f| f.matches(access))?;
         fault.times -= 1;
         let kind = fault.kind;
-        self.injected
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push((kind, access.clone()));
+        lock(&self.injected).push((kind, access.clone()));
         Some(kind)
     }
 }

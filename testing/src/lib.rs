@@ -48,3 +48,12 @@ pub use faults::{Fault, FaultKind, Faults};
 pub use rbac_audit::{Access, AuditError, Grant, RbacAudit};
 pub use rkb_envtest as envtest;
 pub use wrap::wrap;
+
+/// Locks `mutex`, poisoned or not: the audit and the fault plan are whole after every
+/// update, and a test that panicked while holding one must not hide its own failure
+/// behind a second panic here.
+fn lock<T: ?Sized>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}

@@ -7,9 +7,11 @@
 use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule, Role};
+
+use crate::lock;
 
 /// One request as Kubernetes' authorizer sees it.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -165,32 +167,20 @@ fn mismatch_report(missing: &[Access], excessive: &[Grant]) -> String {
 
 impl RbacAudit {
     pub(crate) fn record(&self, access: Access) {
-        self.log
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(access.clone());
-        self.accesses
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(access);
+        lock(&self.log).push(access.clone());
+        lock(&self.accesses).insert(access);
     }
 
     /// Records what the API server authorizes besides the request itself (an apply that
     /// creates is also authorized as a `create`), without counting it as a request.
     pub(crate) fn authorized(&self, access: Access) {
-        self.accesses
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(access);
+        lock(&self.accesses).insert(access);
     }
 
     /// Every request sent so far, in order and with repeats (unlike [`RbacAudit::accesses`]):
     /// to count what the controller costs the API server.
     pub fn requests(&self) -> Vec<Access> {
-        self.log
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        lock(&self.log).clone()
     }
 
     /// Marks the list and watch calls of a watcher on a kind (cluster-wide), for a test
@@ -213,12 +203,7 @@ impl RbacAudit {
 
     /// Every request seen so far, sorted.
     pub fn accesses(&self) -> Vec<Access> {
-        self.accesses
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .cloned()
-            .collect()
+        lock(&self.accesses).iter().cloned().collect()
     }
 
     /// Checks the recorded requests against a `role.yaml` (a ClusterRole and/or Roles).

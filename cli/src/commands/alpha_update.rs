@@ -123,7 +123,10 @@ fn plan(
             outcome,
             Outcome::TakenNew(_) | Outcome::Merged(_) | Outcome::Conflict(_) | Outcome::NotText
         );
-        if rewrites && written_by_make_manifests(path) {
+        // Neither scaffold runs `make manifests` (it compiles the project), so when their
+        // `init` placeholders differ, the user's real manifests are kept rather than merged
+        // with them; their next `make manifests` rewrites them.
+        if rewrites && model::written_by_make_manifests(path) {
             report.manifests.push(path.clone());
             continue;
         }
@@ -333,7 +336,7 @@ fn scaffold_base(
         "{} has no `alpha generate`: replaying PROJECT with it.",
         binary.display()
     )?;
-    let boilerplate = super::read_optional(&dir.join(model::BOILERPLATE))?;
+    let boilerplate = crate::scaffold::read_optional(&dir.join(model::BOILERPLATE))?;
     let steps = super::alpha_generate::replay(project, dir, boilerplate.as_deref(), output);
     // An rkb older than `--rkb-source` wrote path dependencies on its checkout: what it
     // does by default.
@@ -470,15 +473,6 @@ fn crates_note(dir: &Path, cargo_toml_before: Option<&[u8]>) -> Option<String> {
          (CHANGELOG.md, 0.2.0)."
             .into(),
     )
-}
-
-/// What `make manifests` writes from the project's code. Neither scaffold runs it (it
-/// compiles the project), so when their `init` placeholders differ, the user's real
-/// manifests are kept rather than merged with them; their next `make manifests` rewrites them.
-fn written_by_make_manifests(path: &str) -> bool {
-    path.starts_with("config/crd/bases/")
-        || path == "config/rbac/role.yaml"
-        || path == "config/webhook/manifests.yaml"
 }
 
 /// The user's file at `rel`; `None` when there is none.

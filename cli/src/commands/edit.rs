@@ -19,7 +19,8 @@ use crate::model::{self, Layout, ProjectNames};
 use crate::names;
 use crate::project::{self, Project};
 use crate::scaffold::plan::{self, Entry, Marker, Text::Template};
-use crate::scaffold::{Changes, Templates, rust_code_mask};
+use crate::scaffold::rust_text::{Source, is_ident_byte};
+use crate::scaffold::{Changes, Templates};
 
 /// What the templates of a moved controller's group module see.
 #[derive(Debug, Serialize)]
@@ -273,6 +274,41 @@ impl Place {
     }
 }
 
+/// Where a rewrite is in a file: the brace depth and the inline `mod x { .. }` bodies
+/// around it.
+#[derive(Default)]
+struct Scopes {
+    depth: usize,
+    /// The brace depths of the bodies of inline modules around us.
+    mods: Vec<usize>,
+    /// A `mod` was seen; the next `{` opens its body.
+    mod_pending: bool,
+}
+
+impl Scopes {
+    fn see(&mut self, c: u8) {
+        match c {
+            b'{' => {
+                self.depth += 1;
+                if std::mem::take(&mut self.mod_pending) {
+                    self.mods.push(self.depth);
+                }
+            }
+            b'}' => {
+                if self.mods.last() == Some(&self.depth) {
+                    self.mods.pop();
+                }
+                self.depth = self.depth.saturating_sub(1);
+            }
+            b';' => self.mod_pending = false,
+            _ => {}
+        }
+    }
+}
+
+/// Text to insert at a byte offset of a file.
+type Inserts = Vec<(usize, String)>;
+
 impl Moves {
     /// `text` with every path to a moving controller following it: absolute ones
     /// (`crate::controller::memcached`, `demo::controller::{memcached, site}`), relative
@@ -280,155 +316,22 @@ impl Moves {
     /// controller's own `super::` paths, one level deeper. Comments and literals are left
     /// as they are; rewrites only insert (`cache::`, `super::`), so nothing else changes.
     fn rewrite(&self, text: &str, place: Place) -> String {
-        let code = rust_code_mask(text);
-        let b = text.as_bytes();
-        let is_ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-        let ident_at = |i: usize| {
-            let end = i + b[i..].iter().take_while(|&&c| is_ident(c)).count();
-            &text[i..end]
-        };
-        let skip_space = |mut i: usize| {
-            while i < b.len() && (b[i] as char).is_whitespace() {
-                i += 1;
-            }
-            i
-        };
-        // The position after `::` following position `i` (spaces allowed), if any.
-        let after_sep = |i: usize| {
-            let i = skip_space(i);
-            (b.get(i..i + 2) == Some(b"::")).then(|| skip_space(i + 2))
-        };
-        // The identifier before the `::` that ends right before position `i`, if any.
-        let before_sep = |i: usize| -> Option<&str> {
-            let head = text[..i].trim_end().strip_suffix("::")?.trim_end();
-            let start = head.len() - head.bytes().rev().take_while(|&c| is_ident(c)).count();
-            Some(&head[start..])
-        };
-        let mut inserts: Vec<(usize, String)> = Vec::new();
-        // A path below `crate::controller` starts at `i`: a moving module, or a group of
-        // paths `{memcached, site::X}`.
-        let below_controllers = |i: usize, inserts: &mut Vec<(usize, String)>| {
-            if b.get(i) != Some(&b'{') {
-                if let Some(group) = self.moving(ident_at(i), i, b) {
-                    inserts.push((i, format!("{group}::")));
-                }
-                return;
-            }
-            let mut depth = 0;
-            let mut item = true;
-            for j in i..b.len() {
-                if !code[j] {
-                    continue;
-                }
-                match b[j] {
-                    b'{' => {
-                        depth += 1;
-                        item = depth == 1;
-                    }
-                    b'}' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            break;
-                        }
-                    }
-                    b',' if depth == 1 => item = true,
-                    c if item && is_ident(c) => {
-                        item = false;
-                        if let Some(group) = self.moving(ident_at(j), j, b) {
-                            inserts.push((j, format!("{group}::")));
-                        }
-                    }
-                    c if !(c as char).is_whitespace() => item = false,
-                    _ => {}
-                }
-            }
-        };
-        let mut depth = 0usize;
-        // The brace depths of the bodies of inline `mod x { .. }` blocks around us.
-        let mut mods: Vec<usize> = Vec::new();
-        let mut mod_pending = false;
+        let src = Source::new(text);
+        let mut inserts = Inserts::new();
+        let mut scopes = Scopes::default();
         let mut i = 0;
-        while i < b.len() {
-            let c = b[i];
-            if !code[i] {
+        while i < src.text.len() {
+            let Some(c) = src.code_at(i) else {
                 i += 1;
                 continue;
-            }
-            match c {
-                b'{' => {
-                    depth += 1;
-                    if std::mem::take(&mut mod_pending) {
-                        mods.push(depth);
-                    }
-                }
-                b'}' => {
-                    if mods.last() == Some(&depth) {
-                        mods.pop();
-                    }
-                    depth = depth.saturating_sub(1);
-                }
-                b';' => mod_pending = false,
-                _ => {}
-            }
+            };
+            scopes.see(c);
             // Identifiers are taken whole, from their first character.
-            if !(c.is_ascii_alphabetic() || c == b'_') || (i > 0 && is_ident(b[i - 1])) {
-                i += 1;
-                continue;
-            }
-            let word = ident_at(i);
-            let end = i + word.len();
-            let qualifier = before_sep(i);
-            match (word, after_sep(end)) {
-                ("mod", _) => mod_pending = true,
-                ("controller", Some(next))
-                    if qualifier.is_none_or(|q| {
-                        ["crate", "self", "super", self.crate_name.as_str()].contains(&q)
-                    }) =>
-                {
-                    below_controllers(next, &mut inserts);
-                }
-                ("super", Some(_)) if qualifier.is_none() => {
-                    // `super::super::x`: the chain's length against the inline modules
-                    // around it says which module it reaches.
-                    let mut links = 1;
-                    let mut next = after_sep(end).expect("matched above");
-                    while ident_at(next) == "super" {
-                        match after_sep(next + 5) {
-                            Some(after) => {
-                                links += 1;
-                                next = after;
-                            }
-                            None => break,
-                        }
-                    }
-                    let above_file = links - mods.len().min(links);
-                    if place == (Place::Child { moving: true }) && above_file >= 1 {
-                        inserts.push((i, "super::".into()));
-                    }
-                    let at_controllers = match place {
-                        Place::Registry => above_file == 0,
-                        Place::Child { .. } => above_file == 1,
-                        Place::Elsewhere => false,
-                    };
-                    if at_controllers && ident_at(next) != "super" {
-                        below_controllers(next, &mut inserts);
-                    }
-                    i = next;
-                    continue;
-                }
-                ("self", Some(next))
-                    if place == Place::Registry && mods.is_empty() && qualifier.is_none() =>
-                {
-                    below_controllers(next, &mut inserts);
-                }
-                (_, Some(_))
-                    if place == Place::Registry && mods.is_empty() && qualifier.is_none() =>
-                {
-                    below_controllers(i, &mut inserts);
-                }
-                _ => {}
-            }
-            i = end;
+            i = if src.starts_ident(i) {
+                self.path_at(&src, i, place, &mut scopes, &mut inserts)
+            } else {
+                i + 1
+            };
         }
         let mut out = text.to_owned();
         inserts.sort();
@@ -439,14 +342,123 @@ impl Moves {
         out
     }
 
-    /// The group a moving controller module `word` (a whole identifier at `at`) moves into.
-    fn moving(&self, word: &str, at: usize, b: &[u8]) -> Option<&str> {
-        let whole = !b
-            .get(at + word.len())
-            .is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_');
+    /// Reads the identifier at `i` and what follows it, adding the inserts a path there
+    /// needs; returns where to read on.
+    fn path_at(
+        &self,
+        src: &Source,
+        i: usize,
+        place: Place,
+        scopes: &mut Scopes,
+        inserts: &mut Inserts,
+    ) -> usize {
+        let word = src.ident_at(i);
+        let end = i + word.len();
+        let qualifier = src.before_sep(i);
+        let top_of_registry = place == Place::Registry && scopes.mods.is_empty();
+        match (word, src.after_sep(end)) {
+            ("mod", _) => scopes.mod_pending = true,
+            ("controller", Some(next))
+                if qualifier.is_none_or(|q| {
+                    ["crate", "self", "super", self.crate_name.as_str()].contains(&q)
+                }) =>
+            {
+                self.below_controllers(src, next, inserts);
+            }
+            ("super", Some(next)) if qualifier.is_none() => {
+                return self.super_chain(src, i, next, place, scopes.mods.len(), inserts);
+            }
+            ("self", Some(next)) if top_of_registry && qualifier.is_none() => {
+                self.below_controllers(src, next, inserts);
+            }
+            (_, Some(_)) if top_of_registry && qualifier.is_none() => {
+                self.below_controllers(src, i, inserts);
+            }
+            _ => {}
+        }
+        end
+    }
+
+    /// A `super::` path that starts at `at` (its first link ends before `next`), inside
+    /// `inline_mods` inline modules: `super::super::x`, the chain's length against the
+    /// inline modules around it says which module it reaches. Returns where it ends.
+    fn super_chain(
+        &self,
+        src: &Source,
+        at: usize,
+        mut next: usize,
+        place: Place,
+        inline_mods: usize,
+        inserts: &mut Inserts,
+    ) -> usize {
+        let mut links = 1;
+        while src.ident_at(next) == "super" {
+            match src.after_sep(next + "super".len()) {
+                Some(after) => {
+                    links += 1;
+                    next = after;
+                }
+                None => break,
+            }
+        }
+        let above_file = links - inline_mods.min(links);
+        if place == (Place::Child { moving: true }) && above_file >= 1 {
+            inserts.push((at, "super::".into()));
+        }
+        let at_controllers = match place {
+            Place::Registry => above_file == 0,
+            Place::Child { .. } => above_file == 1,
+            Place::Elsewhere => false,
+        };
+        if at_controllers && src.ident_at(next) != "super" {
+            self.below_controllers(src, next, inserts);
+        }
+        next
+    }
+
+    /// A path below `crate::controller` starts at `i`: a moving module, or a group of
+    /// paths `{memcached, site::X}`.
+    fn below_controllers(&self, src: &Source, i: usize, inserts: &mut Inserts) {
+        if src.code_at(i) != Some(b'{') {
+            if let Some(group) = self.moving(src, i) {
+                inserts.push((i, format!("{group}::")));
+            }
+            return;
+        }
+        let mut depth = 0;
+        let mut item = true;
+        for j in i..src.text.len() {
+            let Some(c) = src.code_at(j) else { continue };
+            match c {
+                b'{' => {
+                    depth += 1;
+                    item = depth == 1;
+                }
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                b',' if depth == 1 => item = true,
+                c if item && is_ident_byte(c) => {
+                    item = false;
+                    if let Some(group) = self.moving(src, j) {
+                        inserts.push((j, format!("{group}::")));
+                    }
+                }
+                c if !(c as char).is_whitespace() => item = false,
+                _ => {}
+            }
+        }
+    }
+
+    /// The group a moving controller module (the whole identifier at `at`) moves into.
+    fn moving(&self, src: &Source, at: usize) -> Option<&str> {
+        let word = src.ident_at(at);
         self.modules
             .get(word)
-            .filter(|_| whole && !word.is_empty())
+            .filter(|_| src.whole_word(word, at))
             .map(String::as_str)
     }
 }

@@ -110,15 +110,8 @@ fn commit(changes: Changes, out: &mut dyn Write) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The text of `path`, or `None` when there is no such file.
-pub(crate) fn read_optional(path: &Path) -> anyhow::Result<Option<String>> {
-    use anyhow::Context as _;
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok(Some(text)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
-    }
-}
+/// `alpha generate` reads its input through the writer's (in `scaffold/`).
+pub(crate) use crate::scaffold::read_optional;
 
 fn display(root: &Path, rel: &Path) -> String {
     if root == Path::new(".") {

@@ -17,6 +17,8 @@ use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
+use super::read::read_optional;
+
 /// The journal's name in the project root.
 pub const FILE: &str = ".rkb-journal";
 
@@ -82,12 +84,10 @@ pub fn recover(root: &Path) -> anyhow::Result<Option<String>> {
     // A journal copy that never got renamed into place is never authoritative: either
     // nothing was touched yet, or the journal it was to replace still says what happened.
     let _ = fs::remove_file(root.join(format!("{FILE}.new")));
-    let text = match fs::read(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    let Some(text) = read_optional(&path)? else {
+        return Ok(None);
     };
-    let journal: Journal = serde_json::from_slice(&text).with_context(|| {
+    let journal: Journal = serde_json::from_str(&text).with_context(|| {
         format!(
             "{} is not an rkb journal rkb can read; it records an interrupted rkb command. \
              Check the project with `git status`, then delete the file",

@@ -5,11 +5,14 @@
 pub mod builtin_kinds;
 mod changes;
 pub mod journal;
+mod markers;
 pub mod plan;
+mod read;
+pub mod rust_text;
 
-pub(crate) use changes::rust_code_mask;
 pub use changes::{Changes, FILE_NAME_MAX, NAME_MAX, STAGING_EXTRA, Written};
 pub use plan::{Entry, IfExists, Marker, Text};
+pub use read::read_optional;
 
 use anyhow::Context as _;
 use include_dir::{Dir, include_dir};
@@ -115,6 +118,7 @@ pub fn rustfmt(
     for ((child, path), original) in children.into_iter().zip(paths).zip(originals) {
         let output = child.wait_with_output().context("rustfmt did not finish")?;
         if !output.status.success() {
+            check_rustfmt_config()?;
             // A file of the user's that rkb inserted into: is it theirs that does not parse?
             if let Some(original) = original {
                 let theirs = spawn_rustfmt(original)
@@ -137,6 +141,36 @@ pub fn rustfmt(
         formatted.push(String::from_utf8(output.stdout).context("rustfmt printed non-UTF-8")?);
     }
     Ok((formatted, None))
+}
+
+/// Refuses with what rustfmt said when it cannot format even an empty file: then its
+/// configuration is at fault (a `rustfmt.toml` of the user's, since rkb writes none), not
+/// the Rust it was given.
+fn check_rustfmt_config() -> anyhow::Result<()> {
+    let empty = spawn_rustfmt("")
+        .and_then(|child| child.wait_with_output())
+        .context("cannot run rustfmt")?;
+    if empty.status.success() {
+        return Ok(());
+    }
+    let file = rustfmt_config().map_or("rustfmt's configuration file".to_owned(), |f| {
+        f.display().to_string()
+    });
+    anyhow::bail!(
+        "rustfmt cannot read {file}, so rkb cannot format the Rust files it writes, and nothing \
+         was written. That file is yours (rkb writes no rustfmt configuration); rustfmt says:\n{}\n  \
+         Fix or remove it (`cargo fmt` reports the same) and run the command again",
+        String::from_utf8_lossy(&empty.stderr).trim_end()
+    )
+}
+
+/// The configuration rustfmt reads here: the nearest `rustfmt.toml` or `.rustfmt.toml` in
+/// the current directory or above it.
+fn rustfmt_config() -> Option<std::path::PathBuf> {
+    let here = std::env::current_dir().ok()?;
+    here.ancestors()
+        .flat_map(|dir| [dir.join("rustfmt.toml"), dir.join(".rustfmt.toml")])
+        .find(|file| file.is_file())
 }
 
 /// A rustfmt process formatting `source`, fed on stdin.

@@ -13,107 +13,71 @@ use serde::Serialize;
 use super::{Changes, Templates};
 use crate::project::{self, Project};
 
-/// A `// +rkb:scaffold:<name>` (or `# +rkb:...`) line of a generated file: where later
-/// commands insert code, right above it, so re-running them edits files predictably.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Marker {
-    /// `src/api/mod.rs`: a module per API group.
-    Groups,
-    /// `src/api/<group>/mod.rs`: a module per version.
-    Versions,
-    /// `src/api/<group>/<version>/mod.rs`: a module per kind, and their re-exports.
-    Kinds,
-    Exports,
-    /// `src/lib.rs`: the CRDs `make manifests` writes; `config/crd/kustomization.yaml`.
-    Crds,
-    /// `src/lib.rs`: the reconcilers whose RBAC `make manifests` collects.
-    Rbac,
-    /// `src/lib.rs`, `src/controller/mod.rs`, webhook modules: `pub mod` lines, sorted.
-    Modules,
-    /// `src/controller/mod.rs`: the controllers the manager runs.
-    Controllers,
-    /// `config/samples/kustomization.yaml`.
-    Samples,
-    /// `config/default/kustomization.yaml`: the CRD base, switched on by the first API.
-    Crd,
-    /// `config/rbac/kustomization.yaml`: the kinds' admin, editor and viewer roles.
-    Roles,
-    /// `config/manager/manager.yaml`: the manager's environment (`--image` kinds).
-    Env,
-    /// `src/main.rs`, `src/lib.rs`, `src/webhook/mod.rs`: webhook registrations.
-    Webhooks,
-    /// A kind's admission webhook file: its `Defaulter`/`Validator` impls and tests.
-    WebhookImpls,
-    WebhookTests,
-    /// `config/default/kustomization.yaml`: webhook resources, patches and replacements.
-    Webhook,
-    WebhookPatches,
-    WebhookReplacements,
-    /// `config/webhook/kustomization.yaml`: the rendered webhook configurations.
-    WebhookManifests,
-    /// `config/network-policy/kustomization.yaml`: the webhook port's policy.
-    NetworkPolicies,
-    /// A kind's conversion file: its spokes, their `Convertible` impls and their tests.
-    Spokes,
-    SpokeImpls,
-    SpokeTests,
+/// Declares [`Marker`] from one list of variants with their names: the enum, `ALL` and
+/// `name()` cannot disagree.
+macro_rules! markers {
+    ($($(#[$doc:meta])* $variant:ident = $name:literal,)*) => {
+        /// A `// +rkb:scaffold:<name>` (or `# +rkb:...`) line of a generated file: where later
+        /// commands insert code, right above it, so re-running them edits files predictably.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Marker {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl Marker {
+            pub const ALL: &[Marker] = &[$(Marker::$variant),*];
+
+            /// The name after `+rkb:scaffold:` in generated files.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Marker::$variant => $name,)*
+                }
+            }
+        }
+    };
 }
 
-impl Marker {
-    pub const ALL: &[Marker] = &[
-        Marker::Groups,
-        Marker::Versions,
-        Marker::Kinds,
-        Marker::Exports,
-        Marker::Crds,
-        Marker::Rbac,
-        Marker::Modules,
-        Marker::Controllers,
-        Marker::Samples,
-        Marker::Crd,
-        Marker::Roles,
-        Marker::Env,
-        Marker::Webhooks,
-        Marker::WebhookImpls,
-        Marker::WebhookTests,
-        Marker::Webhook,
-        Marker::WebhookPatches,
-        Marker::WebhookReplacements,
-        Marker::WebhookManifests,
-        Marker::NetworkPolicies,
-        Marker::Spokes,
-        Marker::SpokeImpls,
-        Marker::SpokeTests,
-    ];
-
-    /// The name after `+rkb:scaffold:` in generated files.
-    pub fn name(self) -> &'static str {
-        match self {
-            Marker::Groups => "groups",
-            Marker::Versions => "versions",
-            Marker::Kinds => "kinds",
-            Marker::Exports => "exports",
-            Marker::Crds => "crds",
-            Marker::Rbac => "rbac",
-            Marker::Modules => "modules",
-            Marker::Controllers => "controllers",
-            Marker::Samples => "samples",
-            Marker::Crd => "crd",
-            Marker::Roles => "roles",
-            Marker::Env => "env",
-            Marker::Webhooks => "webhooks",
-            Marker::WebhookImpls => "webhook-impls",
-            Marker::WebhookTests => "webhook-tests",
-            Marker::Webhook => "webhook",
-            Marker::WebhookPatches => "webhook-patches",
-            Marker::WebhookReplacements => "webhook-replacements",
-            Marker::WebhookManifests => "webhook-manifests",
-            Marker::NetworkPolicies => "network-policies",
-            Marker::Spokes => "spokes",
-            Marker::SpokeImpls => "spoke-impls",
-            Marker::SpokeTests => "spoke-tests",
-        }
-    }
+markers! {
+    /// `src/api/mod.rs`: a module per API group.
+    Groups = "groups",
+    /// `src/api/<group>/mod.rs`: a module per version.
+    Versions = "versions",
+    /// `src/api/<group>/<version>/mod.rs`: a module per kind, and their re-exports.
+    Kinds = "kinds",
+    Exports = "exports",
+    /// `src/lib.rs`: the CRDs `make manifests` writes; `config/crd/kustomization.yaml`.
+    Crds = "crds",
+    /// `src/lib.rs`: the reconcilers whose RBAC `make manifests` collects.
+    Rbac = "rbac",
+    /// `src/lib.rs`, `src/controller/mod.rs`, webhook modules: `pub mod` lines, sorted.
+    Modules = "modules",
+    /// `src/controller/mod.rs`: the controllers the manager runs.
+    Controllers = "controllers",
+    /// `config/samples/kustomization.yaml`.
+    Samples = "samples",
+    /// `config/default/kustomization.yaml`: the CRD base, switched on by the first API.
+    Crd = "crd",
+    /// `config/rbac/kustomization.yaml`: the kinds' admin, editor and viewer roles.
+    Roles = "roles",
+    /// `config/manager/manager.yaml`: the manager's environment (`--image` kinds).
+    Env = "env",
+    /// `src/main.rs`, `src/lib.rs`, `src/webhook/mod.rs`: webhook registrations.
+    Webhooks = "webhooks",
+    /// A kind's admission webhook file: its `Defaulter`/`Validator` impls and tests.
+    WebhookImpls = "webhook-impls",
+    WebhookTests = "webhook-tests",
+    /// `config/default/kustomization.yaml`: webhook resources, patches and replacements.
+    Webhook = "webhook",
+    WebhookPatches = "webhook-patches",
+    WebhookReplacements = "webhook-replacements",
+    /// `config/webhook/kustomization.yaml`: the rendered webhook configurations.
+    WebhookManifests = "webhook-manifests",
+    /// `config/network-policy/kustomization.yaml`: the webhook port's policy.
+    NetworkPolicies = "network-policies",
+    /// A kind's conversion file: its spokes, their `Convertible` impls and their tests.
+    Spokes = "spokes",
+    SpokeImpls = "spoke-impls",
+    SpokeTests = "spoke-tests",
 }
 
 /// Where an entry's text comes from.

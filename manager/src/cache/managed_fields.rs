@@ -13,8 +13,9 @@
 //! relist shows it gone, with no deletion event) stays, a few KiB, until the process ends.
 
 use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex, PoisonError};
+use std::sync::{LazyLock, Mutex};
 
+use crate::sync::lock;
 use kube::Resource;
 use kube::runtime::watcher::Event;
 use serde_json::Value;
@@ -64,7 +65,7 @@ pub(crate) fn unpacked(uid: &str, version: &str) -> Option<Value> {
 }
 
 fn table() -> std::sync::MutexGuard<'static, Table> {
-    PACKED.lock().unwrap_or_else(PoisonError::into_inner)
+    lock(&PACKED)
 }
 
 #[cfg(test)]

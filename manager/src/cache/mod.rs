@@ -18,7 +18,7 @@
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use futures::channel::mpsc;
 use futures::{Stream, StreamExt as _};
@@ -32,6 +32,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::client::{Lister, Object};
 use crate::manager::workqueue::triggered;
+use crate::sync::lock;
 
 pub(crate) mod managed_fields;
 mod namespaces;
@@ -101,7 +102,7 @@ pub fn controller_ignoring_own<K: Object>(
             async move {
                 if let Ok(object) = &object {
                     let echo = writes.is_known_echo(object).await;
-                    let mut seen = seen.lock().unwrap_or_else(PoisonError::into_inner);
+                    let mut seen = lock(&seen);
                     if seen.len() == DECISIONS {
                         seen.pop_front();
                     }
@@ -116,7 +117,7 @@ pub fn controller_ignoring_own<K: Object>(
                 return futures::future::ready(true);
             };
             let this = delivery(object);
-            let mut decisions = decisions.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut decisions = lock(&decisions);
             let mut echo = false;
             while let Some((delivered, decided)) = decisions.pop_front() {
                 if delivered == this {
@@ -291,7 +292,7 @@ pub struct SharedCache {
 
 impl std::fmt::Debug for SharedCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let watches = self.watches.lock().unwrap_or_else(PoisonError::into_inner);
+        let watches = lock(&self.watches);
         f.debug_struct("SharedCache")
             .field("watches", &watches.keys().collect::<Vec<_>>())
             .finish()
@@ -343,18 +344,14 @@ impl SharedCache {
         impl Stream<Item = Result<K, watcher::Error>> + Send + 'static,
     ) {
         let key = format!("{} {} {config:?}", std::any::type_name::<K>(), api.key());
-        let mut watches = self.watches.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut watches = lock(&self.watches);
         let watch = watches
             .entry(key)
             .or_insert_with(|| Box::new(self.start(api, config)))
             .downcast_ref::<SharedWatch<K>>()
             .expect("one type per key: the key starts with the type's name");
         let (sender, receiver) = mpsc::unbounded();
-        watch
-            .subscribers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(sender);
+        lock(&watch.subscribers).push(sender);
         (watch.lister.clone(), receiver.map(Ok))
     }
 
@@ -365,7 +362,7 @@ impl SharedCache {
         let changes = changes.default_backoff().for_each(move |change| {
             match change {
                 Ok(object) => {
-                    let mut subscribers = fan_out.lock().unwrap_or_else(PoisonError::into_inner);
+                    let mut subscribers = lock(&fan_out);
                     subscribers.retain(|s| s.unbounded_send(object.clone()).is_ok());
                 }
                 // The client noted the failure for readiness; the backoff retries.
@@ -537,15 +534,6 @@ impl<K> std::fmt::Debug for OwnWrites<K> {
     }
 }
 
-impl<K> OwnWrites<K> {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Records<K>> {
-        self.inner
-            .records
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
 impl<K> Records<K> {
     /// Notes that this controller wrote `version` of the object `at` (`namespace/name`),
     /// and whether a reconcile goes on with that version.
@@ -591,7 +579,7 @@ struct InFlight<'a, K> {
 
 impl<K> Drop for InFlight<'_, K> {
     fn drop(&mut self) {
-        let mut records = self.writes.lock();
+        let mut records = lock(&self.writes.inner.records);
         if let Some(count) = records.in_flight.get_mut(&self.at) {
             *count -= 1;
             if *count == 0 {
@@ -615,7 +603,7 @@ impl<K: Resource> OwnWrites<K> {
         let (Some(uid), Some(version)) = (object.uid(), object.resource_version()) else {
             return object;
         };
-        let mut records = self.lock();
+        let mut records = lock(&self.inner.records);
         let latest = match records.written.get(&uid) {
             Some((replaced, last)) if replaced.contains(&version) => last.clone(),
             Some(_) => {
@@ -676,7 +664,7 @@ impl<K: Resource> OwnWrites<K> {
         let in_flight = self.in_flight(at(desired));
         let applied = apply.await?;
         if let Some(version) = applied.as_ref().and_then(|a| a.resource_version()) {
-            self.lock().echo(at(desired), version, true);
+            lock(&self.inner.records).echo(at(desired), version, true);
         }
         drop(in_flight);
         Ok(applied)
@@ -684,7 +672,7 @@ impl<K: Resource> OwnWrites<K> {
 
     /// Forgets `object` (deleted).
     pub fn forget(&self, object: &K) {
-        let mut records = self.lock();
+        let mut records = lock(&self.inner.records);
         if let Some(uid) = object.uid() {
             records.written.remove(&uid);
             records.delivered.remove(&uid);
@@ -698,7 +686,7 @@ impl<K: Resource> OwnWrites<K> {
         };
         let written = after.resource_version();
         let after = Arc::new(after);
-        let mut records = self.lock();
+        let mut records = lock(&self.inner.records);
         if written.is_some() && records.delivered.get(&uid) == written.as_ref() {
             // The watch was first: the store holds `after`, and its delivery is past.
             records.written.remove(&uid);
@@ -719,7 +707,7 @@ impl<K: Resource> OwnWrites<K> {
 
     /// Marks a write of the object `at` in flight until the returned guard drops.
     fn in_flight(&self, at: String) -> InFlight<'_, K> {
-        let mut records = self.lock();
+        let mut records = lock(&self.inner.records);
         if records.filtering {
             *records.in_flight.entry(at.clone()).or_default() += 1;
         }
@@ -740,17 +728,17 @@ impl<K: Resource> OwnWrites<K> {
                 let ended = self.inner.ended.notified();
                 tokio::pin!(ended);
                 ended.as_mut().enable();
-                if !self.lock().in_flight.contains_key(&at) {
+                if !lock(&self.inner.records).in_flight.contains_key(&at) {
                     return;
                 }
                 ended.await;
             }
         };
         // Most deliveries find no write in flight: no timer for them.
-        if self.lock().in_flight.contains_key(&at) {
+        if lock(&self.inner.records).in_flight.contains_key(&at) {
             let _ = tokio::time::timeout(WAIT_FOR_WRITE, writes_ended).await;
         }
-        let mut records = self.lock();
+        let mut records = lock(&self.inner.records);
         if let Some(uid) = object.uid() {
             // The store now holds this controller's last write: `latest` has nothing to add.
             if records
@@ -778,7 +766,7 @@ impl<K: Resource> OwnWrites<K> {
     /// From now on, own writes are kept for [`OwnWrites::is_known_echo`] (only a filtering
     /// controller consumes them; without one they would pile up).
     fn filter_triggers(&self) {
-        self.lock().filtering = true;
+        lock(&self.inner.records).filtering = true;
     }
 }
 
@@ -928,7 +916,10 @@ mod tests {
         let writes = OwnWrites::default();
         let (r1, r2) = (versioned("1", 1), versioned("2", 2));
         writes.write(&r1, async { Ok(r2.clone()) }).await.unwrap();
-        assert!(writes.lock().echoes.is_empty() && writes.lock().in_flight.is_empty());
+        assert!(
+            lock(&writes.inner.records).echoes.is_empty()
+                && lock(&writes.inner.records).in_flight.is_empty()
+        );
     }
 
     /// A status apply's response often comes after the watch delivered it: nothing is
@@ -941,15 +932,18 @@ mod tests {
         let (r1, r2, r3) = (versioned("1", 1), versioned("2", 2), versioned("3", 3));
         assert!(!writes.is_known_echo(&r2).await, "someone else's version");
         writes.record(&r1, r2.clone());
-        assert!(writes.lock().written.is_empty() && writes.lock().echoes.is_empty());
+        assert!(
+            lock(&writes.inner.records).written.is_empty()
+                && lock(&writes.inner.records).echoes.is_empty()
+        );
         assert_eq!(*writes.latest(Arc::new(r2.clone())), r2);
         // A response before the delivery is kept until the delivery, as before.
         writes.record(&r2, r3.clone());
         assert_eq!(*writes.latest(Arc::new(r2.clone())), r3);
         assert!(writes.is_known_echo(&r3).await);
-        assert!(writes.lock().written.is_empty());
+        assert!(lock(&writes.inner.records).written.is_empty());
         writes.forget(&r3);
-        assert!(writes.lock().delivered.is_empty());
+        assert!(lock(&writes.inner.records).delivered.is_empty());
     }
 
     #[test]

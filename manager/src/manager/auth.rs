@@ -30,6 +30,7 @@ use prometheus_client::metrics::counter::Counter;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::metrics::Metrics;
+use crate::sync::lock;
 
 /// How long an allowed token is trusted without asking again: a revoked token or
 /// removed RoleBinding takes effect within this time (controller-runtime: one minute).
@@ -237,10 +238,6 @@ impl Authorizer {
         .boxed()
         .shared()
     }
-}
-
-fn lock(decisions: &Mutex<Decisions>) -> std::sync::MutexGuard<'_, Decisions> {
-    decisions.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 async fn review(

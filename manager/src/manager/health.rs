@@ -18,6 +18,7 @@ use http::{Method, StatusCode};
 
 use super::reads::Reads;
 use crate::serve::server::{Response, text};
+use crate::sync::lock;
 
 /// The readiness checks of a manager: one per started controller.
 #[derive(Clone, Debug, Default)]
@@ -61,7 +62,7 @@ impl Readiness {
     }
 
     fn add_status(&self, name: String, status: Status) -> Check {
-        self.lock().insert(name.clone(), status);
+        lock(&self.checks).insert(name.clone(), status);
         Check {
             name,
             readiness: self.clone(),
@@ -70,12 +71,12 @@ impl Readiness {
 
     /// Whether every check passes.
     pub fn is_ready(&self) -> bool {
-        self.lock().values().all(Status::ok)
+        lock(&self.checks).values().all(Status::ok)
     }
 
     /// Each check as Kubernetes' own `/readyz?verbose` prints it, then the verdict.
     fn report(&self) -> (bool, String) {
-        let checks = self.lock();
+        let checks = lock(&self.checks);
         let mut body = String::new();
         for (name, status) in checks.iter() {
             let ok = &status.ok();
@@ -94,18 +95,12 @@ impl Readiness {
         });
         (ready, body)
     }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Status>> {
-        self.checks
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
 }
 
 impl Check {
     /// Marks the check as passing.
     pub fn pass(&self) {
-        if let Some(status) = self.readiness.lock().get_mut(&self.name) {
+        if let Some(status) = lock(&self.readiness.checks).get_mut(&self.name) {
             status.passed = true;
         }
     }

@@ -15,6 +15,7 @@ use prometheus_client::registry::{Metric, Registry};
 use super::process_metrics::ProcessCollector;
 use super::rest_metrics::RestMetrics;
 use super::workqueue::{Queue, QueueGauges, QueueLabels, Work, duration_histogram};
+use crate::sync::{read, write};
 
 /// The operator's metrics registry: the manager's own metrics plus any the operator adds.
 ///
@@ -154,10 +155,7 @@ impl Metrics {
             metrics.work_duration.clone(),
         );
         {
-            let mut registry = metrics
-                .registry
-                .write()
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut registry = write(&metrics.registry);
             registry.register_collector(Box::new(metrics.queue_gauges.clone()));
             registry.register_collector(Box::new(ProcessCollector));
         }
@@ -172,19 +170,13 @@ impl Metrics {
 
     /// Adds an operator-specific metric, e.g. a [`Counter`] of objects it created.
     pub fn register(&self, name: &str, help: &str, metric: impl Metric) {
-        self.registry
-            .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .register(name, help, metric);
+        write(&self.registry).register(name, help, metric);
     }
 
     /// Every metric in the OpenMetrics text format.
     pub fn encode(&self) -> String {
         let mut out = String::new();
-        let registry = self
-            .registry
-            .read()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let registry = read(&self.registry);
         prometheus_client::encoding::text::encode(&mut out, &registry)
             .expect("writing to a String cannot fail");
         out

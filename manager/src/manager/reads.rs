@@ -9,8 +9,9 @@
 //! of them failed, as controller-runtime waits for every informer of a controller.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
+use crate::sync::lock;
 use http::{Method, Uri};
 use kube::Client;
 
@@ -36,21 +37,17 @@ impl Reads {
 
     /// No collection's last list or watch failed.
     pub(crate) fn healthy(&self) -> bool {
-        self.lock().values().all(Option::is_none)
+        lock(&self.0).values().all(Option::is_none)
     }
 
     fn note(&self, collection: String, failure: Option<String>) {
-        let mut reads = self.lock();
+        let mut reads = lock(&self.0);
         if let Some(failure) = &failure
             && reads.get(&collection).is_none_or(Option::is_none)
         {
             tracing::warn!(%collection, %failure, "cannot list or watch: not ready until it can");
         }
         reads.insert(collection, failure);
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Option<String>>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 

@@ -14,9 +14,10 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
+use crate::sync::lock;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
 use prometheus_client::metrics::MetricType;
@@ -107,11 +108,7 @@ impl Queue {
     }
 
     fn add(&self, key: String) {
-        let mut waiting = self
-            .0
-            .waiting
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut waiting = lock(&self.0.waiting);
         if let std::collections::hash_map::Entry::Vacant(entry) = waiting.entry(key) {
             entry.insert(Instant::now());
             self.0.adds.inc();
@@ -121,12 +118,7 @@ impl Queue {
     /// A reconcile of `key` starts: it leaves the queue. Finish it with [`Work::finish`].
     pub(crate) fn start(&self, key: &str) -> Work {
         let now = Instant::now();
-        let waited = self
-            .0
-            .waiting
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(key);
+        let waited = lock(&self.0.waiting).remove(key);
         if let Some(since) = waited {
             self.0
                 .queue_duration
@@ -153,20 +145,13 @@ impl Queue {
     }
 
     fn running(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Instant>> {
-        self.0
-            .running
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        lock(&self.0.running)
     }
 
     /// The queue's gauges, now.
     fn gauges(&self) -> Gauges {
         let now = Instant::now();
-        let mut waiting = self
-            .0
-            .waiting
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut waiting = lock(&self.0.waiting);
         if let Some(present) = self.0.present.get() {
             let present = present();
             waiting.retain(|key, _| present.contains(key));
@@ -224,20 +209,13 @@ pub(crate) struct QueueGauges(Arc<Mutex<Vec<(QueueLabels, Queue)>>>);
 
 impl QueueGauges {
     pub(crate) fn add(&self, labels: QueueLabels, queue: Queue) {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push((labels, queue));
+        lock(&self.0).push((labels, queue));
     }
 }
 
 impl Collector for QueueGauges {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let queues = self
-            .0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+        let queues = lock(&self.0).clone();
         let gauges: Vec<_> = queues
             .iter()
             .map(|(labels, q)| (labels, q.gauges()))

@@ -19,12 +19,13 @@ use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::ListenAddr;
+use crate::sync::lock;
 
 pub(crate) type Request = http::Request<Incoming>;
 pub(crate) type Response = http::Response<Full<Bytes>>;
@@ -254,74 +255,90 @@ async fn serve_at_most<H, F>(
                 }
             },
         };
-        let handle = handle.clone();
-        let tls = tls.clone();
-        let stop = stop.clone();
         let (slot, evicted) = slots.open();
+        let connection = connection(
+            (stream, peer),
+            (slot, evicted),
+            handle.clone(),
+            tls.clone(),
+            stop.clone(),
+        );
         connections.spawn(async move {
             let _permit = permit; // held until the connection closes
-            let _registered = Registered(slot.clone());
-            // Idle from now, not from the accept: under a flood this task may start late,
-            // and the request its client sent at once must not count as idle time.
-            slot.slots.set_idle(slot.id, true);
-            let service = service_fn({
-                let slot = slot.clone();
-                move |request| {
-                    let handle = handle.clone();
-                    let mut request = request;
-                    let busy = slot.busy();
-                    if !hyper::body::Body::is_end_stream(request.body()) {
-                        // Waiting for the client's body is idle time: a client that sends
-                        // headers and no body can lose its slot like an idle one.
-                        slot.slots.set_idle(slot.id, true);
-                        request.extensions_mut().insert(slot.clone());
-                    }
-                    async move {
-                        let response = handle(request).await;
-                        Ok::<_, Infallible>(response.map(|body| Tracked { body, _busy: busy }))
-                    }
-                }
-            });
-            let stream = Heard {
-                stream,
-                slot: Some(slot.clone()),
-            };
-            let serve = async {
-                match tls {
-                    None => serve_connection(TokioIo::new(stream), service, &stop).await,
-                    Some(tls) => {
-                        match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, tls.accept(stream)).await
-                        {
-                            Ok(Ok(stream)) => {
-                                serve_connection(TokioIo::new(stream), service, &stop).await
-                            }
-                            Ok(Err(error)) => {
-                                tracing::debug!(%peer, %error, "TLS handshake failed");
-                                Ok(())
-                            }
-                            Err(_) => {
-                                tracing::debug!(%peer, "TLS handshake timed out");
-                                Ok(())
-                            }
-                        }
-                    }
-                }
-            };
-            let served = tokio::select! {
-                served = serve => served,
-                () = evicted.cancelled() => {
-                    tracing::debug!(%peer, "closed an idle connection to make room for a new one");
-                    Ok(())
-                }
-            };
-            if let Err(error) = served {
-                tracing::debug!(%peer, %error, "HTTP connection failed");
-            }
+            connection.await;
         });
     }
     drop(listener);
     connections.close();
     connections.wait().await;
+}
+
+/// Serves one accepted connection in its slot until it closes, the server stops, or a
+/// newcomer takes the slot (`evicted`).
+async fn connection<H, F>(
+    (stream, peer): (TcpStream, SocketAddr),
+    (slot, evicted): (Slot, CancellationToken),
+    handle: Arc<H>,
+    tls: Option<TlsAcceptor>,
+    stop: CancellationToken,
+) where
+    H: Fn(Request) -> F + Send + Sync + 'static,
+    F: Future<Output = Response> + Send + 'static,
+{
+    let _registered = Registered(slot.clone());
+    // Idle from now, not from the accept: under a flood this task may start late,
+    // and the request its client sent at once must not count as idle time.
+    slot.slots.set_idle(slot.id, true);
+    let service = service_fn({
+        let slot = slot.clone();
+        move |request| {
+            let handle = handle.clone();
+            let mut request = request;
+            let busy = slot.busy();
+            if !hyper::body::Body::is_end_stream(request.body()) {
+                // Waiting for the client's body is idle time: a client that sends
+                // headers and no body can lose its slot like an idle one.
+                slot.slots.set_idle(slot.id, true);
+                request.extensions_mut().insert(slot.clone());
+            }
+            async move {
+                let response = handle(request).await;
+                Ok::<_, Infallible>(response.map(|body| Tracked { body, _busy: busy }))
+            }
+        }
+    });
+    let stream = Heard {
+        stream,
+        slot: Some(slot.clone()),
+    };
+    let serve = async {
+        match tls {
+            None => serve_connection(TokioIo::new(stream), service, &stop).await,
+            Some(tls) => {
+                match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, tls.accept(stream)).await {
+                    Ok(Ok(stream)) => serve_connection(TokioIo::new(stream), service, &stop).await,
+                    Ok(Err(error)) => {
+                        tracing::debug!(%peer, %error, "TLS handshake failed");
+                        Ok(())
+                    }
+                    Err(_) => {
+                        tracing::debug!(%peer, "TLS handshake timed out");
+                        Ok(())
+                    }
+                }
+            }
+        }
+    };
+    let served = tokio::select! {
+        served = serve => served,
+        () = evicted.cancelled() => {
+            tracing::debug!(%peer, "closed an idle connection to make room for a new one");
+            Ok(())
+        }
+    };
+    if let Err(error) = served {
+        tracing::debug!(%peer, %error, "HTTP connection failed");
+    }
 }
 
 /// The connections of one server, so that a newcomer can take the slot of the one idle
@@ -454,10 +471,6 @@ impl Drop for Registered {
     fn drop(&mut self) {
         lock(&self.0.slots.open).remove(&self.0.id);
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// A response body that keeps its connection busy until hyper drops it.

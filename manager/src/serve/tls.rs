@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime};
 use anyhow::Context as _;
 
 use super::TlsFiles;
+use crate::sync::{lock, read, write};
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls::crypto::{CryptoProvider, ring};
 use tokio_rustls::rustls::pki_types::pem::PemObject;
@@ -156,14 +157,14 @@ impl WatchedCert {
 
     fn reload_if_changed(&self) {
         let modified = last_modified(&self.cert, &self.key);
-        let mut seen = self.modified.lock().unwrap_or_else(|p| p.into_inner());
+        let mut seen = lock(&self.modified);
         if modified == *seen {
             return;
         }
         // Keep serving the old pair while a half-written update is in progress.
         match load(&self.cert, &self.key, &self.provider) {
             Ok(loaded) => {
-                *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(loaded);
+                *write(&self.current) = Arc::new(loaded);
                 *seen = modified;
                 tracing::info!(cert = %self.cert.display(), server = self.what, "reloaded the certificate");
             }
@@ -178,12 +179,7 @@ impl WatchedCert {
 
 impl ResolvesServerCert for WatchedCert {
     fn resolve(&self, _: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
-        Some(
-            self.current
-                .read()
-                .unwrap_or_else(|p| p.into_inner())
-                .clone(),
-        )
+        Some(read(&self.current).clone())
     }
 }
 

@@ -1,7 +1,7 @@
 //! [`Error`]: why manifests could not be rendered, written or checked.
 
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::compat::{Allowance, AllowanceError, Breaking};
 #[cfg(doc)]
@@ -221,4 +221,24 @@ pub struct Claim {
     pub crd: String,
     /// Where it came from (see [`Crd::source`]).
     pub source: String,
+}
+
+/// The [`Error::Io`] of `action` on `path`.
+pub(super) fn io_err(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> Error {
+    let path = path.to_owned();
+    move |source| Error::Io {
+        action,
+        path,
+        source,
+    }
+}
+
+/// The text of `path`, or `None` when there is no such file.
+pub(super) fn read_if_exists(path: &Path) -> Result<Option<String>, Error> {
+    match std::fs::read(path) {
+        // Non-UTF-8 content can never equal a rendered file.
+        Ok(bytes) => Ok(Some(String::from_utf8(bytes).unwrap_or_default())),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(io_err("read", path)(err)),
+    }
 }

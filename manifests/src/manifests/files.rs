@@ -6,6 +6,7 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use super::error::{io_err, read_if_exists};
 use super::{CRD_DIR, Error, Manifests, NAMESPACED_RBAC_DIR, NAMESPACED_RBAC_FILES, released};
 
 /// How a file on disk differs from the rendered manifests.
@@ -139,15 +140,6 @@ impl Manifests {
     }
 }
 
-pub(super) fn read_if_exists(path: &Path) -> Result<Option<String>, Error> {
-    match std::fs::read(path) {
-        // Non-UTF-8 content can never equal a rendered file.
-        Ok(bytes) => Ok(Some(String::from_utf8(bytes).unwrap_or_default())),
-        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(err) => Err(io_err("read", path)(err)),
-    }
-}
-
 /// The files `make manifests` owns that nothing renders to any more: CRD files, and the
 /// namespaced-RBAC overlay once no rule names another namespace.
 fn stale_files(root: &Path, files: &BTreeMap<PathBuf, String>) -> Result<Vec<PathBuf>, Error> {
@@ -181,15 +173,6 @@ fn stale_crd_files(root: &Path, files: &BTreeMap<PathBuf, String>) -> Result<Vec
     }
     stale.sort();
     Ok(stale)
-}
-
-pub(super) fn io_err(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> Error {
-    let path = path.to_owned();
-    move |source| Error::Io {
-        action,
-        path,
-        source,
-    }
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 
 use crate::compat::{self, Allowance, Breaking, Finding};
 
-use super::files::{io_err, read_if_exists};
+use super::error::{io_err, read_if_exists};
 use super::{CRD_DIR, Error, Manifests};
 
 /// Where `make release-crds` keeps the CRDs of the last release, relative to the project
