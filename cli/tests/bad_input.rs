@@ -2405,45 +2405,6 @@ fn an_image_in_an_ipv6_registry_is_accepted() {
     let dir = project.path();
     let image = "[fd00::1]:5000/memcached:1.6";
     let args = [
-
-/// Two `rkb init`s into one new directory: one scaffolds it, and the other is told that
-/// another rkb command made it (not that an editor changed a file), with what to do.
-#[test]
-fn the_loser_of_two_concurrent_inits_is_told_another_rkb_made_the_project() {
-    let parent = tempfile::tempdir().unwrap();
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    for round in 0..3 {
-        let dir = format!("new-{round}");
-        let init = [
-            "init",
-            "--dir",
-            &dir,
-            "--domain",
-            "example.com",
-            "--project-name",
-            "x",
-            "--rkb-path",
-            repo.to_str().unwrap(),
-        ];
-        let both = std::thread::scope(|s| {
-            let runs = [0, 1].map(|_| s.spawn(|| rkb_in(parent.path(), &init)));
-            runs.map(|run| run.join().unwrap())
-        });
-        assert!(both.iter().any(|(ok, _)| *ok), "{both:?}");
-        for (_, text) in both.iter().filter(|(ok, _)| !ok) {
-            assert!(text.contains("another rkb command"), "{text}");
-            assert!(!text.contains("editor"), "{text}");
-        }
-    }
-}
-
-/// A `rustfmt.toml` of the user's that rustfmt cannot read is named as theirs, with what
-/// rustfmt said, not reported as a bug in rkb or as a Rust file that does not parse.
-#[test]
-fn a_users_invalid_rustfmt_toml_is_named_not_called_a_bug() {
-    let project = project();
-    let dir = project.path();
-    let site = [
         "create",
         "api",
         "--group",
@@ -2530,7 +2491,53 @@ fn a_project_with_a_duplicated_entry_is_named_as_such() {
             ],
         );
     }
+}
 
+/// Two `rkb init`s into one new directory: one scaffolds it, and the other is told that
+/// another rkb command made it (not that an editor changed a file), with what to do.
+#[test]
+fn the_loser_of_two_concurrent_inits_is_told_another_rkb_made_the_project() {
+    let parent = tempfile::tempdir().unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    for round in 0..3 {
+        let dir = format!("new-{round}");
+        let init = [
+            "init",
+            "--dir",
+            &dir,
+            "--domain",
+            "example.com",
+            "--project-name",
+            "x",
+            "--rkb-path",
+            repo.to_str().unwrap(),
+        ];
+        let both = std::thread::scope(|s| {
+            let runs = [0, 1].map(|_| s.spawn(|| rkb_in(parent.path(), &init)));
+            runs.map(|run| run.join().unwrap())
+        });
+        assert!(both.iter().any(|(ok, _)| *ok), "{both:?}");
+        for (_, text) in both.iter().filter(|(ok, _)| !ok) {
+            assert!(text.contains("another rkb command"), "{text}");
+            assert!(!text.contains("editor"), "{text}");
+        }
+    }
+}
+
+/// A `rustfmt.toml` of the user's that rustfmt cannot read is named as theirs, with what
+/// rustfmt said, not reported as a bug in rkb or as a Rust file that does not parse.
+#[test]
+fn a_users_invalid_rustfmt_toml_is_named_not_called_a_bug() {
+    let project = project();
+    let dir = project.path();
+    let site = [
+        "create",
+        "api",
+        "--group",
+        "web",
+        "--version",
+        "v1",
+        "--kind",
         "Site",
     ];
     std::fs::write(dir.join("rustfmt.toml"), "max_width = \"wide\"\n").unwrap();

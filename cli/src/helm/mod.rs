@@ -9,8 +9,8 @@
 //!
 //! **How values switch sections.** `config/default/kustomization.yaml` (and
 //! `config/prometheus/kustomization.yaml`) mark each optional section with a `# [NAME]`
-//! comment: [METRICS], [METRICS-WITH-CERTS] (+ [PROMETHEUS-WITH-CERTS]), [PROMETHEUS],
-//! [NETWORK POLICY], [WEBHOOK] and [CERTMANAGER]. rkb renders config/ with every section
+//! comment: `[METRICS]`, `[METRICS-WITH-CERTS]` (+ `[PROMETHEUS-WITH-CERTS]`), `[PROMETHEUS]`,
+//! `[NETWORK POLICY]`, `[WEBHOOK]` and `[CERTMANAGER]`. rkb renders config/ with every section
 //! on, and once more with each section off (in a copy whose lines it comments out), then
 //! merges the renders line by line: an object only the section brings is wrapped in
 //! `{{- if .Values.<section> }}`, a line only it brings (the manager's

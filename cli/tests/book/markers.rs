@@ -10,9 +10,9 @@ use super::markdown::{cell, code, table, text};
 
 /// The command each module of cli/src/commands/ is, for the modules that insert at markers.
 const COMMANDS: &[(&str, &str)] = &[
-    ("create_api.rs", "rkb create api"),
-    ("create_webhook.rs", "rkb create webhook"),
-    ("edit.rs", "rkb edit --multigroup"),
+    ("create_api", "rkb create api"),
+    ("create_webhook", "rkb create webhook"),
+    ("edit", "rkb edit --multigroup"),
 ];
 
 #[test]
@@ -32,11 +32,13 @@ fn markers_reference_page() {
             .collect();
         assert!(!files.is_empty(), "no template has a `{tag}` line");
         let variant = format!("Marker::{marker:?}");
-        let inserting: Vec<String> = commands
+        let mut inserting: Vec<String> = commands
             .iter()
             .filter(|(_, source)| mentions(source, &variant))
             .map(|(command, _)| code(command))
             .collect();
+        // A command in a folder names a marker in more than one of its files.
+        inserting.dedup();
         assert!(!inserting.is_empty(), "no command inserts at {variant}");
         rows.push(vec![
             code(&tag),
@@ -92,15 +94,21 @@ fn files(dir: &Path) -> Vec<(String, String)> {
 fn modules_naming_markers(dir: &Path) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     for (path, source) in files(dir) {
-        // Their tests name markers too.
-        let source = source.split("\n#[cfg(test)]").next().unwrap().to_owned();
+        // Their inline tests name markers too (a `#[cfg(test)] mod tests;` line cuts nothing).
+        let source = source
+            .split("\n#[cfg(test)]\nmod tests {")
+            .next()
+            .unwrap()
+            .to_owned();
         if !source.contains("Marker::") {
             continue;
         }
-        let file = path.rsplit('/').next().unwrap();
+        // The command's module: a file `commands/<module>.rs` or a folder `commands/<module>/`.
+        let relative = path.strip_prefix("cli/src/commands/").unwrap_or(&path);
+        let module = relative.split('/').next().unwrap().trim_end_matches(".rs");
         let command = COMMANDS
             .iter()
-            .find(|(module, _)| *module == file)
+            .find(|(name, _)| *name == module)
             .unwrap_or_else(|| panic!("{path} inserts at markers: name its command in COMMANDS"));
         out.push((command.1, source));
     }
@@ -118,10 +126,10 @@ fn mentions(source: &str, variant: &str) -> bool {
 /// shares the comment above it (`Kinds` and `Exports`: one file, two markers).
 fn doc_comment(plan: &str, name: &str) -> String {
     let body = plan
-        .split("pub enum Marker {")
+        .split("\nmarkers! {")
         .nth(1)
         .and_then(|rest| rest.split("\n}").next())
-        .expect("plan.rs defines `pub enum Marker { ... }`");
+        .expect("plan.rs lists the markers in `markers! { ... }`");
     let mut doc: Vec<&str> = Vec::new();
     let mut pending: Vec<&str> = Vec::new();
     for line in body.lines().map(str::trim) {
@@ -132,7 +140,8 @@ fn doc_comment(plan: &str, name: &str) -> String {
         if !pending.is_empty() {
             doc = std::mem::take(&mut pending);
         }
-        if line.trim_end_matches(',') == name {
+        // `Variant = "name",`
+        if line.split(" = ").next() == Some(name) {
             assert!(!doc.is_empty(), "Marker::{name} has no doc comment");
             return doc.join(" ");
         }
