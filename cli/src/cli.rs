@@ -443,7 +443,7 @@ pub enum License {
 }
 
 /// `--group/--version/--kind`: the kind a command is about. A command words their help
-/// for what it does with them ([`worded`]).
+/// for what it does with them (`worded`).
 #[derive(Debug, Args)]
 pub struct Gvk {
     /// API group, as given to `rkb create api`, e.g. cache.

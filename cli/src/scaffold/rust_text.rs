@@ -1,6 +1,6 @@
 //! Rust source read as text, rkb's one lexer: which bytes are code (not a comment, a
 //! string or a char literal), identifiers and `::` paths over that, and the names a file's
-//! `use` trees and items take. The marker editor ([`super::markers`]), `rkb edit
+//! `use` trees and items take. The marker editor (`scaffold::markers`), `rkb edit
 //! --multigroup`'s path rewrite and the kind-name check all read Rust through it.
 
 use std::collections::BTreeMap;
