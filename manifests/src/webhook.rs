@@ -121,37 +121,10 @@ pub fn configurations(
         else {
             continue;
         };
-        let name = settings.name_for(*kind, version, resource_kind);
-        let path = settings.path_for(*kind, group, version, resource_kind);
-        settings.check().map_err(|e| WebhookError::Invalid {
-            webhook: name.clone(),
-            reason: e.to_string(),
-        })?;
-        if !names.insert(name.clone()) {
-            return Err(WebhookError::Duplicate {
-                what: "name",
-                value: name,
-            });
-        }
-        if !paths.insert(path.clone()) {
-            return Err(WebhookError::Duplicate {
-                what: "path",
-                value: path,
-            });
-        }
-        let rules = Some(vec![RuleWithOperations {
-            api_groups: Some(vec![group.clone()]),
-            api_versions: Some(vec![version.clone()]),
-            operations: Some(
-                settings
-                    .operations
-                    .iter()
-                    .map(|op| op.as_str().to_owned())
-                    .collect(),
-            ),
-            resources: Some(vec![plural.clone()]),
-            scope: None,
-        }]);
+        let (name, path) = webhook_names(settings, *kind, group, version, resource_kind)?;
+        unique(&mut names, "name", &name)?;
+        unique(&mut paths, "path", &path)?;
+        let rules = rules(settings, group, version, plural);
         // The two kinds of webhook share every field but their type.
         let admission_review_versions = vec!["v1".to_owned()];
         let client_config = service(path);
@@ -199,6 +172,60 @@ pub fn configurations(
         webhooks: Some(validating),
     });
     Ok((mutating, validating))
+}
+
+/// A webhook's name and path, from its settings or derived from its kind.
+fn webhook_names(
+    settings: &Settings,
+    kind: Kind,
+    group: &str,
+    version: &str,
+    resource_kind: &str,
+) -> Result<(String, String), WebhookError> {
+    let name = settings.name_for(kind, version, resource_kind);
+    let path = settings.path_for(kind, group, version, resource_kind);
+    settings.check().map_err(|e| WebhookError::Invalid {
+        webhook: name.clone(),
+        reason: e.to_string(),
+    })?;
+    Ok((name, path))
+}
+
+/// Refuses a second webhook with the same `what` (name or path).
+fn unique(
+    seen: &mut BTreeSet<String>,
+    what: &'static str,
+    value: &str,
+) -> Result<(), WebhookError> {
+    if seen.insert(value.to_owned()) {
+        return Ok(());
+    }
+    Err(WebhookError::Duplicate {
+        what,
+        value: value.to_owned(),
+    })
+}
+
+/// What the API server sends a webhook: the operations of `settings` on `plural`.
+fn rules(
+    settings: &Settings,
+    group: &str,
+    version: &str,
+    plural: &str,
+) -> Option<Vec<RuleWithOperations>> {
+    Some(vec![RuleWithOperations {
+        api_groups: Some(vec![group.to_owned()]),
+        api_versions: Some(vec![version.to_owned()]),
+        operations: Some(
+            settings
+                .operations
+                .iter()
+                .map(|op| op.as_str().to_owned())
+                .collect(),
+        ),
+        resources: Some(vec![plural.to_owned()]),
+        scope: None,
+    }])
 }
 
 /// The CRDs that a conversion webhook converts.

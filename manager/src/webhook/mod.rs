@@ -280,67 +280,13 @@ async fn respond(
     request: server::Request,
 ) -> server::Response {
     let path = request.uri().path().to_owned();
-    if request.method() != Method::POST {
-        return server::text(StatusCode::METHOD_NOT_ALLOWED, "only POST\n");
-    }
-    let conversion = path == CONVERSION_PATH && !webhooks.conversions.is_empty();
-    let route = webhooks.routes.get(&path).cloned();
-    if route.is_none() && !conversion {
-        return server::text(
-            StatusCode::NOT_FOUND,
-            format!(
-                "no webhook at {path}: this server has {}\n",
-                webhooks.paths().join(", ")
-            ),
-        );
-    }
-    let json = request
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .is_some_and(|value| value.starts_with("application/json"));
-    if !json {
-        return server::text(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "a review must be sent as Content-Type: application/json\n",
-        );
-    }
-    let declared = request
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
-    if declared.is_some_and(|length| length > MAX_REQUEST_BYTES as u64) {
-        return server::text(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!(
-                "a review may be at most {MAX_REQUEST_BYTES} bytes: a larger one would take more than \
-                 the {} MiB this webhook server may spend on reviews\n",
-                REVIEW_MEMORY >> 20
-            ),
-        );
-    }
-    // A small review's body is read before it takes one of the permits, so that a client
-    // announcing a body and holding it back holds only its connection's slot (which it
-    // loses once idle), never a permit valid reviews would wait for; what the slots hold
-    // then stays bounded (256 × 64 KiB). A larger review's memory, its body included, is
-    // reserved before the body is read.
-    let (permit, small, body) = if declared.is_some_and(|length| length <= SMALL_REVIEW as u64) {
-        let body = match server::read_body(request, SMALL_REVIEW).await {
-            Ok((_, body)) => body,
-            Err(response) => return response,
-        };
-        let Some((permit, small)) = lanes.reserve(declared).await else {
-            return busy(&path, declared);
-        };
-        (permit, small, body)
-    } else {
-        let Some((permit, small)) = lanes.reserve(declared).await else {
-            return busy(&path, declared);
-        };
-        match server::read_body(request, MAX_REQUEST_BYTES).await {
-            Ok((_, body)) => (permit, small, body),
-            Err(response) => return response,
-        }
+    let (route, declared) = match accepted(&webhooks, &path, &request) {
+        Ok(accepted) => accepted,
+        Err(refusal) => return refusal,
+    };
+    let (permit, small, body) = match reserve_and_read(&lanes, &path, declared, request).await {
+        Ok(read) => read,
+        Err(refusal) => return refusal,
     };
     let what = route.as_ref().map(|route| route.what.clone());
     let work = async move {
@@ -357,23 +303,7 @@ async fn respond(
     } else {
         lanes.large.spawn(work).await
     };
-    let (status, body) = match worked {
-        Ok(reply) => reply,
-        Err(_) => match what {
-            Some(what) => {
-                tracing::error!(webhook = %what, "the webhook panicked");
-                let (_, review) = admission::malformed("the webhook panicked while handling it");
-                (StatusCode::INTERNAL_SERVER_ERROR, review)
-            }
-            None => {
-                tracing::error!("a conversion panicked");
-                (
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    b"a conversion panicked\n".to_vec(),
-                )
-            }
-        },
-    };
+    let (status, body) = worked.unwrap_or_else(|_| panicked(what));
     let mut response = http::Response::new(Full::new(Bytes::from(body)));
     *response.status_mut() = status;
     response.headers_mut().insert(
@@ -381,6 +311,102 @@ async fn respond(
         HeaderValue::from_static("application/json"),
     );
     response
+}
+
+/// What a request must be before any memory is spent on it: a POST of JSON to a webhook's
+/// path (or to the conversion path), announcing no more than a review may have. Returns
+/// the webhook's route (`None`: a conversion) and the announced length.
+fn accepted(
+    webhooks: &Webhooks,
+    path: &str,
+    request: &server::Request,
+) -> Result<(Option<Route>, Option<u64>), server::Response> {
+    if request.method() != Method::POST {
+        return Err(server::text(StatusCode::METHOD_NOT_ALLOWED, "only POST\n"));
+    }
+    let conversion = path == CONVERSION_PATH && !webhooks.conversions.is_empty();
+    let route = webhooks.routes.get(path).cloned();
+    if route.is_none() && !conversion {
+        return Err(server::text(
+            StatusCode::NOT_FOUND,
+            format!(
+                "no webhook at {path}: this server has {}\n",
+                webhooks.paths().join(", ")
+            ),
+        ));
+    }
+    let json = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("application/json"));
+    if !json {
+        return Err(server::text(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "a review must be sent as Content-Type: application/json\n",
+        ));
+    }
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > MAX_REQUEST_BYTES as u64) {
+        return Err(server::text(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "a review may be at most {MAX_REQUEST_BYTES} bytes: a larger one would take more than \
+                 the {} MiB this webhook server may spend on reviews\n",
+                REVIEW_MEMORY >> 20
+            ),
+        ));
+    }
+    Ok((route, declared))
+}
+
+/// A permit for the review's memory and its body. A small review's body is read before it
+/// takes one of the permits, so that a client announcing a body and holding it back holds
+/// only its connection's slot (which it loses once idle), never a permit valid reviews
+/// would wait for; what the slots hold then stays bounded (256 × 64 KiB). A larger
+/// review's memory, its body included, is reserved before the body is read.
+async fn reserve_and_read(
+    lanes: &Lanes,
+    path: &str,
+    declared: Option<u64>,
+    request: server::Request,
+) -> Result<(tokio::sync::OwnedSemaphorePermit, bool, Bytes), server::Response> {
+    if declared.is_some_and(|length| length <= SMALL_REVIEW as u64) {
+        let (_, body) = server::read_body(request, SMALL_REVIEW).await?;
+        let (permit, small) = lanes
+            .reserve(declared)
+            .await
+            .ok_or_else(|| busy(path, declared))?;
+        Ok((permit, small, body))
+    } else {
+        let (permit, small) = lanes
+            .reserve(declared)
+            .await
+            .ok_or_else(|| busy(path, declared))?;
+        let (_, body) = server::read_body(request, MAX_REQUEST_BYTES).await?;
+        Ok((permit, small, body))
+    }
+}
+
+/// 500: the webhook (`what`; `None`, a conversion) panicked while handling a review.
+fn panicked(what: Option<String>) -> (StatusCode, Vec<u8>) {
+    match what {
+        Some(what) => {
+            tracing::error!(webhook = %what, "the webhook panicked");
+            let (_, review) = admission::malformed("the webhook panicked while handling it");
+            (StatusCode::INTERNAL_SERVER_ERROR, review)
+        }
+        None => {
+            tracing::error!("a conversion panicked");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                b"a conversion panicked\n".to_vec(),
+            )
+        }
+    }
 }
 
 /// 429: the reviews in flight already take what this server may spend.
