@@ -30,6 +30,27 @@ pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// Every markdown file of the book (`SUMMARY.md` included), relative to the repository,
+/// with `/` separators, sorted.
+pub fn book_pages() -> Vec<String> {
+    let repo = repo();
+    let mut pages = Vec::new();
+    let mut dirs = vec![repo.join("docs/src")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                let page = path.strip_prefix(&repo).unwrap();
+                pages.push(page.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    pages.sort();
+    pages
+}
+
 /// The first line of a generated page: what it is generated from, by which test, and how to
 /// regenerate it (an HTML comment, so the reader of the book does not see it).
 pub fn generated_from(sources: &str, renderer: &str) -> String {
@@ -102,25 +123,11 @@ fn every_page_is_in_the_summary_and_every_entry_is_a_page() {
         .skip(1)
         .filter_map(|rest| rest.split_once(')').map(|(target, _)| target.to_string()))
         .collect();
-    let mut pages = std::collections::BTreeSet::new();
-    let mut dirs = vec![src.clone()];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "md") {
-                let page = path
-                    .strip_prefix(&src)
-                    .unwrap()
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                if page != "SUMMARY.md" {
-                    pages.insert(page);
-                }
-            }
-        }
-    }
+    let pages: std::collections::BTreeSet<String> = book_pages()
+        .into_iter()
+        .map(|page| page.trim_start_matches("docs/src/").to_owned())
+        .filter(|page| page != "SUMMARY.md")
+        .collect();
     let missing: Vec<_> = listed.difference(&pages).collect();
     let unlisted: Vec<_> = pages.difference(&listed).collect();
     assert!(

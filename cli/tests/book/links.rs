@@ -30,17 +30,7 @@ fn documents() -> Vec<PathBuf> {
             }
         }
     }
-    let mut dirs = vec![repo.join("docs/src")];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "md") {
-                out.push(path.strip_prefix(&repo).unwrap().to_path_buf());
-            }
-        }
-    }
+    out.extend(crate::book_pages().into_iter().map(PathBuf::from));
     out.sort();
     out.dedup();
     out

@@ -17,21 +17,8 @@ use runner::{Block, Session, console_blocks, line_matches, matches};
 
 /// The pages whose transcripts run: README.md and the book's pages, relative to the repo.
 fn pages() -> Vec<String> {
-    let src = crate::repo().join("docs/src");
     let mut pages = vec!["README.md".to_owned()];
-    let mut dirs = vec![src.clone()];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "md") {
-                let page = path.strip_prefix(crate::repo()).unwrap();
-                pages.push(page.to_string_lossy().replace('\\', "/"));
-            }
-        }
-    }
-    pages[1..].sort();
+    pages.extend(crate::book_pages());
     pages
 }
 
