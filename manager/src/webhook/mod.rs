@@ -282,7 +282,7 @@ async fn respond(
     let path = request.uri().path().to_owned();
     let (route, declared) = match accepted(&webhooks, &path, &request) {
         Ok(accepted) => accepted,
-        Err(refusal) => return refusal,
+        Err((status, why)) => return server::text(status, why),
     };
     let (permit, small, body) = match reserve_and_read(&lanes, &path, declared, request).await {
         Ok(read) => read,
@@ -315,19 +315,20 @@ async fn respond(
 
 /// What a request must be before any memory is spent on it: a POST of JSON to a webhook's
 /// path (or to the conversion path), announcing no more than a review may have. Returns
-/// the webhook's route (`None`: a conversion) and the announced length.
+/// the webhook's route (`None`: a conversion) and the announced length, or the status and
+/// text of the refusal.
 fn accepted(
     webhooks: &Webhooks,
     path: &str,
     request: &server::Request,
-) -> Result<(Option<Route>, Option<u64>), server::Response> {
+) -> Result<(Option<Route>, Option<u64>), (StatusCode, String)> {
     if request.method() != Method::POST {
-        return Err(server::text(StatusCode::METHOD_NOT_ALLOWED, "only POST\n"));
+        return Err((StatusCode::METHOD_NOT_ALLOWED, "only POST\n".into()));
     }
     let conversion = path == CONVERSION_PATH && !webhooks.conversions.is_empty();
     let route = webhooks.routes.get(path).cloned();
     if route.is_none() && !conversion {
-        return Err(server::text(
+        return Err((
             StatusCode::NOT_FOUND,
             format!(
                 "no webhook at {path}: this server has {}\n",
@@ -341,9 +342,9 @@ fn accepted(
         .and_then(|value| value.to_str().ok())
         .is_some_and(|value| value.starts_with("application/json"));
     if !json {
-        return Err(server::text(
+        return Err((
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "a review must be sent as Content-Type: application/json\n",
+            "a review must be sent as Content-Type: application/json\n".into(),
         ));
     }
     let declared = request
@@ -351,7 +352,7 @@ fn accepted(
         .get(header::CONTENT_LENGTH)
         .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
     if declared.is_some_and(|length| length > MAX_REQUEST_BYTES as u64) {
-        return Err(server::text(
+        return Err((
             StatusCode::PAYLOAD_TOO_LARGE,
             format!(
                 "a review may be at most {MAX_REQUEST_BYTES} bytes: a larger one would take more than \
