@@ -475,13 +475,20 @@ fn is_scalar(obj: &Map<String, Value>) -> bool {
 /// would be refused (Kubernetes 1.34, `runtime/tests/api_server.rs`).
 fn check_nullable_enum(obj: &Map<String, Value>, path: &str, out: &mut Vec<Problem>) {
     if flag(obj, "nullable") && obj.contains_key("enum") {
+        // A list item is no field: its null cannot be dropped, only the Option removed.
+        let hint = if path.ends_with("[*]") {
+            "a list item cannot be dropped like a field: make the list's items required \
+             (`Vec<T>` instead of `Vec<Option<T>>`)"
+        } else {
+            "leave out #[rkb(nullable)]: a null is then dropped, as an unset Option"
+        };
         out.push(
             Problem::new(
                 path,
                 "a nullable enum refuses null: the API server checks the null it keeps against \
                  the enum's values",
             )
-            .hint("leave out #[rkb(nullable)]: a null is then dropped, as an unset Option"),
+            .hint(hint),
         );
     }
 }
