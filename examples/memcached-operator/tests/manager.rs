@@ -790,6 +790,12 @@ async fn metrics_need_a_token_allowed_to_get_metrics() {
         &[],
     );
     let metrics = manager.address("metrics").await;
+    // The reconcile counters appear with the first reconcile: one of this test's own, so
+    // that the scrape does not race the controller's start (it did on a loaded machine).
+    create_memcached(env, &namespace, "scraped").await;
+    manager
+        .wait_for("its reconcile", |l| l.reconciled(&namespace, "scraped"))
+        .await;
     let (status, body) = get(metrics, "/metrics", true, Some(&reader)).await;
     assert_eq!(status, 200, "{body}");
     assert!(
