@@ -253,6 +253,9 @@ impl Session {
         let output = Command::new("bash")
             .args(["--noprofile", "--norc", "-c", &script])
             .current_dir(&self.cwd)
+            // cargo test sets CARGO to its own path, which a user's shell does not have
+            // (a generated Makefile's `CARGO ?= cargo` would print that path).
+            .env_remove("CARGO")
             .envs(self.env.iter().map(|(n, v)| (n, v)))
             .env("RKB_TRANSCRIPT_CWD", &self.cwd_file)
             .stdin(Stdio::null())
