@@ -364,10 +364,7 @@ const PRELUDE_NAMES: &[&str] = &[
     "Vec",
 ];
 
-/// The names the templates' Rust takes, read by rkb's one Rust lexer.
-pub use crate::scaffold::rust_text::names_taken_by;
-
-/// Refuses a kind whose name the generated code takes already (see [`names_taken_by`]).
+/// Refuses a kind whose name the generated code takes already (see `scaffold::rust_text::names_taken_by`).
 pub fn check_kind_not_taken(kind: &str, taken: &BTreeMap<String, String>) -> Check {
     match taken.get(kind) {
         Some(why) => Err(invalid(

@@ -28,8 +28,8 @@ pub fn alpha_generate(args: &AlphaGenerateArgs, out: &mut dyn Write) -> anyhow::
         .unwrap_or_else(|| generated_beside(input));
     let project = super::load_project(input, out)?;
     check_plugins(&project, input)?;
-    let boilerplate = super::read_optional(&input.join(model::BOILERPLATE))?;
-    let cargo_config = super::read_optional(&input.join(CARGO_CONFIG))?;
+    let boilerplate = crate::scaffold::read_optional(&input.join(model::BOILERPLATE))?;
+    let cargo_config = crate::scaffold::read_optional(&input.join(CARGO_CONFIG))?;
     let created = prepare_output(input, &output)?;
 
     let steps = replay(&project, input, boilerplate.as_deref(), &output);

@@ -110,9 +110,6 @@ fn commit(changes: Changes, out: &mut dyn Write) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `alpha generate` reads its input through the writer's (in `scaffold/`).
-pub(crate) use crate::scaffold::read_optional;
-
 fn display(root: &Path, rel: &Path) -> String {
     if root == Path::new(".") {
         rel.display().to_string()

@@ -267,7 +267,7 @@ pub(super) fn taken_names(image: bool) -> BTreeMap<String, String> {
             .iter()
             .any(|name| source.contains(name))
     };
-    names::names_taken_by(
+    crate::scaffold::rust_text::names_taken_by(
         templates
             .filter(|t| t.ends_with(".rs.tera"))
             .filter_map(|t| Some((t, Templates::source(t)?)))
