@@ -112,7 +112,7 @@ publish = false
 [workspace]
 
 [dependencies]
-k8s-openapi = { version = "0.29", features = ["v1_34", "schemars"] }
+k8s-openapi = { version = "0.29", features = ["v1_37", "schemars"] }
 kube = { version = "5.0", default-features = false, features = ["derive"] }
 schemars = "1"
 serde = { version = "1", features = ["derive"] }

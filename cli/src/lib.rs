@@ -37,8 +37,8 @@ use clap::Parser;
 /// Versions of the crates that generated projects are built on.
 pub const KUBE_VERSION: &str = "5.0";
 pub const K8S_OPENAPI_VERSION: &str = "0.29";
-/// Kubernetes API level selected in k8s-openapi (its `v1_34` feature).
-pub const K8S_API_FEATURE: &str = "v1_34";
+/// Kubernetes API level selected in k8s-openapi (its `v1_37` feature).
+pub const K8S_API_FEATURE: &str = "v1_37";
 
 /// Runs rkb with the process arguments; errors are printed, not panicked.
 pub fn main() -> ExitCode {

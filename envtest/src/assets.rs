@@ -8,7 +8,7 @@ use crate::Error;
 
 /// The Kubernetes release `rkb setup-envtest` builds by default (one of those under
 /// `assets/releases/`), and the API level of the `k8s-openapi` feature new projects select.
-pub const KUBERNETES_VERSION: &str = "v1.34.4";
+pub const KUBERNETES_VERSION: &str = "v1.37.2";
 
 /// The control plane's binaries.
 #[derive(Debug, Clone)]
@@ -154,7 +154,7 @@ fn how_to_get_them() -> String {
     format!(
         "Get them with one of:\n  \
          make setup-envtest                      (in a project rkb generated)\n  \
-         export KUBEBUILDER_ASSETS=\"$(rkb setup-envtest)\"   (builds Kubernetes {KUBERNETES_VERSION} from Go modules once, needs Go >= 1.24; `cargo install rkb` for the command)\n  \
+         export KUBEBUILDER_ASSETS=\"$(rkb setup-envtest)\"   (builds Kubernetes {KUBERNETES_VERSION} from Go modules once, needs Go >= 1.26; `cargo install rkb` for the command)\n  \
          export KUBEBUILDER_ASSETS=\"$(setup-envtest use -p path {})\"   (controller-runtime's tool, where it can download)\n\
          or run against a cluster with USE_EXISTING_CLUSTER=true.",
         KUBERNETES_VERSION.trim_start_matches('v'),

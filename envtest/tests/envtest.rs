@@ -176,7 +176,7 @@ async fn a_service_account_gets_exactly_what_its_role_grants() {
             ..Default::default()
         },
         role_ref: RoleRef {
-            api_group: "rbac.authorization.k8s.io".into(),
+            api_group: Some("rbac.authorization.k8s.io".into()),
             kind: "Role".into(),
             name: "read-config-maps".into(),
         },

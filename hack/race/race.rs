@@ -570,12 +570,7 @@ fn track(
                     watcher::Event::Apply(object) | watcher::Event::InitApply(object),
                 ) => {
                     let name = object.metadata.name.clone().unwrap_or_default();
-                    let replicas = object
-                        .spec
-                        .as_ref()
-                        .and_then(|s| s.replicas)
-                        .unwrap_or(1)
-                        .into();
+                    let replicas = object.spec.replicas.unwrap_or(1).into();
                     let rv = resource_version(&object.metadata);
                     objects.deployments.insert(name.clone(), (replicas, rv));
                     objects.update(&name, &mut tracked.converged);

@@ -207,7 +207,7 @@ async fn valid_token(env: &rkb_envtest::Environment) -> String {
             ..Default::default()
         },
         role_ref: RoleRef {
-            api_group: "rbac.authorization.k8s.io".into(),
+            api_group: Some("rbac.authorization.k8s.io".into()),
             kind: "ClusterRole".into(),
             name: name.into(),
         },

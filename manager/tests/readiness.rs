@@ -84,7 +84,7 @@ async fn a_controller_is_not_ready_while_one_of_its_watches_is_forbidden() {
                     ..Default::default()
                 },
                 role_ref: RoleRef {
-                    api_group: "rbac.authorization.k8s.io".into(),
+                    api_group: Some("rbac.authorization.k8s.io".into()),
                     kind: "Role".into(),
                     name: ACCOUNT.into(),
                 },

@@ -71,7 +71,7 @@ async fn allow(admin: &Client, namespace: &str, operator: &str) {
             ..ObjectMeta::default()
         },
         role_ref: RoleRef {
-            api_group: "rbac.authorization.k8s.io".into(),
+            api_group: Some("rbac.authorization.k8s.io".into()),
             kind: "Role".into(),
             name: "op".into(),
         },

@@ -115,7 +115,7 @@ edition = "2024"
 publish = false
 
 [dependencies]
-k8s-openapi = { version = "0.29", features = ["v1_34", "schemars"] }
+k8s-openapi = { version = "0.29", features = ["v1_37", "schemars"] }
 kube = { version = "5.0", default-features = false, features = ["derive"] }
 rkb-runtime = { version = "$version", default-features = false, features = ["manifests"] }
 schemars = "1"

@@ -76,7 +76,7 @@ impl Release {
 
 /// The release new projects record and `rkb setup-envtest` builds unless asked for another;
 /// the same as `rkb_envtest::KUBERNETES_VERSION` (a test holds them together).
-pub const DEFAULT_RELEASE: &str = "v1.34.4";
+pub const DEFAULT_RELEASE: &str = "v1.37.2";
 
 /// Every release under `releases/`, oldest first.
 pub fn releases() -> Vec<Release> {
@@ -596,7 +596,7 @@ mod tests {
         for expected in [
             "--kubernetes-version 1.36.0",
             "cannot build envtest binaries of Kubernetes v1.36.0",
-            "It builds 1.34.4, 1.37.2 (1.34.4 unless asked for another)",
+            "It builds 1.34.4, 1.37.2 (1.37.2 unless asked for another)",
             &format!("rkb setup-envtest --kubernetes-version {default}"),
             &format!("make test ENVTEST_K8S_VERSION={default}"),
             "setup-envtest use -p path 1.36.0",
@@ -665,7 +665,7 @@ mod tests {
             .to_string();
         assert!(message.contains("Go is not installed"), "{message}");
         assert!(
-            message.contains("setup-envtest use -p path 1.34"),
+            message.contains("setup-envtest use -p path 1.37"),
             "{message}"
         );
         assert!(

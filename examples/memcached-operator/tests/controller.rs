@@ -170,12 +170,12 @@ async fn patch_spec(client: &Client, namespace: &str, name: &str, spec: serde_js
 }
 
 fn replicas(deployment: &Deployment) -> Option<i32> {
-    deployment.spec.as_ref().and_then(|s| s.replicas)
+    deployment.spec.replicas
 }
 
 /// The container ports of the Deployment's only container, as (name, port).
 fn container_ports(deployment: &Deployment) -> Vec<(String, i32)> {
-    let pod = deployment.spec.as_ref().unwrap().template.spec.as_ref();
+    let pod = deployment.spec.template.spec.as_ref();
     pod.unwrap().containers[0]
         .ports
         .iter()
@@ -330,7 +330,7 @@ async fn the_controller_creates_an_owned_deployment_and_service() {
         managers(&deployment),
         [(FIELD_MANAGER.into(), "Apply".into(), String::new())]
     );
-    let spec = deployment.spec.clone().unwrap();
+    let spec = deployment.spec.clone();
     assert_eq!(spec.selector.match_labels, Some(labels("cache")));
     let pod = spec.template.spec.unwrap();
     let container = &pod.containers[0];

@@ -766,7 +766,7 @@ async fn metrics_need_a_token_allowed_to_get_metrics() {
             ..Default::default()
         },
         role_ref: RoleRef {
-            api_group: "rbac.authorization.k8s.io".into(),
+            api_group: Some("rbac.authorization.k8s.io".into()),
             kind: "ClusterRole".into(),
             name: METRICS_READER.into(),
         },

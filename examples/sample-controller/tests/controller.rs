@@ -228,7 +228,7 @@ async fn events(client: &Client, ns: &str) -> Vec<(String, String, String, i32)>
 }
 
 fn replicas(deployment: &Deployment) -> Option<i32> {
-    deployment.spec.as_ref().and_then(|s| s.replicas)
+    deployment.spec.replicas
 }
 
 #[tokio::test]
@@ -246,7 +246,7 @@ async fn creates_the_named_nginx_deployment_owned_by_the_foo() {
         ("Foo", "example-foo", Some(true))
     );
     assert_eq!(Some(&owner.uid), object.metadata.uid.as_ref());
-    let spec = deployment.spec.clone().unwrap();
+    let spec = deployment.spec.clone();
     let labels = spec.selector.match_labels.unwrap();
     assert_eq!(labels["app"], "nginx");
     assert_eq!(labels["controller"], "example-foo");
@@ -361,7 +361,7 @@ async fn refuses_to_adopt_a_deployment_it_does_not_control() {
             name: Some("taken".into()),
             ..Default::default()
         },
-        spec: Some(DeploymentSpec {
+        spec: DeploymentSpec {
             replicas: Some(5),
             selector: LabelSelector {
                 match_labels: serde_json::from_value(labels.clone()).unwrap(),
@@ -382,7 +382,7 @@ async fn refuses_to_adopt_a_deployment_it_does_not_control() {
                 }),
             },
             ..Default::default()
-        }),
+        },
         ..Default::default()
     };
     let theirs = deployments(&client, &ns)

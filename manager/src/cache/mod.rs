@@ -848,10 +848,10 @@ mod tests {
         let mut deployment = deployment(1, &[]);
         deployment.metadata.uid = Some("u1".into());
         deployment.metadata.resource_version = Some(version.into());
-        deployment.spec = Some(k8s_openapi::api::apps::v1::DeploymentSpec {
+        deployment.spec = k8s_openapi::api::apps::v1::DeploymentSpec {
             replicas: Some(replicas),
             ..Default::default()
-        });
+        };
         deployment
     }
 

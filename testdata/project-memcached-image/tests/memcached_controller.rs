@@ -84,7 +84,7 @@ async fn set_size(client: &Client, namespace: &str, size: i32) {
 }
 
 fn replicas(deployment: &Deployment) -> Option<i32> {
-    deployment.spec.as_ref().and_then(|s| s.replicas)
+    controller::deployment_spec(deployment).and_then(|s| s.replicas)
 }
 
 /// Waits until the Deployment exists and satisfies `done`.
@@ -157,7 +157,9 @@ async fn creates_a_hardened_owned_deployment_and_reports_conditions() {
         [Some(rkb_runtime::client::field_manager().to_owned())],
         "one server-side apply"
     );
-    let pod = deployment.spec.unwrap().template.spec.unwrap();
+    let pod = controller::deployment_spec(&deployment)
+        .and_then(|s| s.template.spec.as_ref())
+        .unwrap();
     let container = &pod.containers[0];
     assert_eq!(container.image.as_deref(), Some(IMAGE));
     assert_eq!(
@@ -182,7 +184,13 @@ async fn creates_a_hardened_owned_deployment_and_reports_conditions() {
         Some(&["ALL".to_owned()][..])
     );
     assert_eq!(
-        pod.security_context.unwrap().seccomp_profile.unwrap().type_,
+        pod.security_context
+            .as_ref()
+            .unwrap()
+            .seccomp_profile
+            .as_ref()
+            .unwrap()
+            .type_,
         "RuntimeDefault"
     );
     let resources = container.resources.as_ref().unwrap();
@@ -293,9 +301,7 @@ async fn drift_in_the_deployment_is_repaired() {
         .await
         .unwrap();
     let repaired = deployment_until(&client, &ns, |d| {
-        let image = d
-            .spec
-            .as_ref()
+        let image = controller::deployment_spec(d)
             .and_then(|s| s.template.spec.as_ref())
             .and_then(|p| p.containers[0].image.clone());
         replicas(d) == Some(2) && image.as_deref() == Some(IMAGE)

@@ -221,7 +221,7 @@ pub fn desired_deployment(
     let labels = labels(&name, Some(phase));
     Ok(Deployment {
         metadata: metadata(object, deployment_name(&name, phase), labels.clone())?,
-        spec: Some(DeploymentSpec {
+        spec: DeploymentSpec {
             selector: LabelSelector {
                 match_labels: Some(labels.clone()),
                 match_expressions: None,
@@ -234,7 +234,7 @@ pub fn desired_deployment(
                 spec: Some(pod_spec.clone()),
             },
             ..DeploymentSpec::default()
-        }),
+        },
         status: None,
     })
 }

@@ -213,7 +213,7 @@ pub fn desired_deployment(memcached: &Memcached) -> Result<Deployment, Error> {
     let labels = labels(&memcached.name_any());
     Ok(Deployment {
         metadata: owned_metadata(memcached)?,
-        spec: Some(DeploymentSpec {
+        spec: DeploymentSpec {
             replicas: Some(memcached.spec.size),
             selector: LabelSelector {
                 match_labels: Some(labels.clone()),
@@ -260,7 +260,7 @@ pub fn desired_deployment(memcached: &Memcached) -> Result<Deployment, Error> {
                 }),
             },
             ..DeploymentSpec::default()
-        }),
+        },
         ..Deployment::default()
     })
 }
@@ -370,8 +370,7 @@ pub async fn reconcile(
     let related = Some(reference(deployment.as_ref()));
     match existing
         .as_ref()
-        .and_then(|d| d.spec.as_ref())
-        .and_then(|s| s.replicas)
+        .and_then(|d| d.spec.replicas)
     {
         None => {
             let note = format!("Created Deployment {name} with {size} replicas");

@@ -175,7 +175,7 @@ pub fn new_deployment(object: &Foo) -> Result<Deployment, Error> {
             owner_references: Some(vec![owner]),
             ..ObjectMeta::default()
         },
-        spec: Some(DeploymentSpec {
+        spec: DeploymentSpec {
             replicas: Some(object.spec.replicas),
             selector: LabelSelector {
                 match_labels: Some(labels.clone()),
@@ -196,7 +196,7 @@ pub fn new_deployment(object: &Foo) -> Result<Deployment, Error> {
                 }),
             },
             ..DeploymentSpec::default()
-        }),
+        },
         ..Deployment::default()
     })
 }
@@ -260,12 +260,9 @@ pub async fn reconcile(object: Arc<Foo>, ctx: Arc<FooReconciler>) -> Result<Acti
     // copy, so a change the watch has not delivered yet makes it fail with a conflict, and
     // the reconcile is retried.
     let replicas = object.spec.replicas;
-    if deployment.spec.as_ref().and_then(|s| s.replicas) != Some(replicas) {
+    if deployment.spec.replicas != Some(replicas) {
         tracing::info!(object = %key, deployment = %name, replicas, "updating the replicas");
-        deployment
-            .spec
-            .get_or_insert_with(Default::default)
-            .replicas = Some(replicas);
+        deployment.spec.replicas = Some(replicas);
         let replaced = deployments.replace(name, &params, &deployment);
         let replaced = writes.apply(&deployment, async { replaced.await.map(Some) });
         deployment = replaced.await?.expect("a replace returns the object");

@@ -225,7 +225,9 @@ pub fn desired_deployment(object: &Memcached, image: &str) -> Result<Deployment,
             owner_references: Some(vec![owner]),
             ..ObjectMeta::default()
         },
-        spec: Some(DeploymentSpec {
+        // `.into()` because k8s-openapi makes a Deployment's spec required from Kubernetes
+        // 1.37 on and optional before: this compiles on either.
+        spec: DeploymentSpec {
             replicas: Some(object.spec.size),
             selector: LabelSelector {
                 match_labels: Some(labels(&name)),
@@ -251,9 +253,16 @@ pub fn desired_deployment(object: &Memcached, image: &str) -> Result<Deployment,
                 }),
             },
             ..DeploymentSpec::default()
-        }),
+        }
+        .into(),
         ..Deployment::default()
     })
+}
+
+/// The Deployment's spec on every Kubernetes version k8s-openapi is built for (required
+/// from 1.37 on, optional before).
+pub fn deployment_spec(deployment: &Deployment) -> Option<&DeploymentSpec> {
+    Option::from(&deployment.spec)
 }
 
 /// A reference to `object` for an Event, without the resourceVersion (which would make
@@ -450,8 +459,8 @@ pub async fn reconcile(
     // Events on transitions only: a creation, or a scaling this reconcile made.
     let related = Some(reference(deployment.as_ref()));
     match existing
-        .as_ref()
-        .and_then(|d| d.spec.as_ref())
+        .as_deref()
+        .and_then(deployment_spec)
         .and_then(|s| s.replicas)
     {
         None => {

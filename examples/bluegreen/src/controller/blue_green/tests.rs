@@ -256,7 +256,7 @@ impl Fx {
                 .await
                 .unwrap();
             let labels = labels(&name, Some(*phase));
-            let spec = d.spec.as_ref().unwrap();
+            let spec = &d.spec;
             assert_eq!(d.metadata.labels.as_ref(), Some(&labels));
             assert_eq!(spec.selector.match_labels.as_ref(), Some(&labels));
             assert_eq!(
@@ -300,7 +300,7 @@ fn selector(service: &Service) -> BTreeMap<String, String> {
 }
 
 fn image(deployment: &Deployment) -> String {
-    let spec = deployment.spec.as_ref().unwrap();
+    let spec = &deployment.spec;
     spec.template.spec.as_ref().unwrap().containers[0]
         .image
         .clone()
@@ -308,7 +308,7 @@ fn image(deployment: &Deployment) -> String {
 }
 
 fn replicas(deployment: &Deployment) -> Option<i32> {
-    deployment.spec.as_ref().and_then(|s| s.replicas)
+    deployment.spec.replicas
 }
 
 /// Through the real Controller: the Service and both Deployments appear, the status is
@@ -491,7 +491,7 @@ async fn a_deployment_owned_by_someone_else_is_neither_adopted_nor_deleted() {
             namespace: Some(fx.ns.clone()),
             ..ObjectMeta::default()
         },
-        spec: Some(DeploymentSpec {
+        spec: DeploymentSpec {
             selector: LabelSelector {
                 match_labels: Some(their_labels.clone()),
                 match_expressions: None,
@@ -504,7 +504,7 @@ async fn a_deployment_owned_by_someone_else_is_neither_adopted_nor_deleted() {
                 spec: Some(pod_spec("theirs:1")),
             },
             ..DeploymentSpec::default()
-        }),
+        },
         status: None,
     };
     let theirs = fx
@@ -953,7 +953,7 @@ async fn client_without_rule(env: &Environment, namespace: &str, resource: &str)
             ..Default::default()
         },
         role_ref: RoleRef {
-            api_group: "rbac.authorization.k8s.io".into(),
+            api_group: Some("rbac.authorization.k8s.io".into()),
             kind: "ClusterRole".into(),
             name,
         },
