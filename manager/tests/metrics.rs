@@ -102,6 +102,8 @@ async fn a_manager_exports_workqueue_rest_client_and_process_metrics() {
         "--leader-elect",
         &format!("--leader-election-namespace={namespace}"),
         "--leader-election-retry-period=100ms",
+        // Buckets of its own, as controller-runtime 0.25 lets an operator choose.
+        "--rest-client-latency-buckets=0.05,0.5,5",
     ]);
     let manager = Manager::new("metrics-test", admin.clone(), args);
     let shutdown = manager.shutdown_token();
@@ -189,6 +191,13 @@ async fn a_manager_exports_workqueue_rest_client_and_process_metrics() {
             &[("verb", "GET")]
         ) >= Some(4.0)
     );
+    let buckets: Vec<&str> = text
+        .lines()
+        .filter(|line| line.starts_with("rest_client_request_duration_seconds_bucket{"))
+        .filter(|line| line.contains("verb=\"GET\""))
+        .filter_map(|line| line.split("le=\"").nth(1)?.split('"').next())
+        .collect();
+    assert_eq!(buckets, ["0.05", "0.5", "5.0", "+Inf"], "{text}");
     assert!(sample(&text, "process_resident_memory_bytes", &[]) > Some(0.0));
     assert!(sample(&text, "process_cpu_seconds_total", &[]) > Some(0.0));
     assert!(sample(&text, "process_open_fds", &[]) > Some(0.0));

@@ -241,9 +241,20 @@ where
     Child: Object,
 {
     let (lister, changes) = reflected(api, config);
+    (
+        controller.owns_stream(count_owners::<K, Child>(without_echoes(changes, writes))),
+        lister,
+    )
+}
+
+/// `changes` without the versions `writes` knows this controller wrote itself.
+fn without_echoes<Child: Object>(
+    changes: impl Stream<Item = Result<Child, watcher::Error>> + Send + 'static,
+    writes: &OwnWrites<Child>,
+) -> impl Stream<Item = Result<Child, watcher::Error>> + Send + 'static {
     writes.filter_triggers();
     let writes = writes.clone();
-    let changes = changes.filter_map(move |child| {
+    changes.filter_map(move |child| {
         let writes = writes.clone();
         async move {
             match child {
@@ -251,11 +262,7 @@ where
                 other => Some(other),
             }
         }
-    });
-    (
-        controller.owns_stream(count_owners::<K, Child>(changes)),
-        lister,
-    )
+    })
 }
 
 /// `changes` of owned objects, each counted as an add to the queue of its owner.
@@ -329,6 +336,26 @@ impl SharedCache {
         let (lister, changes) = self.subscribe(api.into(), config);
         (
             controller.owns_stream(count_owners::<K, Child>(changes)),
+            lister,
+        )
+    }
+
+    /// [`owns_ignoring_own`], with the owned objects' watch shared as in
+    /// [`owns`](Self::owns): each controller still skips only its own writes.
+    pub fn owns_ignoring_own<K, Child>(
+        &self,
+        controller: Controller<K>,
+        api: impl Into<Scoped<Child>>,
+        config: watcher::Config,
+        writes: &OwnWrites<Child>,
+    ) -> (Controller<K>, Lister<Child>)
+    where
+        K: Object,
+        Child: Object,
+    {
+        let (lister, changes) = self.subscribe(api.into(), config);
+        (
+            controller.owns_stream(count_owners::<K, Child>(without_echoes(changes, writes))),
             lister,
         )
     }

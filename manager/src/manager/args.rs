@@ -80,6 +80,12 @@ pub struct Args {
     #[arg(long, value_name = "FILE", default_value = "tls.key")]
     #[arg(help_heading = "Metrics")]
     pub metrics_cert_key: String,
+    /// Upper bounds in seconds of the `rest_client_request_duration_seconds` buckets,
+    /// increasing and comma-separated (client-go's by default), e.g. `0.01,0.1,1,10`.
+    #[arg(long, value_name = "SECONDS,...")]
+    #[arg(default_value_t = Buckets::client_go())]
+    #[arg(help_heading = "Metrics")]
+    pub rest_client_latency_buckets: Buckets,
 
     /// Where to serve the admission and conversion webhooks over HTTPS; `0` turns them off.
     /// Only operators that register webhooks start the server.
@@ -252,6 +258,55 @@ impl fmt::Display for BindAddress {
     }
 }
 
+/// Histogram buckets: finite upper bounds in seconds, increasing.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Buckets(Vec<f64>);
+
+impl Buckets {
+    /// client-go's buckets for `rest_client_request_duration_seconds`.
+    pub fn client_go() -> Self {
+        Self(vec![
+            0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0,
+        ])
+    }
+
+    pub fn bounds(&self) -> &[f64] {
+        &self.0
+    }
+}
+
+impl FromStr for Buckets {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let usage = |why: String| {
+            format!("{s:?} is not a list of bucket bounds: {why}; give seconds, increasing and comma-separated, e.g. `0.01,0.1,1,10`")
+        };
+        let mut bounds = Vec::new();
+        for bound in s.split(',').map(str::trim) {
+            let value: f64 = bound
+                .parse()
+                .ok()
+                .filter(|value: &f64| value.is_finite() && *value > 0.0)
+                .ok_or_else(|| usage(format!("{bound:?} is not a number of seconds above 0")))?;
+            if let Some(&last) = bounds.last()
+                && value <= last
+            {
+                return Err(usage(format!("{bound} does not follow {last} upwards")));
+            }
+            bounds.push(value);
+        }
+        Ok(Self(bounds))
+    }
+}
+
+impl fmt::Display for Buckets {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let bounds: Vec<String> = self.0.iter().map(f64::to_string).collect();
+        f.write_str(&bounds.join(","))
+    }
+}
+
 fn parse_requests_per_second(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(n) if n.is_finite() && n > 0.0 => Ok(n),
@@ -300,6 +355,30 @@ mod tests {
             args.webhook_cert_path,
             PathBuf::from("/tmp/k8s-webhook-server/serving-certs")
         );
+    }
+
+    #[test]
+    fn rest_client_buckets_default_to_client_gos_and_refuse_what_is_not_increasing() {
+        let default = Args::default().rest_client_latency_buckets;
+        assert_eq!(
+            default.bounds(),
+            [0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0]
+        );
+        let given: Buckets = "0.01, 0.1,1,10".parse().unwrap();
+        assert_eq!(given.bounds(), [0.01, 0.1, 1.0, 10.0]);
+        assert_eq!(given.to_string(), "0.01,0.1,1,10");
+        for (bad, why) in [
+            ("1,0.5", "0.5 does not follow 1 upwards"),
+            ("1,1", "1 does not follow 1 upwards"),
+            ("0,1", "\"0\" is not a number of seconds above 0"),
+            ("1,x", "\"x\" is not a number of seconds above 0"),
+            ("", "\"\" is not a number of seconds above 0"),
+            ("inf", "\"inf\" is not a number of seconds above 0"),
+        ] {
+            let message = bad.parse::<Buckets>().unwrap_err();
+            assert!(message.contains(why), "{bad}: {message}");
+            assert!(message.contains("e.g. `0.01,0.1,1,10`"), "{message}");
+        }
     }
 
     #[test]

@@ -72,6 +72,11 @@ impl Default for Metrics {
 impl Metrics {
     /// A registry holding the manager's metrics.
     pub fn new() -> Self {
+        Self::with_rest_latency_buckets(super::Buckets::client_go().bounds())
+    }
+
+    /// [`new`](Self::new), with `rest_client_request_duration_seconds` in these buckets.
+    pub(crate) fn with_rest_latency_buckets(buckets: &[f64]) -> Self {
         let metrics = Self {
             registry: Arc::default(),
             reconcile_total: Family::default(),
@@ -81,7 +86,7 @@ impl Metrics {
             active_workers: Family::default(),
             max_concurrent: Family::default(),
             leader: Family::default(),
-            rest: RestMetrics::new(),
+            rest: RestMetrics::new(buckets),
             queue_adds: Family::default(),
             queue_retries: Family::default(),
             queue_duration: Family::new_with_constructor(duration_histogram),

@@ -94,7 +94,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 pub use crate::serve::ListenAddr;
-pub use args::{Args, BindAddress, LogFormat};
+pub use args::{Args, BindAddress, Buckets, LogFormat};
 pub use controller::{Context, Runnable};
 pub use health::{Check, Readiness};
 pub use metrics::Metrics;
@@ -126,7 +126,7 @@ impl std::fmt::Debug for Manager {
 impl Manager {
     /// A manager for the operator `name` (the default Lease is `<name>-leader`).
     pub fn new(name: impl Into<String>, client: Client, args: Args) -> Self {
-        let metrics = Metrics::new();
+        let metrics = Metrics::with_rest_latency_buckets(args.rest_client_latency_buckets.bounds());
         Self {
             name: name.into(),
             client: metrics.instrument(client),

@@ -2,10 +2,12 @@
 //! operator sends, by answer code and method, and its latency by verb, under the names
 //! controller-runtime exports (kube-rs#1917 asks kube for them).
 
+use std::sync::Arc;
+
 use kube::Client;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::family::{Family, MetricConstructor};
 use prometheus_client::metrics::histogram::Histogram;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -21,25 +23,29 @@ pub(crate) struct LatencyLabels {
     host: String,
 }
 
-/// client-go's buckets for `rest_client_request_duration_seconds`.
-pub(crate) fn latency_histogram() -> Histogram {
-    Histogram::new([
-        0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0,
-    ])
+/// The buckets of `rest_client_request_duration_seconds`: client-go's unless
+/// `--rest-client-latency-buckets` gives others (controller-runtime 0.25's override).
+#[derive(Clone, Debug)]
+pub(crate) struct LatencyBuckets(Arc<[f64]>);
+
+impl MetricConstructor<Histogram> for LatencyBuckets {
+    fn new_metric(&self) -> Histogram {
+        Histogram::new(self.0.iter().copied())
+    }
 }
 
 /// The two families, shared by every client the manager instruments.
 #[derive(Clone, Debug)]
 pub(crate) struct RestMetrics {
     pub(crate) requests: Family<RequestLabels, Counter>,
-    pub(crate) latency: Family<LatencyLabels, Histogram, fn() -> Histogram>,
+    pub(crate) latency: Family<LatencyLabels, Histogram, LatencyBuckets>,
 }
 
 impl RestMetrics {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(buckets: &[f64]) -> Self {
         RestMetrics {
             requests: Family::default(),
-            latency: Family::new_with_constructor(latency_histogram),
+            latency: Family::new_with_constructor(LatencyBuckets(buckets.into())),
         }
     }
 

@@ -28,7 +28,7 @@ use memcached_image::api::cache::v1alpha1::{Memcached, MemcachedSpec};
 use memcached_image::controller::memcached::{
     self as controller, CONTROLLER_NAME, FINALIZER, MemcachedReconciler, error_policy, reconcile,
 };
-use rkb_runtime::cache::Namespaces;
+use rkb_runtime::cache::{Namespaces, SharedCache};
 use rkb_runtime::rbac::Rbac as _;
 use rkb_runtime::testing::controller::{self as harness, Reports, eventually};
 use rkb_runtime::testing::envtest::{self, Environment};
@@ -54,7 +54,11 @@ async fn on(env: &'static Environment) -> (&'static Environment, String) {
 
 /// Runs the controller in `namespace`: watches through `watch_client`, writes through `client`.
 fn start(watch_client: &Client, client: Client, namespace: &str) -> Reports {
-    let (controller, caches) = controller::controller(watch_client, &Namespaces::only([namespace]));
+    let (controller, caches) = controller::controller(
+        watch_client,
+        &Namespaces::only([namespace]),
+        &SharedCache::default(),
+    );
     let reconciler = Arc::new(MemcachedReconciler::new(client, IMAGE, caches));
     harness::start(controller, reconcile, error_policy, reconciler)
 }

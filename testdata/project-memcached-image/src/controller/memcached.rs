@@ -39,7 +39,7 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Api, Client, Resource, ResourceExt};
 use rkb_runtime::backoff::ErrorBackoff;
-use rkb_runtime::cache::{self, Namespaces, OwnWrites};
+use rkb_runtime::cache::{self, Namespaces, OwnWrites, SharedCache};
 use rkb_runtime::events::Events;
 use rkb_runtime::manager::Context;
 use rkb_runtime::{Lister, NamespacedApi, Rbac};
@@ -586,11 +586,17 @@ pub struct Caches {
 /// metadata or of an owned Deployment (pods becoming available, or an edit by hand)
 /// reconciles the Memcached again; its own writes do not (its status, the finalizer it
 /// added, the Deployment it applied: the reconcile that wrote them went on with them).
-pub fn controller(client: &Client, namespaces: &Namespaces) -> (Controller<Memcached>, Caches) {
+/// The Deployments come from `shared`, the manager's one watch of them for every
+/// controller that owns Deployments.
+pub fn controller(
+    client: &Client,
+    namespaces: &Namespaces,
+    shared: &SharedCache,
+) -> (Controller<Memcached>, Caches) {
     let config = || watcher::Config::default().any_semantic();
     let (writes, deployment_writes) = (OwnWrites::default(), OwnWrites::default());
     let controller = cache::controller_ignoring_own(namespaces.apis(client), config(), &writes);
-    let (controller, deployments) = cache::owns_ignoring_own(
+    let (controller, deployments) = shared.owns_ignoring_own(
         controller,
         namespaces.apis(client),
         config(),
@@ -619,7 +625,7 @@ pub async fn run(ctx: Context) -> anyhow::Result<()> {
             "is the CRD installed (`make install`) and is the manager allowed to?",
         )
         .await?;
-    let (controller, caches) = controller(&client, ctx.namespaces());
+    let (controller, caches) = controller(&client, ctx.namespaces(), ctx.cache());
     let reconciler = Arc::new(MemcachedReconciler::new(client.clone(), image, caches));
     let events = reconciler.events.clone();
     let ran = ctx
