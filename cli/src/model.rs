@@ -310,14 +310,9 @@ impl Resource {
         plural: Option<&str>,
         namespaced: bool,
     ) -> Self {
-        let versions = project
-            .resources
-            .iter()
-            .filter(|r| r.group == group && r.kind == kind && r.api.is_some());
-        let other_version = versions.clone().find(|r| r.version != version);
-        // The storage version is the kind's first version, which PROJECT lists first: a
-        // forced re-run of that version keeps it (it must not defer to a later one).
-        let first_version = versions.clone().next();
+        let other_version = project.resources.iter().find(|r| {
+            r.group == group && r.kind == kind && r.api.is_some() && r.version != version
+        });
         let mut resource = Self::new(
             group,
             version,
@@ -328,9 +323,7 @@ impl Resource {
             plural.clone_into(&mut resource.plural);
         }
         resource.namespaced = namespaced;
-        resource.storage_version = first_version
-            .filter(|r| r.version != version)
-            .map(|r| r.version.clone());
+        resource.storage_version = storage_version(project, (group, version, kind));
         resource
     }
 
@@ -383,6 +376,15 @@ impl Resource {
                 )
             }),
             ..Self::new(&entry.group, &entry.version, &entry.kind, api_group)
+        }
+    }
+
+    /// PROJECT's `entry` as the project holds it: [`Self::recorded`], with the storage
+    /// version the kind's first version keeps (a later version's types say they are not it).
+    pub fn in_project(project: &Project, entry: &project::Resource) -> Self {
+        Resource {
+            storage_version: storage_version(project, entry.gvk()),
+            ..Self::recorded(entry)
         }
     }
 
@@ -447,14 +449,19 @@ impl Resource {
         }
     }
 
+    /// The group, version and kind.
+    pub fn gvk(&self) -> (&str, &str, &str) {
+        (&self.group, &self.version, &self.kind)
+    }
+
     /// Whether PROJECT's `entry` is this resource (the same group, version and kind).
     pub fn is(&self, entry: &project::Resource) -> bool {
-        entry.group == self.group && entry.version == self.version && entry.kind == self.kind
+        entry.gvk() == self.gvk()
     }
 
     /// Whether PROJECT's deploy-image `entry` is this resource's.
     pub fn is_image(&self, entry: &project::DeployImageResource) -> bool {
-        entry.group == self.group && entry.version == self.version && entry.kind == self.kind
+        entry.gvk() == self.gvk()
     }
 
     /// The CRD's name: `memcacheds.cache.example.com`.
@@ -466,6 +473,21 @@ impl Resource {
     pub fn webhook_path(&self, kind: Kind) -> String {
         Settings::default().path_for(kind, &self.api_group, &self.version, &self.kind)
     }
+}
+
+/// The storage version of a kind with several versions, if it is not `version`: the kind's
+/// first version, which PROJECT lists first. A forced re-run of that version keeps it (it
+/// must not defer to a later one).
+fn storage_version(
+    project: &Project,
+    (group, version, kind): (&str, &str, &str),
+) -> Option<String> {
+    project
+        .resources
+        .iter()
+        .find(|r| r.group == group && r.kind == kind && r.api.is_some())
+        .filter(|r| r.version != version)
+        .map(|r| r.version.clone())
 }
 
 /// Where a resource's files live, by the project's layout: kubebuilder's single-group

@@ -15,7 +15,7 @@ use clap::Parser;
 
 use crate::cli::{AlphaGenerateArgs, Cli};
 use crate::model;
-use crate::project::{self, DeployImageResource, Project, Resource};
+use crate::project::{self, Project, Resource};
 
 /// The input's files kept as they are: the license header and the source of rkb's crates.
 const CARGO_CONFIG: &str = ".cargo/config.toml";
@@ -421,10 +421,7 @@ impl Replay<'_> {
 
     /// The `--image` flags PROJECT's deploy-image plugin recorded for the kind.
     fn image_flags(&self, resource: &Resource) -> Vec<String> {
-        let images = self.project.plugins.deploy_image.as_ref();
-        let Some(image) =
-            images.and_then(|plugin| plugin.resources.iter().find(|i| same_kind(i, resource)))
-        else {
+        let Some(image) = self.project.image(resource.gvk()) else {
             return Vec::new();
         };
         let mut flags = words(&["--image", &image.image]);
@@ -497,12 +494,6 @@ fn multigroup_from(project: &Project, input: &Path) -> Option<usize> {
     };
     let last = project.resources.iter().rposition(single_group);
     Some(last.map_or(0, |i| i + 1))
-}
-
-fn same_kind(image: &DeployImageResource, resource: &Resource) -> bool {
-    image.group == resource.group
-        && image.version == resource.version
-        && image.kind == resource.kind
 }
 
 /// The `--owner` and `--license` that `rkb init` renders `boilerplate` from: its

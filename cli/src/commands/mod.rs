@@ -7,6 +7,7 @@ mod build_image;
 mod create_api;
 mod create_webhook;
 mod delete;
+mod derive;
 mod edit;
 mod init;
 mod meant;

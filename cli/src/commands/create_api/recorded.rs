@@ -7,6 +7,7 @@ use anyhow::bail;
 use super::Switches;
 use super::context::{Context, command_literals};
 use super::external::external_context;
+use crate::commands::derive::{Derived, derive};
 use crate::deploy_image::ImageOptions;
 use crate::model::{self, Layout, ProjectNames};
 use crate::project::{self, Project};
@@ -47,24 +48,10 @@ pub(in crate::commands) fn recorded(
     if entry.external {
         return recorded_external(project, entry, changes);
     }
-    let api = match &entry.api {
-        Some(recorded) if !entry.core => model::Resource::custom(
-            project,
-            (&entry.group, &entry.version, &entry.kind),
-            Some(&entry.plural),
-            recorded.namespaced,
-        ),
-        _ => model::Resource::recorded(entry),
-    };
-    let images = project
-        .plugins
-        .deploy_image
-        .iter()
-        .flat_map(|p| &p.resources);
-    let same = |i: &&project::DeployImageResource| {
-        i.group == entry.group && i.version == entry.version && i.kind == entry.kind
-    };
-    let image = match images.clone().find(same) {
+    let Derived {
+        api, mut layout, ..
+    } = derive(project, entry.gvk(), None, changes)?;
+    let image = match project.image(entry.gvk()) {
         Some(i) => Some(
             ImageOptions {
                 image: i.image.clone(),
@@ -76,7 +63,6 @@ pub(in crate::commands) fn recorded(
         ),
         None => None,
     };
-    let mut layout = Layout::in_project(project, &api, changes)?;
     if project.multigroup {
         // An API scaffolded before `rkb edit --multigroup` keeps its single-group names:
         // edit moved its controller's module, not the controller's name or the roles.
@@ -113,7 +99,12 @@ pub(in crate::commands) fn recorded(
         image_env: layout.image_env(),
         // The first image's controller starts the manager's `env:` list, later ones join
         // it, and it stays while any of them does.
-        env_list_exists: images.filter(|i| !same(i)).count() > 0,
+        env_list_exists: project
+            .plugins
+            .deploy_image
+            .iter()
+            .flat_map(|p| &p.resources)
+            .any(|i| i.gvk() != entry.gvk()),
         api,
         layout,
         image,

@@ -4,11 +4,12 @@
 use anyhow::Context as _;
 
 use super::{CreateApiArgs, create_webhook};
+use crate::commands::derive::{Derived, New, derive};
 use crate::deploy_image::ImageOptions;
 use crate::model::{self, Layout};
 use crate::project::{self, Project};
+use crate::scaffold::Changes;
 use crate::scaffold::plan::Marker;
-use crate::scaffold::{Changes, builtin_kinds};
 
 /// What `create api` would do, derived from its flags and the project: one value that the
 /// checks judge and the templates' context is made of.
@@ -50,8 +51,17 @@ pub(super) fn resolve<'a>(
         container_port: args.image_container_port.clone(),
         run_as_user: args.run_as_user.clone(),
     });
-    let api = resource(args, project);
+    let new = args.wants_resource().then(|| New {
+        plural: args.plural.as_deref(),
+        namespaced: args.wants_namespaced(),
+    });
+    let Derived {
+        api, mut layout, ..
+    } = derive(project, args.gvk.parts(), new, changes)?;
     let named = controller_name(args, &api);
+    if let Some(name) = named {
+        layout = layout.named(&api, name);
+    }
     let dropped = dropped_image(args, project, &api);
     let entry = new_entry(args, project, &api, named);
     let mut planned = updated_project(args, project, &api, &entry);
@@ -60,10 +70,6 @@ pub(super) fn resolve<'a>(
     } else {
         Joined::None
     };
-    let mut layout = Layout::in_project(&planned, &api, changes)?;
-    if let Some(name) = named {
-        layout = layout.named(&api, name);
-    }
     let env_list_exists = match &image {
         Some(_) => manager_has_env_list(changes)?,
         None => false,
@@ -81,35 +87,6 @@ pub(super) fn resolve<'a>(
         layout,
         env_list_exists,
     })
-}
-
-/// The kind asked for: a new custom resource (or a new version of one), or with
-/// `--no-resource` a type that exists already.
-fn resource(args: &CreateApiArgs, project: &Project) -> model::Resource {
-    let gvk = (
-        args.gvk.group.as_str(),
-        args.gvk.version.as_str(),
-        args.gvk.kind.as_str(),
-    );
-    let custom = || {
-        model::Resource::custom(
-            project,
-            gvk,
-            args.plural.as_deref(),
-            args.wants_namespaced(),
-        )
-    };
-    if args.wants_resource() {
-        return custom();
-    }
-    let own = project
-        .find(gvk.0, gvk.1, gvk.2)
-        .filter(|r| r.api.is_some());
-    match (own, builtin_kinds::find(gvk.0, gvk.1, gvk.2)) {
-        (Some(own), _) => model::Resource::recorded(own),
-        (None, Some(builtin)) => model::Resource::builtin(builtin),
-        (None, None) => custom(),
-    }
 }
 
 /// `--controller-name`, unless it is the default name (the lowercase kind), which is the
@@ -133,13 +110,7 @@ fn dropped_image(
     if !args.force || args.image.is_some() {
         return None;
     }
-    project
-        .plugins
-        .deploy_image
-        .iter()
-        .flat_map(|p| &p.resources)
-        .find(|r| api.is_image(r))
-        .cloned()
+    project.image(api.gvk()).cloned()
 }
 
 /// PROJECT's entry for what the command adds: the type, the default controller or a
@@ -223,7 +194,7 @@ fn join_conversion(
     api: &model::Resource,
     changes: &Changes,
 ) -> anyhow::Result<Joined> {
-    let Some(hub) = project.resources.iter_mut().find(|r| {
+    let Some(hub) = project.resources.iter().find(|r| {
         r.group == api.group
             && r.kind == api.kind
             && r.version != api.version
@@ -231,15 +202,18 @@ fn join_conversion(
     }) else {
         return Ok(Joined::None);
     };
-    let webhooks = hub.webhooks.as_mut().expect("found by its webhooks");
+    let webhooks = hub.webhooks.as_ref().expect("found by its webhooks");
     if webhooks.spoke.contains(&api.version) {
         return Ok(Joined::None);
     }
     let mut spokes = webhooks.spoke.clone();
     spokes.push(api.version.clone());
     spokes.sort();
-    let hub_api = model::Resource::recorded(hub);
-    let hub_layout = Layout::in_project(project, &hub_api, changes)?;
+    let Derived {
+        api: hub_api,
+        layout: hub_layout,
+        ..
+    } = derive(project, hub.gvk(), None, changes)?;
     let file = changes
         .read(&hub_layout.conversion_file)?
         .unwrap_or_default();
