@@ -51,9 +51,11 @@ pub fn written_by_make_manifests(path: &str) -> bool {
         || path == "config/webhook/manifests.yaml"
 }
 
-/// Reads PROJECT and checks every name rkb derives files and modules from: an entry
-/// edited by hand (a group `../x`, a path that is no Rust path) is refused before
-/// anything is planned, instead of becoming a file outside `src/`.
+/// Reads PROJECT and checks it as the model checks a new resource: every name rkb derives
+/// files and modules from, and each custom resource by [`Resource::check`]. An entry
+/// edited by hand (a group `../x`, a path that is no Rust path, a CRD name Kubernetes
+/// refuses) is refused before anything is planned, instead of becoming a file outside
+/// `src/` or a CRD the API server rejects.
 pub fn load(dir: &Path) -> anyhow::Result<Project> {
     let project = Project::load(dir)?;
     // Blamed on PROJECT, not on the --group that the API group joins it with.
@@ -97,9 +99,21 @@ fn check_unique(project: &Project) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The rules of a resource's names (a custom resource's by [`Resource::check`], as
+/// `create api` checks a new one), and the names every entry derives paths and code from:
+/// its Rust path, its domain, its spokes. Blamed on PROJECT's entry and the field, not on
+/// a flag the command was not given.
 fn check_recorded(entry: &project::Resource) -> anyhow::Result<()> {
+    let custom = entry.api.is_some() && !entry.core;
+    let resource = custom
+        .then(|| Resource::recorded(entry).check(&entry.domain, true))
+        .unwrap_or(Ok(()))
+        .map_err(|invalid| {
+            let field = invalid.flag.trim_start_matches("--");
+            (field, invalid.value.clone(), invalid)
+        });
     let spokes = entry.webhooks.iter().flat_map(|w| &w.spoke);
-    let checks = [
+    let fields = [
         ("group", &entry.group, names::check_group(&entry.group, "")),
         (
             "group",
@@ -122,9 +136,10 @@ fn check_recorded(entry: &project::Resource) -> anyhow::Result<()> {
     ]
     .into_iter()
     .chain((!entry.core).then(|| ("domain", &entry.domain, names::check_domain(&entry.domain))))
-    .chain(spokes.map(|spoke| ("spoke", spoke, names::check_version(spoke))));
-    for (field, value, check) in checks {
-        if let Err(invalid) = check {
+    .chain(spokes.map(|spoke| ("spoke", spoke, names::check_version(spoke))))
+    .map(|(field, value, check)| check.map_err(|invalid| (field, value.clone(), invalid)));
+    for check in [resource].into_iter().chain(fields) {
+        if let Err((field, value, invalid)) = check {
             anyhow::bail!(
                 "{} lists {} with the {field} {value:?}, which rkb cannot derive names and paths from: \
                  {}.\n  accepted: {}\n  Fix the entry (edited by hand?) and run rkb again",

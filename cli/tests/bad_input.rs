@@ -958,6 +958,53 @@ fn project_entries_rkb_cannot_derive_paths_from_are_refused() {
     }
 }
 
+/// PROJECT is checked at load as the model checks a new resource (`Resource::check`): an
+/// entry edited by hand into one `create api` would have refused is blamed on the file
+/// and the entry, not on a flag the command was not given, with what is accepted.
+#[test]
+fn a_hand_edited_project_entry_is_checked_like_a_new_resource() {
+    let project = project();
+    let file = project.path().join("PROJECT");
+    let text = std::fs::read_to_string(&file).unwrap();
+    // The entry's own domain (indented, not the project's), 247 characters: valid, but
+    // the CRD name memcacheds.cache.<domain> would have 264.
+    let domain = format!("{}.com", vec!["a".repeat(60); 4].join("."));
+    let entry_domain = "\n  domain: example.com\n";
+    assert!(text.contains(entry_domain), "{text}");
+    std::fs::write(
+        &file,
+        text.replace(entry_domain, &format!("\n  domain: {domain}\n")),
+    )
+    .unwrap();
+    for args in [
+        &api("web", "v1", "Site", &[])[..],
+        &webhook_args("v1alpha1", &["--defaulting"]),
+        &[
+            "delete",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+        ],
+    ] {
+        let message = assert_rejected(
+            project.path(),
+            args,
+            &[
+                "PROJECT lists Memcached cache/v1alpha1 with the group \"cache\", which rkb cannot \
+                 derive names and paths from: the CRD name \"memcacheds.cache.aaa",
+                "is 264 characters long, more than 253",
+                "accepted: a plural, group and domain whose CRD name",
+                "Fix the entry (edited by hand?) and run rkb again",
+            ],
+        );
+        assert!(!message.contains("invalid --"), "{message}");
+    }
+}
+
 #[test]
 fn help_shows_examples_and_version_names_the_stack() {
     let dir = tempfile::tempdir().unwrap();
