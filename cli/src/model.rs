@@ -104,14 +104,23 @@ fn check_unique(project: &Project) -> anyhow::Result<()> {
 /// its Rust path, its domain, its spokes. Blamed on PROJECT's entry and the field, not on
 /// a flag the command was not given.
 fn check_recorded(entry: &project::Resource) -> anyhow::Result<()> {
-    let custom = entry.api.is_some() && !entry.core;
-    let resource = custom
-        .then(|| Resource::recorded(entry).check(&entry.domain, true))
-        .unwrap_or(Ok(()))
-        .map_err(|invalid| {
-            let field = invalid.flag.trim_start_matches("--");
-            (field, invalid.value.clone(), invalid)
-        });
+    let refuse = |field: &str, value: &str, invalid: &names::InvalidInput| {
+        anyhow::anyhow!(
+            "{} lists {} with the {field} {value:?}, which rkb cannot derive names and paths from: \
+             {}.\n  accepted: {}\n  Fix the entry (edited by hand?) and run rkb again",
+            project::FILE_NAME,
+            entry.label(),
+            invalid.problem,
+            invalid.accepted
+        )
+    };
+    if entry.api.is_some()
+        && !entry.core
+        && let Err(invalid) = Resource::recorded(entry).check(&entry.domain, true)
+    {
+        let field = invalid.flag.trim_start_matches("--");
+        return Err(refuse(field, &invalid.value, &invalid));
+    }
     let spokes = entry.webhooks.iter().flat_map(|w| &w.spoke);
     let fields = [
         ("group", &entry.group, names::check_group(&entry.group, "")),
@@ -136,18 +145,10 @@ fn check_recorded(entry: &project::Resource) -> anyhow::Result<()> {
     ]
     .into_iter()
     .chain((!entry.core).then(|| ("domain", &entry.domain, names::check_domain(&entry.domain))))
-    .chain(spokes.map(|spoke| ("spoke", spoke, names::check_version(spoke))))
-    .map(|(field, value, check)| check.map_err(|invalid| (field, value.clone(), invalid)));
-    for check in [resource].into_iter().chain(fields) {
-        if let Err((field, value, invalid)) = check {
-            anyhow::bail!(
-                "{} lists {} with the {field} {value:?}, which rkb cannot derive names and paths from: \
-                 {}.\n  accepted: {}\n  Fix the entry (edited by hand?) and run rkb again",
-                project::FILE_NAME,
-                entry.label(),
-                invalid.problem,
-                invalid.accepted
-            );
+    .chain(spokes.map(|spoke| ("spoke", spoke, names::check_version(spoke))));
+    for (field, value, check) in fields {
+        if let Err(invalid) = check {
+            return Err(refuse(field, value, &invalid));
         }
     }
     Ok(())
