@@ -146,20 +146,3 @@ pub(in crate::commands) fn recorded_all(
     }
     Ok(all)
 }
-
-/// Every controller PROJECT records, with where it lives: each kind's default controller
-/// and its named ones.
-pub(super) fn controllers<'a>(
-    project: &'a Project,
-) -> impl Iterator<Item = (&'a project::Resource, Option<&'a str>, Layout)> + 'a {
-    project.resources.iter().flat_map(move |r| {
-        let api = model::Resource::recorded(r);
-        let layout = Layout::recorded(project, &api);
-        let default = r.controller.then(|| (r, None, layout.clone()));
-        let named = r.controllers.iter().map(move |c| {
-            let named = layout.clone().named(&api, &c.name);
-            (r, Some(c.name.as_str()), named)
-        });
-        default.into_iter().chain(named)
-    })
-}

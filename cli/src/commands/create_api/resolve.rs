@@ -15,6 +15,8 @@ use crate::scaffold::plan::Marker;
 /// checks judge and the templates' context is made of.
 pub(super) struct Resolved<'a> {
     pub args: &'a CreateApiArgs,
+    /// What the flags ask for.
+    pub asked: Asked<'a>,
     /// PROJECT as it is.
     pub before: &'a Project,
     /// The `--image` options as given, `None` without `--image`.
@@ -23,8 +25,6 @@ pub(super) struct Resolved<'a> {
     /// project's types or a built-in kind. A `--no-resource` kind that is neither gets
     /// the names of a custom resource, and the checks refuse it.
     pub api: model::Resource,
-    /// `--controller-name`, unless it is the kind's default controller's name.
-    pub named: Option<&'a str>,
     /// What `--image` recorded for the API, when `--force` without it replaces that.
     pub dropped: Option<project::DeployImageResource>,
     /// PROJECT's entry for what this command adds.
@@ -51,21 +51,21 @@ pub(super) fn resolve<'a>(
         container_port: args.image_container_port.clone(),
         run_as_user: args.run_as_user.clone(),
     });
-    let new = args.wants_resource().then(|| New {
+    let asked = Asked::new(args, &args.gvk.kind);
+    let new = asked.resource.then_some(New {
         plural: args.plural.as_deref(),
-        namespaced: args.wants_namespaced(),
+        namespaced: !args.cluster_scoped,
     });
     let Derived {
         api, mut layout, ..
     } = derive(project, args.gvk.parts(), new, changes)?;
-    let named = controller_name(args, &api);
-    if let Some(name) = named {
+    if let Some(name) = asked.named {
         layout = layout.named(&api, name);
     }
     let dropped = dropped_image(args, project, &api);
-    let entry = new_entry(args, project, &api, named);
+    let entry = new_entry(&asked, project, &api);
     let mut planned = updated_project(args, project, &api, &entry);
-    let conversion = if args.wants_resource() {
+    let conversion = if asked.resource {
         join_conversion(&mut planned, &api, changes)?
     } else {
         Joined::None
@@ -76,10 +76,10 @@ pub(super) fn resolve<'a>(
     };
     Ok(Resolved {
         args,
+        asked,
         before: project,
         image,
         api,
-        named,
         dropped,
         entry,
         project: planned,
@@ -89,15 +89,33 @@ pub(super) fn resolve<'a>(
     })
 }
 
-/// `--controller-name`, unless it is the default name (the lowercase kind), which is the
-/// kind's default controller.
-pub(super) fn controller_name<'a>(
-    args: &'a CreateApiArgs,
-    api: &model::Resource,
-) -> Option<&'a str> {
-    args.controller_name
-        .as_deref()
-        .filter(|name| *name != project::default_controller_name(&api.kind))
+/// What the flags of `create api` ask for, read once: a type, a controller, which one,
+/// and whether to regenerate what exists.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Asked<'a> {
+    /// The type (not `--no-resource`).
+    pub resource: bool,
+    /// A controller (not `--no-controller`).
+    pub controller: bool,
+    /// `--controller-name`, unless it is the default name (the lowercase kind), which is
+    /// the kind's default controller.
+    pub named: Option<&'a str>,
+    pub force: bool,
+}
+
+impl<'a> Asked<'a> {
+    /// What `args` ask for of `kind`.
+    pub fn new(args: &'a CreateApiArgs, kind: &str) -> Self {
+        Asked {
+            resource: !args.no_resource,
+            controller: !args.no_controller,
+            named: args
+                .controller_name
+                .as_deref()
+                .filter(|name| *name != project::default_controller_name(kind)),
+            force: args.force,
+        }
+    }
 }
 
 /// What `--image` recorded for the API when `--force` without `--image` regenerates it:
@@ -115,18 +133,13 @@ fn dropped_image(
 
 /// PROJECT's entry for what the command adds: the type, the default controller or a
 /// named one.
-fn new_entry(
-    args: &CreateApiArgs,
-    project: &Project,
-    api: &model::Resource,
-    named: Option<&str>,
-) -> project::Resource {
+fn new_entry(asked: &Asked, project: &Project, api: &model::Resource) -> project::Resource {
     let mut entry = api.entry(
         &project.domain,
-        args.wants_resource(),
-        args.wants_controller() && named.is_none(),
+        asked.resource,
+        asked.controller && asked.named.is_none(),
     );
-    if let Some(name) = named {
+    if let Some(name) = asked.named {
         entry
             .controllers
             .push(project::NamedController { name: name.into() });
