@@ -698,14 +698,14 @@ impl Layout {
             return Ok(layout);
         }
         let single = Self::single_group(resource);
-        let has_roles = |layout: &Layout| changes.exists(&layout.role_file("admin"));
+        let exists = |file: &str| changes.exists(file);
         let earlier_version = project.resources.iter().any(|r| {
             r.api.is_some()
                 && r.group == resource.group
                 && r.kind == resource.kind
                 && r.version != resource.version
         });
-        if earlier_version && !has_roles(&layout)? && has_roles(&single)? {
+        if earlier_version && layout.roles_left_single(resource, exists)? {
             layout.role_prefix = single.role_prefix;
             layout.controller_tests_file = single.controller_tests_file;
         }
@@ -713,10 +713,7 @@ impl Layout {
             .resources
             .iter()
             .any(|r| resource.is(r) && r.webhooks.is_some());
-        if has_webhooks
-            && (changes.exists(&single.admission_file)?
-                || changes.exists(&single.conversion_file)?)
-        {
+        if has_webhooks && Self::webhooks_left_single(resource, exists)? {
             layout.webhook_module = single.webhook_module;
             layout.webhook_dir = single.webhook_dir;
             layout.webhook_group_module = None;
@@ -726,6 +723,28 @@ impl Layout {
             layout.conversion_file = single.conversion_file;
         }
         Ok(layout)
+    }
+
+    /// Whether `resource`'s roles are where the single-group layout put them, and not where
+    /// this layout puts them: scaffolded before `rkb edit --multigroup`, which moves only
+    /// controllers. `exists` tells whether a file of the project is there.
+    pub fn roles_left_single(
+        &self,
+        resource: &Resource,
+        exists: impl Fn(&str) -> anyhow::Result<bool>,
+    ) -> anyhow::Result<bool> {
+        let single = Self::single_group(resource);
+        Ok(!exists(&self.role_file("admin"))? && exists(&single.role_file("admin"))?)
+    }
+
+    /// Whether `resource`'s webhook files are where the single-group layout put them
+    /// (scaffolded before `rkb edit --multigroup`); `exists` as above.
+    pub fn webhooks_left_single(
+        resource: &Resource,
+        exists: impl Fn(&str) -> anyhow::Result<bool>,
+    ) -> anyhow::Result<bool> {
+        let single = Self::single_group(resource);
+        Ok(exists(&single.admission_file)? || exists(&single.conversion_file)?)
     }
 
     /// `config/rbac/<prefix>_<role>_role.yaml`.

@@ -479,20 +479,21 @@ fn multigroup_from(project: &Project, input: &Path) -> Option<usize> {
     if !project.multigroup {
         return None;
     }
-    let single_group = |entry: &Resource| {
+    // The input's files are there or not: this `exists` never fails.
+    let exists = |file: &str| Ok(input.join(file).is_file());
+    let single_group = |entry: &Resource| -> anyhow::Result<bool> {
         let api = model::Resource::recorded(entry);
-        let single = model::Layout::single_group(&api);
-        let multi = model::Layout::multigroup(&api);
         let roles = entry.api.is_some()
             && !entry.core
-            && input.join(single.role_file("admin")).is_file()
-            && !input.join(multi.role_file("admin")).is_file();
-        let webhooks = entry.webhooks.is_some()
-            && (input.join(&single.admission_file).is_file()
-                || input.join(&single.conversion_file).is_file());
-        roles || webhooks
+            && model::Layout::multigroup(&api).roles_left_single(&api, exists)?;
+        let webhooks =
+            entry.webhooks.is_some() && model::Layout::webhooks_left_single(&api, exists)?;
+        Ok(roles || webhooks)
     };
-    let last = project.resources.iter().rposition(single_group);
+    let last = project
+        .resources
+        .iter()
+        .rposition(|entry| matches!(single_group(entry), Ok(true)));
     Some(last.map_or(0, |i| i + 1))
 }
 

@@ -73,9 +73,8 @@ pub(in crate::commands) fn recorded(
                 "Runnable::new(\"{}\", {}::run)",
                 single.controller_name, layout.controller_module
             ));
-        let single_roles = entry.api.is_some()
-            && changes.exists(&single.role_file("admin"))?
-            && !changes.exists(&layout.role_file("admin"))?;
+        let single_roles =
+            entry.api.is_some() && layout.roles_left_single(&api, |file| changes.exists(file))?;
         if moved || single_roles {
             layout.controller_name = single.controller_name;
             layout.role_prefix = single.role_prefix;
