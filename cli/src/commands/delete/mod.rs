@@ -11,10 +11,10 @@
 //! ([`derive`](super::derive)), [`checks`] refuses what cannot be deleted, and the plan is
 //! the create commands' tables rendered for PROJECT's entry, undone.
 
+mod checks;
+
 use std::io::Write;
 use std::path::Path;
-
-mod checks;
 
 use anyhow::bail;
 
