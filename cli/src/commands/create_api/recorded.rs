@@ -126,7 +126,10 @@ pub(in crate::commands) fn recorded_named(
     changes: &Changes,
 ) -> anyhow::Result<(Context, Switches)> {
     let (mut context, mut switches) = recorded(project, entry, changes)?;
-    context.layout = Layout::in_project(project, &context.api, changes)?.named(&context.api, name);
+    // Where the kind's files are, as derived, not as an API from before `edit
+    // --multigroup` keeps its default controller's.
+    let derived = derive(project, entry.gvk(), None, changes)?;
+    context.layout = derived.layout.named(&context.api, name);
     switches.resource = false;
     switches.controller = true;
     Ok((context, switches))
