@@ -51,9 +51,11 @@ pub fn written_by_make_manifests(path: &str) -> bool {
         || path == "config/webhook/manifests.yaml"
 }
 
-/// Reads PROJECT and checks every name rkb derives files and modules from: an entry
-/// edited by hand (a group `../x`, a path that is no Rust path) is refused before
-/// anything is planned, instead of becoming a file outside `src/`.
+/// Reads PROJECT and checks it as the model checks a new resource: every name rkb derives
+/// files and modules from, and each custom resource by [`Resource::check`]. An entry
+/// edited by hand (a group `../x`, a path that is no Rust path, a CRD name Kubernetes
+/// refuses) is refused before anything is planned, instead of becoming a file outside
+/// `src/` or a CRD the API server rejects.
 pub fn load(dir: &Path) -> anyhow::Result<Project> {
     let project = Project::load(dir)?;
     // Blamed on PROJECT, not on the --group that the API group joins it with.
@@ -97,9 +99,30 @@ fn check_unique(project: &Project) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The rules of a resource's names (a custom resource's by [`Resource::check`], as
+/// `create api` checks a new one), and the names every entry derives paths and code from:
+/// its Rust path, its domain, its spokes. Blamed on PROJECT's entry and the field, not on
+/// a flag the command was not given.
 fn check_recorded(entry: &project::Resource) -> anyhow::Result<()> {
+    let refuse = |field: &str, value: &str, invalid: &names::InvalidInput| {
+        anyhow::anyhow!(
+            "{} lists {} with the {field} {value:?}, which rkb cannot derive names and paths from: \
+             {}.\n  accepted: {}\n  Fix the entry (edited by hand?) and run rkb again",
+            project::FILE_NAME,
+            entry.label(),
+            invalid.problem,
+            invalid.accepted
+        )
+    };
+    if entry.api.is_some()
+        && !entry.core
+        && let Err(invalid) = Resource::recorded(entry).check(&entry.domain, true)
+    {
+        let field = invalid.flag.trim_start_matches("--");
+        return Err(refuse(field, &invalid.value, &invalid));
+    }
     let spokes = entry.webhooks.iter().flat_map(|w| &w.spoke);
-    let checks = [
+    let fields = [
         ("group", &entry.group, names::check_group(&entry.group, "")),
         (
             "group",
@@ -123,16 +146,9 @@ fn check_recorded(entry: &project::Resource) -> anyhow::Result<()> {
     .into_iter()
     .chain((!entry.core).then(|| ("domain", &entry.domain, names::check_domain(&entry.domain))))
     .chain(spokes.map(|spoke| ("spoke", spoke, names::check_version(spoke))));
-    for (field, value, check) in checks {
+    for (field, value, check) in fields {
         if let Err(invalid) = check {
-            anyhow::bail!(
-                "{} lists {} with the {field} {value:?}, which rkb cannot derive names and paths from: \
-                 {}.\n  accepted: {}\n  Fix the entry (edited by hand?) and run rkb again",
-                project::FILE_NAME,
-                entry.label(),
-                invalid.problem,
-                invalid.accepted
-            );
+            return Err(refuse(field, value, &invalid));
         }
     }
     Ok(())
@@ -310,14 +326,9 @@ impl Resource {
         plural: Option<&str>,
         namespaced: bool,
     ) -> Self {
-        let versions = project
-            .resources
-            .iter()
-            .filter(|r| r.group == group && r.kind == kind && r.api.is_some());
-        let other_version = versions.clone().find(|r| r.version != version);
-        // The storage version is the kind's first version, which PROJECT lists first: a
-        // forced re-run of that version keeps it (it must not defer to a later one).
-        let first_version = versions.clone().next();
+        let other_version = project.resources.iter().find(|r| {
+            r.group == group && r.kind == kind && r.api.is_some() && r.version != version
+        });
         let mut resource = Self::new(
             group,
             version,
@@ -328,9 +339,7 @@ impl Resource {
             plural.clone_into(&mut resource.plural);
         }
         resource.namespaced = namespaced;
-        resource.storage_version = first_version
-            .filter(|r| r.version != version)
-            .map(|r| r.version.clone());
+        resource.storage_version = storage_version(project, (group, version, kind));
         resource
     }
 
@@ -383,6 +392,15 @@ impl Resource {
                 )
             }),
             ..Self::new(&entry.group, &entry.version, &entry.kind, api_group)
+        }
+    }
+
+    /// PROJECT's `entry` as the project holds it: [`Self::recorded`], with the storage
+    /// version the kind's first version keeps (a later version's types say they are not it).
+    pub fn in_project(project: &Project, entry: &project::Resource) -> Self {
+        Resource {
+            storage_version: storage_version(project, entry.gvk()),
+            ..Self::recorded(entry)
         }
     }
 
@@ -447,14 +465,19 @@ impl Resource {
         }
     }
 
+    /// The group, version and kind.
+    pub fn gvk(&self) -> (&str, &str, &str) {
+        (&self.group, &self.version, &self.kind)
+    }
+
     /// Whether PROJECT's `entry` is this resource (the same group, version and kind).
     pub fn is(&self, entry: &project::Resource) -> bool {
-        entry.group == self.group && entry.version == self.version && entry.kind == self.kind
+        entry.gvk() == self.gvk()
     }
 
     /// Whether PROJECT's deploy-image `entry` is this resource's.
     pub fn is_image(&self, entry: &project::DeployImageResource) -> bool {
-        entry.group == self.group && entry.version == self.version && entry.kind == self.kind
+        entry.gvk() == self.gvk()
     }
 
     /// The CRD's name: `memcacheds.cache.example.com`.
@@ -466,6 +489,21 @@ impl Resource {
     pub fn webhook_path(&self, kind: Kind) -> String {
         Settings::default().path_for(kind, &self.api_group, &self.version, &self.kind)
     }
+}
+
+/// The storage version of a kind with several versions, if it is not `version`: the kind's
+/// first version, which PROJECT lists first. A forced re-run of that version keeps it (it
+/// must not defer to a later one).
+fn storage_version(
+    project: &Project,
+    (group, version, kind): (&str, &str, &str),
+) -> Option<String> {
+    project
+        .resources
+        .iter()
+        .find(|r| r.group == group && r.kind == kind && r.api.is_some())
+        .filter(|r| r.version != version)
+        .map(|r| r.version.clone())
 }
 
 /// Where a resource's files live, by the project's layout: kubebuilder's single-group
@@ -660,14 +698,14 @@ impl Layout {
             return Ok(layout);
         }
         let single = Self::single_group(resource);
-        let has_roles = |layout: &Layout| changes.exists(&layout.role_file("admin"));
+        let exists = |file: &str| changes.exists(file);
         let earlier_version = project.resources.iter().any(|r| {
             r.api.is_some()
                 && r.group == resource.group
                 && r.kind == resource.kind
                 && r.version != resource.version
         });
-        if earlier_version && !has_roles(&layout)? && has_roles(&single)? {
+        if earlier_version && layout.roles_left_single(resource, exists)? {
             layout.role_prefix = single.role_prefix;
             layout.controller_tests_file = single.controller_tests_file;
         }
@@ -675,10 +713,7 @@ impl Layout {
             .resources
             .iter()
             .any(|r| resource.is(r) && r.webhooks.is_some());
-        if has_webhooks
-            && (changes.exists(&single.admission_file)?
-                || changes.exists(&single.conversion_file)?)
-        {
+        if has_webhooks && Self::webhooks_left_single(resource, exists)? {
             layout.webhook_module = single.webhook_module;
             layout.webhook_dir = single.webhook_dir;
             layout.webhook_group_module = None;
@@ -688,6 +723,28 @@ impl Layout {
             layout.conversion_file = single.conversion_file;
         }
         Ok(layout)
+    }
+
+    /// Whether `resource`'s roles are where the single-group layout put them, and not where
+    /// this layout puts them: scaffolded before `rkb edit --multigroup`, which moves only
+    /// controllers. `exists` tells whether a file of the project is there.
+    pub fn roles_left_single(
+        &self,
+        resource: &Resource,
+        exists: impl Fn(&str) -> anyhow::Result<bool>,
+    ) -> anyhow::Result<bool> {
+        let single = Self::single_group(resource);
+        Ok(!exists(&self.role_file("admin"))? && exists(&single.role_file("admin"))?)
+    }
+
+    /// Whether `resource`'s webhook files are where the single-group layout put them
+    /// (scaffolded before `rkb edit --multigroup`); `exists` as above.
+    pub fn webhooks_left_single(
+        resource: &Resource,
+        exists: impl Fn(&str) -> anyhow::Result<bool>,
+    ) -> anyhow::Result<bool> {
+        let single = Self::single_group(resource);
+        Ok(exists(&single.admission_file)? || exists(&single.conversion_file)?)
     }
 
     /// `config/rbac/<prefix>_<role>_role.yaml`.

@@ -110,6 +110,11 @@ pub struct NamedController {
 }
 
 impl Resource {
+    /// The group, version and kind, which name one entry.
+    pub fn gvk(&self) -> (&str, &str, &str) {
+        (&self.group, &self.version, &self.kind)
+    }
+
     /// The name PROJECT gives the default controller (see [`default_controller_name`]).
     pub fn default_controller_name(&self) -> String {
         default_controller_name(&self.kind)
@@ -248,13 +253,21 @@ pub struct DeployImageResource {
     pub version: String,
 }
 
+impl DeployImageResource {
+    /// The group, version and kind of the API.
+    pub fn gvk(&self) -> (&str, &str, &str) {
+        (&self.group, &self.version, &self.kind)
+    }
+}
+
 impl DeployImagePlugin {
     /// Adds `resource`, replacing the entry of the same group/version/kind (`--force`).
     pub fn upsert(&mut self, resource: DeployImageResource) {
-        let same = |r: &DeployImageResource| {
-            r.group == resource.group && r.version == resource.version && r.kind == resource.kind
-        };
-        match self.resources.iter_mut().find(|r| same(r)) {
+        match self
+            .resources
+            .iter_mut()
+            .find(|r| r.gvk() == resource.gvk())
+        {
             Some(existing) => *existing = resource,
             None => self.resources.push(resource),
         }
@@ -349,15 +362,26 @@ impl Project {
     pub fn find(&self, group: &str, version: &str, kind: &str) -> Option<&Resource> {
         self.resources
             .iter()
-            .find(|r| r.group == group && r.version == version && r.kind == kind)
+            .find(|r| r.gvk() == (group, version, kind))
+    }
+
+    /// What `--image` recorded for the API of `gvk` (the deploy-image plugin's entry).
+    pub fn image(&self, gvk: (&str, &str, &str)) -> Option<&DeployImageResource> {
+        self.plugins
+            .deploy_image
+            .iter()
+            .flat_map(|p| &p.resources)
+            .find(|i| i.gvk() == gvk)
     }
 
     /// Adds or (with `--force`) replaces the entry of the same group/version/kind,
     /// keeping the list in a stable order.
     pub fn upsert(&mut self, resource: Resource) {
-        match self.resources.iter_mut().find(|r| {
-            r.group == resource.group && r.version == resource.version && r.kind == resource.kind
-        }) {
+        match self
+            .resources
+            .iter_mut()
+            .find(|r| r.gvk() == resource.gvk())
+        {
             Some(existing) => {
                 existing.controller |= resource.controller;
                 for named in resource.controllers {

@@ -6,11 +6,14 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-fn rkb_in(dir: &Path, args: &[&str]) -> (bool, String) {
+/// Runs rkb in `dir` with `env` set (and no `RKB_PATH` of the caller's): whether it
+/// succeeded, and what it printed.
+fn rkb_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_rkb"))
         .args(args)
         .current_dir(dir)
         .env_remove("RKB_PATH")
+        .envs(env.iter().copied())
         .output()
         .expect("rkb runs");
     let text = format!(
@@ -21,35 +24,58 @@ fn rkb_in(dir: &Path, args: &[&str]) -> (bool, String) {
     (output.status.success(), text)
 }
 
-/// A project with one API, as a user would have it.
-fn project() -> tempfile::TempDir {
+/// [`rkb_env`] without an environment of its own.
+fn rkb_in(dir: &Path, args: &[&str]) -> (bool, String) {
+    rkb_env(dir, args, &[])
+}
+
+/// This checkout, whose crates the scratch projects use (`init --rkb-path`).
+fn repo() -> &'static str {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_str()
+        .unwrap()
+}
+
+/// `init`'s flags of the projects below.
+const DEMO: &[&str] = &["--domain", "example.com", "--project-name", "demo"];
+
+/// A scratch project: `rkb init` with the `init` flags (and this checkout's crates), then
+/// each of `steps`, which must succeed.
+fn scaffolded(init: &[&str], steps: &[Vec<&str>]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    for args in [
-        vec![
-            "init",
-            "--domain",
-            "example.com",
-            "--project-name",
-            "demo",
-            "--rkb-path",
-            repo.to_str().unwrap(),
-        ],
-        vec![
-            "create",
-            "api",
-            "--group",
-            "cache",
-            "--version",
-            "v1alpha1",
-            "--kind",
-            "Memcached",
-        ],
-    ] {
-        let (ok, text) = rkb_in(dir.path(), &args);
-        assert!(ok, "{args:?}: {text}");
+    let init: Vec<&str> = ["init"]
+        .iter()
+        .chain(init)
+        .chain(&["--rkb-path", repo()])
+        .copied()
+        .collect();
+    for args in std::iter::once(&init).chain(steps) {
+        rkb_ok(dir.path(), args);
     }
     dir
+}
+
+/// A project with one API, as a user would have it.
+fn project() -> tempfile::TempDir {
+    scaffolded(DEMO, &[api("cache", "v1alpha1", "Memcached", &[])])
+}
+
+/// `rkb create api` of `group`, `version` and `kind`, with `extra` flags.
+fn api<'a>(group: &'a str, version: &'a str, kind: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "create",
+        "api",
+        "--group",
+        group,
+        "--version",
+        version,
+        "--kind",
+        kind,
+    ];
+    args.extend(extra);
+    args
 }
 
 /// (arguments, fragments the message must contain)
@@ -507,11 +533,16 @@ const CREATE_API_CASES: &[(&[&str], &[&str])] = &[
     ),
 ];
 
-/// Runs rkb in `dir`, expecting a failure that names every fragment and leaves the
-/// directory byte-for-byte unchanged.
-fn assert_rejected(dir: &Path, args: &[&str], fragments: &[&str]) {
+/// Runs rkb in `dir`, expecting a refusal: a non-zero exit, a message that names every
+/// fragment, and the directory byte-for-byte as it was. Returns the message.
+fn assert_rejected(dir: &Path, args: &[&str], fragments: &[&str]) -> String {
+    refused(dir, args, &[], fragments)
+}
+
+/// [`assert_rejected`] with `env` set.
+fn refused(dir: &Path, args: &[&str], env: &[(&str, &str)], fragments: &[&str]) -> String {
     let before = common::files(dir);
-    let (ok, text) = rkb_in(dir, args);
+    let (ok, text) = rkb_env(dir, args, env);
     assert!(!ok, "{args:?} should fail:\n{text}");
     for fragment in fragments {
         assert!(
@@ -523,6 +554,7 @@ fn assert_rejected(dir: &Path, args: &[&str], fragments: &[&str]) {
         common::files(dir) == before,
         "{args:?} changed files although it failed"
     );
+    text
 }
 
 #[test]
@@ -537,35 +569,15 @@ fn create_api_rejects_bad_input_without_touching_files() {
 
 #[test]
 fn a_namespace_scoped_operator_refuses_controllers_of_cluster_scoped_kinds() {
-    let dir = tempfile::tempdir().unwrap();
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let init = [
-        "init",
-        "--domain",
-        "example.com",
-        "--project-name",
-        "demo",
-        "--namespaced",
-        "--rkb-path",
-        repo.to_str().unwrap(),
-    ];
-    let (ok, text) = rkb_in(dir.path(), &init);
-    assert!(ok, "{text}");
+    let dir = scaffolded(&[DEMO, &["--namespaced"]].concat(), &[]);
     let cases: [(&[&str], &[&str]); 2] = [
         (
-            &[
-                "create",
-                "api",
-                "--group",
+            &api(
                 "infra",
-                "--version",
                 "v1",
-                "--kind",
                 "Policy",
-                "--plural",
-                "policies",
-                "--cluster-scoped",
-            ],
+                &["--plural", "policies", "--cluster-scoped"],
+            ),
             &[
                 "Policy is cluster-scoped",
                 "`namespaced: true`",
@@ -573,17 +585,7 @@ fn a_namespace_scoped_operator_refuses_controllers_of_cluster_scoped_kinds() {
             ],
         ),
         (
-            &[
-                "create",
-                "api",
-                "--group",
-                "core",
-                "--version",
-                "v1",
-                "--kind",
-                "Node",
-                "--no-resource",
-            ],
+            &api("core", "v1", "Node", &["--no-resource"]),
             &["Node is cluster-scoped", "--kind Pod --no-resource"],
         ),
     ];
@@ -595,33 +597,14 @@ fn a_namespace_scoped_operator_refuses_controllers_of_cluster_scoped_kinds() {
 #[test]
 fn kinds_whose_names_clash_with_an_irregular_plural_are_refused() {
     let project = project();
-    let person = [
-        "create",
-        "api",
-        "--group",
-        "crew",
-        "--version",
-        "v1",
-        "--kind",
-        "Person",
-    ];
+    let person = api("crew", "v1", "Person", &[]);
     let (ok, text) = rkb_in(project.path(), &person);
     assert!(ok, "{text}");
     let project_file = std::fs::read_to_string(project.path().join("PROJECT")).unwrap();
     assert!(project_file.contains("plural: people"), "{project_file}");
     assert_rejected(
         project.path(),
-        &[
-            "create",
-            "api",
-            "--group",
-            "crew",
-            "--version",
-            "v1",
-            "--kind",
-            "People",
-            "--no-controller",
-        ],
+        &api("crew", "v1", "People", &["--no-controller"]),
         &[
             "the singular (the lowercased kind) \"people\" of People crew/v1 is also the plural of Person crew/v1",
             "example:  rkb create api --group crew --version v1 --kind PeopleItem",
@@ -633,29 +616,8 @@ fn kinds_whose_names_clash_with_an_irregular_plural_are_refused() {
 fn a_new_version_keeps_the_kinds_plural() {
     let project = project();
     for args in [
-        &[
-            "create",
-            "api",
-            "--group",
-            "infra",
-            "--version",
-            "v1alpha1",
-            "--kind",
-            "Policy",
-            "--plural",
-            "rules",
-        ][..],
-        &[
-            "create",
-            "api",
-            "--group",
-            "infra",
-            "--version",
-            "v1",
-            "--kind",
-            "Policy",
-            "--no-controller",
-        ],
+        &api("infra", "v1alpha1", "Policy", &["--plural", "rules"])[..],
+        &api("infra", "v1", "Policy", &["--no-controller"]),
     ] {
         let (ok, text) = rkb_in(project.path(), args);
         assert!(ok, "{args:?}: {text}");
@@ -672,16 +634,7 @@ fn a_missing_marker_fails_the_whole_command() {
         .unwrap()
         .replace("// +rkb:scaffold:rbac", "");
     std::fs::write(&lib, edited).unwrap();
-    let site = [
-        "create",
-        "api",
-        "--group",
-        "web",
-        "--version",
-        "v1",
-        "--kind",
-        "Site",
-    ];
+    let site = api("web", "v1", "Site", &[]);
     assert_rejected(
         project.path(),
         &site,
@@ -698,16 +651,7 @@ fn symlinks_inside_the_project_are_refused_not_followed() {
     std::fs::rename(&samples, outside.path().join("samples")).unwrap();
     std::os::unix::fs::symlink(outside.path().join("samples"), &samples).unwrap();
     let outside_before = common::files(outside.path());
-    let site = [
-        "create",
-        "api",
-        "--group",
-        "web",
-        "--version",
-        "v1",
-        "--kind",
-        "Site",
-    ];
+    let site = api("web", "v1", "Site", &[]);
     assert_rejected(
         project.path(),
         &site,
@@ -735,7 +679,7 @@ fn edit_refuses_what_it_cannot_move_and_needs_a_flag() {
 #[test]
 fn init_refuses_existing_projects_and_keeps_unrelated_files() {
     let dir = tempfile::tempdir().unwrap();
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let repo = repo();
     let init = [
         "init",
         "--domain",
@@ -743,7 +687,7 @@ fn init_refuses_existing_projects_and_keeps_unrelated_files() {
         "--project-name",
         "x",
         "--rkb-path",
-        repo.to_str().unwrap(),
+        repo,
     ];
     for marker in ["Cargo.toml", "Makefile", "PROJECT"] {
         std::fs::write(dir.path().join(marker), "mine").unwrap();
@@ -820,19 +764,7 @@ fn init_rejects_bad_input_without_touching_files() {
             "invalid --owner \"Us\\n*/ fn x() {}\": it holds a line break",
         ),
         (&["init"], "--domain <DOMAIN>"),
-        (
-            &[
-                "create",
-                "api",
-                "--group",
-                "a",
-                "--version",
-                "v1",
-                "--kind",
-                "A",
-            ],
-            "rkb init --domain example.com",
-        ),
+        (&api("a", "v1", "A", &[]), "rkb init --domain example.com"),
         (&["creat"], "unrecognized subcommand"),
     ];
     for (args, fragment) in cases {
@@ -844,8 +776,7 @@ fn init_rejects_bad_input_without_touching_files() {
 fn init_refuses_project_names_of_its_own_dependencies() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.txt"), "mine").unwrap();
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let repo = repo.to_str().unwrap();
+    let repo = repo();
     for (name, crate_name, dependency) in [
         ("kube", "kube", "kube"),
         ("rkb-runtime", "rkb_runtime", "rkb-runtime"),
@@ -895,8 +826,7 @@ fn init_refuses_project_names_of_its_own_dependencies() {
 fn init_refuses_project_names_cargo_forbids_for_binaries() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("notes.txt"), "mine").unwrap();
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let repo = repo.to_str().unwrap();
+    let repo = repo();
     for name in ["build", "deps", "examples", "incremental"] {
         let init = [
             "init",
@@ -935,33 +865,12 @@ fn init_refuses_project_names_cargo_forbids_for_binaries() {
 
 #[test]
 fn a_crd_name_longer_than_253_characters_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     // 247 characters: `cache.<domain>` is a valid API group of 253, its CRD name is not.
     let domain = format!("{}.com", vec!["a".repeat(60); 4].join("."));
-    let init = [
-        "init",
-        "--domain",
-        &domain,
-        "--project-name",
-        "demo",
-        "--rkb-path",
-        repo.to_str().unwrap(),
-    ];
-    let (ok, text) = rkb_in(dir.path(), &init);
-    assert!(ok, "{text}");
+    let dir = scaffolded(&["--domain", &domain, "--project-name", "demo"], &[]);
     assert_rejected(
         dir.path(),
-        &[
-            "create",
-            "api",
-            "--group",
-            "cache",
-            "--version",
-            "v1",
-            "--kind",
-            "Memcached",
-        ],
+        &api("cache", "v1", "Memcached", &[]),
         &[
             "invalid --group \"cache\": the CRD name \"memcacheds.cache.aaa",
             "is 264 characters long, more than 253",
@@ -975,16 +884,7 @@ fn a_controller_module_named_like_its_group_is_refused() {
     // Multigroup: src/controller/cache/cache.rs fails clippy's module_inception.
     let project = project();
     rkb_ok(project.path(), &["edit", "--multigroup"]);
-    let args = [
-        "create",
-        "api",
-        "--group",
-        "cache",
-        "--version",
-        "v1",
-        "--kind",
-        "Cache",
-    ];
+    let args = api("cache", "v1", "Cache", &[]);
     assert_rejected(
         project.path(),
         &args,
@@ -1039,16 +939,7 @@ fn project_entries_rkb_cannot_derive_paths_from_are_refused() {
         assert!(text.contains(from), "{text}");
         std::fs::write(&file, text.replace(from, to)).unwrap();
         for args in [
-            &[
-                "create",
-                "api",
-                "--group",
-                "web",
-                "--version",
-                "v1",
-                "--kind",
-                "Site",
-            ][..],
+            &api("web", "v1", "Site", &[])[..],
             &[
                 "create",
                 "webhook",
@@ -1064,6 +955,53 @@ fn project_entries_rkb_cannot_derive_paths_from_are_refused() {
         ] {
             assert_rejected(project.path(), args, &[fragment, "Fix the entry"]);
         }
+    }
+}
+
+/// PROJECT is checked at load as the model checks a new resource (`Resource::check`): an
+/// entry edited by hand into one `create api` would have refused is blamed on the file
+/// and the entry, not on a flag the command was not given, with what is accepted.
+#[test]
+fn a_hand_edited_project_entry_is_checked_like_a_new_resource() {
+    let project = project();
+    let file = project.path().join("PROJECT");
+    let text = std::fs::read_to_string(&file).unwrap();
+    // The entry's own domain (indented, not the project's), 247 characters: valid, but
+    // the CRD name memcacheds.cache.<domain> would have 264.
+    let domain = format!("{}.com", vec!["a".repeat(60); 4].join("."));
+    let entry_domain = "\n  domain: example.com\n";
+    assert!(text.contains(entry_domain), "{text}");
+    std::fs::write(
+        &file,
+        text.replace(entry_domain, &format!("\n  domain: {domain}\n")),
+    )
+    .unwrap();
+    for args in [
+        &api("web", "v1", "Site", &[])[..],
+        &webhook_args("v1alpha1", &["--defaulting"]),
+        &[
+            "delete",
+            "api",
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+        ],
+    ] {
+        let message = assert_rejected(
+            project.path(),
+            args,
+            &[
+                "PROJECT lists Memcached cache/v1alpha1 with the group \"cache\", which rkb cannot \
+                 derive names and paths from: the CRD name \"memcacheds.cache.aaa",
+                "is 264 characters long, more than 253",
+                "accepted: a plural, group and domain whose CRD name",
+                "Fix the entry (edited by hand?) and run rkb again",
+            ],
+        );
+        assert!(!message.contains("invalid --"), "{message}");
     }
 }
 
@@ -1172,17 +1110,7 @@ fn create_webhook_rejects_bad_input_without_touching_files() {
     // Spokes: another existing version of the same kind.
     rkb_ok(
         dir,
-        &[
-            "create",
-            "api",
-            "--group",
-            "cache",
-            "--version",
-            "v1beta1",
-            "--kind",
-            "Memcached",
-            "--no-controller",
-        ],
+        &api("cache", "v1beta1", "Memcached", &["--no-controller"]),
     );
     assert_rejected(
         dir,
@@ -1221,20 +1149,7 @@ fn create_webhook_rejects_bad_input_without_touching_files() {
         ],
     );
     // Built-in kinds are converted by the API server.
-    rkb_ok(
-        dir,
-        &[
-            "create",
-            "api",
-            "--group",
-            "core",
-            "--version",
-            "v1",
-            "--kind",
-            "Pod",
-            "--no-resource",
-        ],
-    );
+    rkb_ok(dir, &api("core", "v1", "Pod", &["--no-resource"]));
     assert_rejected(
         dir,
         &[
@@ -1358,16 +1273,7 @@ fn projects_of_newer_rkbs_and_of_kubebuilder_are_refused_by_what_they_are() {
     let project = project();
     let path = project.path().join("PROJECT");
     let original = std::fs::read_to_string(&path).unwrap();
-    let api = [
-        "create",
-        "api",
-        "--group",
-        "web",
-        "--version",
-        "v1",
-        "--kind",
-        "Site",
-    ];
+    let api = api("web", "v1", "Site", &[]);
     let newer = original.replace(
         &format!("cliVersion: {}", rkb::version::CURRENT),
         "cliVersion: 9.0.0",
@@ -1468,16 +1374,7 @@ fn build_image_refuses_what_cannot_run_in_an_image_without_a_base() {
 fn versions_of_a_kind_share_its_scope_and_a_forced_first_version_stays_the_storage() {
     let project = project();
     let dir = project.path();
-    let v1beta1 = [
-        "create",
-        "api",
-        "--group",
-        "cache",
-        "--version",
-        "v1beta1",
-        "--kind",
-        "Memcached",
-    ];
+    let v1beta1 = api("cache", "v1beta1", "Memcached", &[]);
     let scoped: Vec<&str> = v1beta1
         .iter()
         .copied()
@@ -1496,20 +1393,7 @@ fn versions_of_a_kind_share_its_scope_and_a_forced_first_version_stays_the_stora
     let hinted: Vec<&str> = v1beta1.iter().copied().chain(["--no-controller"]).collect();
     let (ok, text) = rkb_in(dir, &hinted);
     assert!(ok, "{text}");
-    let (ok, text) = rkb_in(
-        dir,
-        &[
-            "create",
-            "api",
-            "--group",
-            "cache",
-            "--version",
-            "v1alpha1",
-            "--kind",
-            "Memcached",
-            "--force",
-        ],
-    );
+    let (ok, text) = rkb_in(dir, &api("cache", "v1alpha1", "Memcached", &["--force"]));
     assert!(ok, "{text}");
     let first = std::fs::read_to_string(dir.join("src/api/cache/v1alpha1/memcached.rs")).unwrap();
     let second = std::fs::read_to_string(dir.join("src/api/cache/v1beta1/memcached.rs")).unwrap();
@@ -1518,23 +1402,6 @@ fn versions_of_a_kind_share_its_scope_and_a_forced_first_version_stays_the_stora
         "the first version keeps storage:\n{first}"
     );
     assert!(second.contains("storage = false"), "{second}");
-}
-
-/// Runs rkb in `dir` with `env` set, like [`rkb_in`].
-fn rkb_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
-    let output = Command::new(env!("CARGO_BIN_EXE_rkb"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("RKB_PATH")
-        .envs(env.iter().copied())
-        .output()
-        .expect("rkb runs");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (output.status.success(), text)
 }
 
 /// The commands a message suggests: every `rkb ...` after a `:  ` (the hints' form), as
@@ -1554,19 +1421,10 @@ fn names_too_long_for_the_file_system_say_which_and_the_limit() {
     let project = project();
     // A valid API group of 223 characters: its sample's file name would be 235 bytes.
     let group = ["g", "h", "i"].map(|c| c.repeat(60)).join(".") + "." + &"j".repeat(40);
-    let args = [
-        "create",
-        "api",
-        "--group",
-        &group,
-        "--version",
-        "v1",
-        "--kind",
-        "Foo",
-    ];
+    let args = api(&group, "v1", "Foo", &[]);
     let sample =
         format!("the file config/samples/{group}_v1_foo.yaml would have a name of 235 bytes");
-    assert_rejected(
+    let text = assert_rejected(
         project.path(),
         &args,
         &[
@@ -1577,7 +1435,6 @@ fn names_too_long_for_the_file_system_say_which_and_the_limit() {
             "example:  --group cache",
         ],
     );
-    let (_, text) = rkb_in(project.path(), &args);
     assert!(!text.contains("os error"), "{text}");
 
     // A directory name of 300 bytes, for a new project and an existing one.
@@ -1593,20 +1450,9 @@ fn names_too_long_for_the_file_system_say_which_and_the_limit() {
             "--dir",
             long,
         ][..],
-        &[
-            "create",
-            "api",
-            "--group",
-            "cache",
-            "--version",
-            "v1",
-            "--kind",
-            "Foo",
-            "--dir",
-            long,
-        ],
+        &api("cache", "v1", "Foo", &["--dir", long]),
     ] {
-        assert_rejected(
+        let text = assert_rejected(
             project.path(),
             args,
             &[
@@ -1615,7 +1461,6 @@ fn names_too_long_for_the_file_system_say_which_and_the_limit() {
                 "Choose a shorter directory (--dir)",
             ],
         );
-        let (_, text) = rkb_in(project.path(), args);
         assert!(!text.contains("os error"), "{text}");
     }
 }
@@ -1637,27 +1482,15 @@ fn a_dir_that_is_a_file_is_named() {
                 "--dir",
                 dir,
             ][..],
-            &[
-                "create",
-                "api",
-                "--group",
-                "cache",
-                "--version",
-                "v1",
-                "--kind",
-                "Foo",
-                "--dir",
-                dir,
-            ],
+            &api("cache", "v1", "Foo", &["--dir", dir]),
         ] {
-            assert_rejected(
+            let text = assert_rejected(
                 scratch.path(),
                 args,
                 &[&format!(
                     "{dir} cannot be a project directory: afile is a file, not a directory"
                 )],
             );
-            let (_, text) = rkb_in(scratch.path(), args);
             assert!(!text.contains("os error"), "{text}");
         }
     }
@@ -1668,12 +1501,11 @@ fn a_dir_that_is_a_file_is_named() {
 #[test]
 fn defaults_are_blamed_on_where_they_came_from_and_the_hints_work() {
     let scratch = tempfile::tempdir().unwrap();
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let repo = repo.to_str().unwrap();
+    let repo = repo();
     let dir = scratch.path().join("My_Op");
     std::fs::create_dir(&dir).unwrap();
     let init = ["init", "--domain", "example.com", "--rkb-path", repo];
-    assert_rejected(
+    let text = assert_rejected(
         &dir,
         &init,
         &[
@@ -1682,7 +1514,6 @@ fn defaults_are_blamed_on_where_they_came_from_and_the_hints_work() {
             "example:  --project-name my-op",
         ],
     );
-    let (_, text) = rkb_in(&dir, &init);
     assert!(!text.contains("invalid --project-name"), "{text}");
     let named: Vec<&str> = init
         .iter()
@@ -1715,14 +1546,15 @@ fn defaults_are_blamed_on_where_they_came_from_and_the_hints_work() {
     let missing = scratch.path().join("missing");
     std::fs::create_dir(&missing).unwrap();
     let env = [("RKB_PATH", "/nonexistent/rkb")];
-    let (ok, text) = rkb_env(&missing, &init, &env);
-    assert!(!ok, "{text}");
-    for fragment in [
-        "RKB_PATH=/nonexistent/rkb is set in the environment, and rkb takes it as --rkb-path",
-        "the rkb source /nonexistent/rkb does not exist",
-    ] {
-        assert!(text.contains(fragment), "{fragment:?} in:\n{text}");
-    }
+    let text = refused(
+        &missing,
+        &init,
+        &env,
+        &[
+            "RKB_PATH=/nonexistent/rkb is set in the environment, and rkb takes it as --rkb-path",
+            "the rkb source /nonexistent/rkb does not exist",
+        ],
+    );
     assert!(common::files(&missing).is_empty());
     // Its hints, with RKB_PATH still set: a checkout by --rkb-path, or the registry.
     let hinted = hinted_commands(&text);
@@ -1753,16 +1585,7 @@ fn a_users_file_that_breaks_the_generated_code_is_named_not_called_a_bug() {
     let project = project();
     let dir = project.path();
     let boilerplate = dir.join("hack/boilerplate.rs.txt");
-    let site = [
-        "create",
-        "api",
-        "--group",
-        "web",
-        "--version",
-        "v1",
-        "--kind",
-        "Site",
-    ];
+    let site = api("web", "v1", "Site", &[]);
     for (header, fragments) in [
         (
             "Copyright 2026 Me\n",
@@ -1777,8 +1600,7 @@ fn a_users_file_that_breaks_the_generated_code_is_named_not_called_a_bug() {
         ),
     ] {
         std::fs::write(&boilerplate, header).unwrap();
-        assert_rejected(dir, &site, fragments);
-        let (_, text) = rkb_in(dir, &site);
+        let text = assert_rejected(dir, &site, fragments);
         assert!(
             !text.contains("a bug in rkb") && !text.contains("marker"),
             "{text}"
@@ -1791,7 +1613,7 @@ fn a_users_file_that_breaks_the_generated_code_is_named_not_called_a_bug() {
     let main = dir.join("src/main.rs");
     let text = std::fs::read_to_string(&main).unwrap();
     std::fs::write(&main, format!("{text}fn broken( {{\n")).unwrap();
-    assert_rejected(
+    let text = assert_rejected(
         dir,
         &webhook_args("v1alpha1", &["--defaulting"]),
         &[
@@ -1800,21 +1622,13 @@ fn a_users_file_that_breaks_the_generated_code_is_named_not_called_a_bug() {
             "Fix the file",
         ],
     );
-    let (_, text) = rkb_in(dir, &webhook_args("v1alpha1", &["--defaulting"]));
     assert!(!text.contains("a bug in rkb"), "{text}");
 }
 
 /// Runs `args` in `dir`, expecting a refusal that leaves the files alone and suggests
 /// `hint`; then runs the hint with `placeholders` filled in, which must succeed.
 fn follow_hint(dir: &Path, args: &[&str], hint: &str, placeholders: &[(&str, &str)]) {
-    let before = common::files(dir);
-    let (ok, text) = rkb_in(dir, args);
-    assert!(!ok, "{args:?} should fail:\n{text}");
-    assert!(common::files(dir) == before, "{args:?} changed files");
-    assert!(
-        text.contains(hint),
-        "{args:?}: expected the hint {hint:?} in:\n{text}"
-    );
+    assert_rejected(dir, args, &[hint]);
     let mut command = hint.to_owned();
     for (placeholder, value) in placeholders {
         command = command.replace(placeholder, value);
@@ -1838,7 +1652,7 @@ fn every_hinted_command_does_what_it_says() {
     // create api: nothing to scaffold, for a new kind and for an existing type.
     let dir = project();
     let dir = dir.path();
-    let mut args = api_args(&flags("web", "v1", "Site"));
+    let mut args = api("web", "v1", "Site", &[]);
     args.extend(["--no-resource", "--no-controller"]);
     follow_hint(
         dir,
@@ -1846,7 +1660,7 @@ fn every_hinted_command_does_what_it_says() {
         "rkb create api --group web --version v1 --kind Site --no-controller",
         &[],
     );
-    let mut args = api_args(&flags("core", "v1", "Pod"));
+    let mut args = api("core", "v1", "Pod", &[]);
     args.extend(["--no-resource", "--no-controller"]);
     follow_hint(
         dir,
@@ -1855,15 +1669,15 @@ fn every_hinted_command_does_what_it_says() {
         &[],
     );
     // An unknown built-in kind.
-    let mut args = api_args(&flags("core", "v1", "Secrets"));
+    let mut args = api("core", "v1", "Secrets", &[]);
     args.push("--no-resource");
-    let (ok, text) = rkb_in(dir, &args);
-    assert!(
-        !ok && text.contains("rkb create api --group core --version v1 --kind Pod --no-resource"),
-        "{text}"
+    assert_rejected(
+        dir,
+        &args,
+        &["rkb create api --group core --version v1 --kind Pod --no-resource"],
     );
     // --image companions without --image, and --image with a flag it cannot take.
-    let mut args = api_args(&flags("web", "v1", "Cache"));
+    let mut args = api("web", "v1", "Cache", &[]);
     args.extend(["--image-container-port", "11211"]);
     follow_hint(
         dir,
@@ -1871,7 +1685,7 @@ fn every_hinted_command_does_what_it_says() {
         "rkb create api --group web --version v1 --kind Cache --image memcached:1.6.26-alpine3.19",
         &[],
     );
-    let mut args = api_args(&flags("web", "v1", "Store"));
+    let mut args = api("web", "v1", "Store", &[]);
     args.extend(["--image", "redis:7", "--cluster-scoped"]);
     follow_hint(
         dir,
@@ -1882,7 +1696,7 @@ fn every_hinted_command_does_what_it_says() {
     // A second version of a kind with a controller: its types only.
     follow_hint(
         dir,
-        &api_args(&flags("cache", "v1beta1", "Memcached")),
+        &api("cache", "v1beta1", "Memcached", &[]),
         "rkb create api --group cache --version v1beta1 --kind Memcached --no-controller",
         &[],
     );
@@ -1890,7 +1704,7 @@ fn every_hinted_command_does_what_it_says() {
     // One kind in two groups: `rkb edit --multigroup` first, then the command works.
     for extra in [&[][..], &["--no-controller"]] {
         let project = project();
-        let mut args = api_args(&flags("web", "v1", "Memcached"));
+        let mut args = api("web", "v1", "Memcached", &[]);
         args.extend(extra);
         follow_hint(project.path(), &args, "rkb edit --multigroup", &[]);
         rkb_ok(project.path(), &args);
@@ -1997,13 +1811,7 @@ fn every_hinted_command_does_what_it_says() {
         "rkb create webhook --group cache --version v1alpha1 --kind Memcached --conversion --spoke <versions> --force",
         &[("<versions>", "v1")],
     );
-    rkb_ok(
-        dir,
-        &api_args(&flags("core", "v1", "Pod"))
-            .into_iter()
-            .chain(["--no-resource"])
-            .collect::<Vec<_>>(),
-    );
+    rkb_ok(dir, &api("core", "v1", "Pod", &["--no-resource"]));
     let mut pod = vec!["create", "webhook"];
     pod.extend(flags("core", "v1", "Pod"));
     pod.extend(["--conversion", "--spoke", "v2"]);
@@ -2019,23 +1827,13 @@ fn every_hinted_command_does_what_it_says() {
 #[test]
 fn every_hinted_init_command_does_what_it_says() {
     let scratch = tempfile::tempdir().unwrap();
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let repo = repo.to_str().unwrap();
+    let repo = repo();
     let dir = scratch.path().join("op");
     std::fs::create_dir(&dir).unwrap();
     // No project yet.
     follow_hint(
         &dir,
-        &[
-            "create",
-            "api",
-            "--group",
-            "web",
-            "--version",
-            "v1",
-            "--kind",
-            "Site",
-        ],
+        &api("web", "v1", "Site", &[]),
         "rkb init --domain example.com",
         &[],
     );
@@ -2369,8 +2167,7 @@ fn refusals_blame_what_the_user_gave_and_hint_at_what_they_meant() {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let fragments: Vec<String> = fragments.iter().map(|f| with_kind(f)).collect();
         let fragments: Vec<&str> = fragments.iter().map(String::as_str).collect();
-        assert_rejected(dir, &args, &fragments);
-        let (_, text) = rkb_in(dir, &args);
+        let text = assert_rejected(dir, &args, &fragments);
         for fragment in *absent {
             assert!(
                 !text.contains(fragment),
@@ -2379,17 +2176,8 @@ fn refusals_blame_what_the_user_gave_and_hint_at_what_they_meant() {
         }
     }
     // The hint of the derived plural works as printed.
-    let long = [
-        "create",
-        "api",
-        "--group",
-        "cache",
-        "--version",
-        "v1",
-        "--kind",
-        &kind63,
-    ];
-    let (_, text) = rkb_in(dir, &long);
+    let long = api("cache", "v1", &kind63, &[]);
+    let text = assert_rejected(dir, &long, &[]);
     let hinted = hinted_commands(&text);
     assert_eq!(hinted.len(), 1, "{text}");
     let hint: Vec<&str> = hinted[0].iter().map(String::as_str).collect();
@@ -2404,18 +2192,7 @@ fn an_image_in_an_ipv6_registry_is_accepted() {
     let project = project();
     let dir = project.path();
     let image = "[fd00::1]:5000/memcached:1.6";
-    let args = [
-        "create",
-        "api",
-        "--group",
-        "web",
-        "--version",
-        "v1",
-        "--kind",
-        "Cache",
-        "--image",
-        image,
-    ];
+    let args = api("web", "v1", "Cache", &["--image", image]);
     let (ok, text) = rkb_in(dir, &args);
     assert!(ok, "{text}");
     let manager = std::fs::read_to_string(dir.join("config/manager/manager.yaml")).unwrap();
@@ -2428,18 +2205,7 @@ fn an_image_in_an_ipv6_registry_is_accepted() {
     // An unclosed bracket is still refused, by what is wrong with it.
     assert_rejected(
         dir,
-        &[
-            "create",
-            "api",
-            "--group",
-            "web",
-            "--version",
-            "v1",
-            "--kind",
-            "Other",
-            "--image",
-            "[fd00::1/memcached",
-        ],
+        &api("web", "v1", "Other", &["--image", "[fd00::1/memcached"]),
         &["invalid --image", "does not close it"],
     );
 }
@@ -2470,17 +2236,7 @@ fn a_project_with_a_duplicated_entry_is_named_as_such() {
             "--kind",
             "Memcached",
         ][..],
-        &[
-            "create",
-            "api",
-            "--group",
-            "cache",
-            "--version",
-            "v1",
-            "--kind",
-            "Memcached",
-            "--no-controller",
-        ],
+        &api("cache", "v1", "Memcached", &["--no-controller"]),
     ] {
         assert_rejected(
             dir,
@@ -2498,7 +2254,7 @@ fn a_project_with_a_duplicated_entry_is_named_as_such() {
 #[test]
 fn the_loser_of_two_concurrent_inits_is_told_another_rkb_made_the_project() {
     let parent = tempfile::tempdir().unwrap();
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let repo = repo();
     for round in 0..3 {
         let dir = format!("new-{round}");
         let init = [
@@ -2510,7 +2266,7 @@ fn the_loser_of_two_concurrent_inits_is_told_another_rkb_made_the_project() {
             "--project-name",
             "x",
             "--rkb-path",
-            repo.to_str().unwrap(),
+            repo,
         ];
         let both = std::thread::scope(|s| {
             let runs = [0, 1].map(|_| s.spawn(|| rkb_in(parent.path(), &init)));
@@ -2530,18 +2286,9 @@ fn the_loser_of_two_concurrent_inits_is_told_another_rkb_made_the_project() {
 fn a_users_invalid_rustfmt_toml_is_named_not_called_a_bug() {
     let project = project();
     let dir = project.path();
-    let site = [
-        "create",
-        "api",
-        "--group",
-        "web",
-        "--version",
-        "v1",
-        "--kind",
-        "Site",
-    ];
+    let site = api("web", "v1", "Site", &[]);
     std::fs::write(dir.join("rustfmt.toml"), "max_width = \"wide\"\n").unwrap();
-    assert_rejected(
+    let text = assert_rejected(
         dir,
         &site,
         &[
@@ -2552,7 +2299,6 @@ fn a_users_invalid_rustfmt_toml_is_named_not_called_a_bug() {
             "Fix or remove it",
         ],
     );
-    let (_, text) = rkb_in(dir, &site);
     assert!(
         !text.contains("a bug in rkb") && !text.contains("does not parse as Rust"),
         "{text}"

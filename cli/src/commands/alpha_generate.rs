@@ -15,7 +15,7 @@ use clap::Parser;
 
 use crate::cli::{AlphaGenerateArgs, Cli};
 use crate::model;
-use crate::project::{self, DeployImageResource, Project, Resource};
+use crate::project::{self, Project, Resource};
 
 /// The input's files kept as they are: the license header and the source of rkb's crates.
 const CARGO_CONFIG: &str = ".cargo/config.toml";
@@ -421,10 +421,7 @@ impl Replay<'_> {
 
     /// The `--image` flags PROJECT's deploy-image plugin recorded for the kind.
     fn image_flags(&self, resource: &Resource) -> Vec<String> {
-        let images = self.project.plugins.deploy_image.as_ref();
-        let Some(image) =
-            images.and_then(|plugin| plugin.resources.iter().find(|i| same_kind(i, resource)))
-        else {
+        let Some(image) = self.project.image(resource.gvk()) else {
             return Vec::new();
         };
         let mut flags = words(&["--image", &image.image]);
@@ -482,27 +479,22 @@ fn multigroup_from(project: &Project, input: &Path) -> Option<usize> {
     if !project.multigroup {
         return None;
     }
-    let single_group = |entry: &Resource| {
+    // The input's files are there or not: this `exists` never fails.
+    let exists = |file: &str| Ok(input.join(file).is_file());
+    let single_group = |entry: &Resource| -> anyhow::Result<bool> {
         let api = model::Resource::recorded(entry);
-        let single = model::Layout::single_group(&api);
-        let multi = model::Layout::multigroup(&api);
         let roles = entry.api.is_some()
             && !entry.core
-            && input.join(single.role_file("admin")).is_file()
-            && !input.join(multi.role_file("admin")).is_file();
-        let webhooks = entry.webhooks.is_some()
-            && (input.join(&single.admission_file).is_file()
-                || input.join(&single.conversion_file).is_file());
-        roles || webhooks
+            && model::Layout::multigroup(&api).roles_left_single(&api, exists)?;
+        let webhooks =
+            entry.webhooks.is_some() && model::Layout::webhooks_left_single(&api, exists)?;
+        Ok(roles || webhooks)
     };
-    let last = project.resources.iter().rposition(single_group);
+    let last = project
+        .resources
+        .iter()
+        .rposition(|entry| matches!(single_group(entry), Ok(true)));
     Some(last.map_or(0, |i| i + 1))
-}
-
-fn same_kind(image: &DeployImageResource, resource: &Resource) -> bool {
-    image.group == resource.group
-        && image.version == resource.version
-        && image.kind == resource.kind
 }
 
 /// The `--owner` and `--license` that `rkb init` renders `boilerplate` from: its

@@ -7,6 +7,7 @@ mod build_image;
 mod create_api;
 mod create_webhook;
 mod delete;
+mod derive;
 mod edit;
 mod init;
 mod meant;
@@ -168,10 +169,7 @@ mod tests {
         let entries = entries();
         for (path, _, action) in &entries {
             let marker = match action {
-                Action::Insert(m)
-                | Action::InsertSorted(m)
-                | Action::Upsert(m)
-                | Action::Withdraw(m) => *m,
+                Action::AtMarker(m, _) => *m,
                 Action::Write(_) | Action::Remove => continue,
             };
             let tag = format!("+rkb:scaffold:{}", marker.name());
@@ -199,10 +197,7 @@ mod tests {
         let inserted: BTreeSet<&str> = entries()
             .iter()
             .filter_map(|(_, _, a)| match a {
-                Action::Insert(m)
-                | Action::InsertSorted(m)
-                | Action::Upsert(m)
-                | Action::Withdraw(m) => Some(m.name()),
+                Action::AtMarker(m, _) => Some(m.name()),
                 Action::Write(_) | Action::Remove => None,
             })
             .collect();

@@ -694,6 +694,7 @@ fn read_in_project(root: &Path, rel: &Path) -> anyhow::Result<Option<String>> {
 mod tests {
     use super::*;
     use crate::scaffold::Marker;
+    use crate::scaffold::plan::Edit;
 
     #[test]
     fn commit_creates_updates_and_reports() {
@@ -708,7 +709,7 @@ mod tests {
             .create("a/b/new.txt", "new\n".into(), false)
             .unwrap();
         changes
-            .insert_at_marker("list.yaml", Marker::Crds, "- x.yaml")
+            .edit_at_marker("list.yaml", Marker::Crds, Edit::Insert, "- x.yaml")
             .unwrap();
         let written = changes.commit().unwrap();
         assert_eq!(
@@ -1056,7 +1057,7 @@ mod tests {
             .unwrap();
         changes.create("lf.yaml", "a: 2\n".into(), true).unwrap();
         changes
-            .insert_sorted_at_marker("mod.rs", Marker::Modules, "pub mod cache;")
+            .edit_at_marker("mod.rs", Marker::Modules, Edit::Sorted, "pub mod cache;")
             .unwrap();
         assert_eq!(
             changes.read("PROJECT").unwrap().unwrap(),

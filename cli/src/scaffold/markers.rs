@@ -7,54 +7,32 @@
 use anyhow::{Context as _, bail};
 
 use super::changes::Changes;
-use super::plan::Marker;
+use super::plan::{Edit, Marker};
 use super::rust_text::lines_in_literals;
 
 impl Changes {
-    /// Inserts `snippet` on the lines before the `+rkb:scaffold:<marker>` line, indented like
-    /// the marker. Idempotent: a snippet already in the file is not inserted again.
-    pub fn insert_at_marker(
+    /// Plans the `edit` of `text` at the `+rkb:scaffold:<marker>` line of `rel`.
+    pub fn edit_at_marker(
         &mut self,
         rel: &str,
         marker: Marker,
-        snippet: &str,
+        edit: Edit,
+        text: &str,
     ) -> anyhow::Result<()> {
-        self.edit_at_marker(rel, marker, |content, hidden| {
-            insert_at_marker(content, marker.name(), snippet, hidden)
-        })
-    }
-
-    /// Inserts the one-line `snippet` into the block of lines right above the marker,
-    /// keeping the block in rustfmt's order (its `reorder_modules`/imports rules), so a
-    /// project stays `cargo fmt`-clean whatever order APIs are created in.
-    pub fn insert_sorted_at_marker(
-        &mut self,
-        rel: &str,
-        marker: Marker,
-        snippet: &str,
-    ) -> anyhow::Result<()> {
-        self.edit_at_marker(rel, marker, |content, hidden| {
-            insert_sorted(content, marker.name(), snippet.trim(), hidden)
-        })
-    }
-
-    /// Inserts `snippet` like [`Self::insert_at_marker`]; when the file has the snippet's
-    /// first line already, replaces the lines under it with the snippet's instead, so a
-    /// later run changes a value (`--force` with another image) rather than repeating it.
-    pub fn upsert_at_marker(
-        &mut self,
-        rel: &str,
-        marker: Marker,
-        snippet: &str,
-    ) -> anyhow::Result<()> {
-        self.edit_at_marker(rel, marker, |content, hidden| {
-            upsert(content, marker.name(), snippet, hidden)
+        if edit == Edit::Withdraw && !self.exists(rel)? {
+            return Ok(());
+        }
+        let name = marker.name();
+        self.edit_marked_file(rel, marker, |content, hidden| match edit {
+            Edit::Insert => insert_at_marker(content, name, text, hidden),
+            Edit::Sorted => insert_sorted(content, name, text.trim(), hidden),
+            Edit::Upsert => upsert(content, name, text, hidden),
+            Edit::Withdraw => withdraw(content, name, text.trim(), hidden),
         })
     }
 
     /// Removes the lines an insertion of `snippet` at `marker` left in `rel`, the inverse of
-    /// [`Self::insert_at_marker`] and its sorted and upserting kinds. The lines are matched
-    /// ignoring whitespace (and, in Rust, the trailing commas rustfmt adds when it wraps a
+    /// [`Self::edit_at_marker`]'s insertions. The lines are matched ignoring whitespace (and, in Rust, the trailing commas rustfmt adds when it wraps a
     /// line), nearest above the marker. Returns whether they were found; a missing file has
     /// nothing to remove.
     pub fn remove_inserted(
@@ -82,27 +60,10 @@ impl Changes {
         Ok(found)
     }
 
-    /// Takes back out what [`Self::upsert_at_marker`] put in with the snippet keyed `key`:
-    /// the YAML list item whose first line is `key` (with the lines under it), and the
-    /// list's own key line (`env:`) when no item of it is left above the marker.
-    pub fn withdraw_at_marker(
-        &mut self,
-        rel: &str,
-        marker: Marker,
-        key: &str,
-    ) -> anyhow::Result<()> {
-        if !self.exists(rel)? {
-            return Ok(());
-        }
-        self.edit_at_marker(rel, marker, |content, hidden| {
-            withdraw(content, marker.name(), key.trim(), hidden)
-        })
-    }
-
     /// Plans `edit` of the file that holds `marker`, if it changes anything. The file keeps
     /// its line endings (the edit sees LF), and in Rust sources a marker inside a block
     /// comment or a string literal is text, not a marker (`edit` gets those lines).
-    fn edit_at_marker(
+    fn edit_marked_file(
         &mut self,
         rel: &str,
         marker: Marker,
@@ -360,7 +321,7 @@ fn remove_snippet(
     Some(text)
 }
 
-/// `content` without the list item keyed `key` (see [`Changes::withdraw_at_marker`]).
+/// `content` without the list item keyed `key` (see [`Edit::Withdraw`]).
 fn withdraw(content: &str, marker: &str, key: &str, hidden: &[bool]) -> anyhow::Result<String> {
     let mut lines: Vec<&str> = content.lines().collect();
     let indent = |line: &str| line.len() - line.trim_start().len();
@@ -550,14 +511,14 @@ mod tests {
         .unwrap();
         let mut changes = Changes::open(dir.path()).unwrap();
         changes
-            .insert_sorted_at_marker("lib.rs", Marker::Modules, "mod b;")
+            .edit_at_marker("lib.rs", Marker::Modules, Edit::Sorted, "mod b;")
             .unwrap();
         assert_eq!(
             changes.read("lib.rs").unwrap().unwrap(),
             "mod a;\r\nmod b;\r\n// +rkb:scaffold:modules\r\n\r\nfn main() {}\r\n"
         );
         let err = changes
-            .insert_at_marker("mixed.yaml", Marker::Crds, "- x.yaml")
+            .edit_at_marker("mixed.yaml", Marker::Crds, Edit::Insert, "- x.yaml")
             .unwrap_err()
             .to_string();
         assert!(
@@ -575,7 +536,7 @@ mod tests {
         fs::write(dir.path().join("lib.rs"), source).unwrap();
         let mut changes = Changes::open(dir.path()).unwrap();
         changes
-            .insert_sorted_at_marker("lib.rs", Marker::Modules, "mod b;")
+            .edit_at_marker("lib.rs", Marker::Modules, Edit::Sorted, "mod b;")
             .unwrap();
         let updated = changes.read("lib.rs").unwrap().unwrap();
         assert!(
@@ -590,7 +551,7 @@ mod tests {
         )
         .unwrap();
         let err = changes
-            .insert_sorted_at_marker("only.rs", Marker::Modules, "mod b;")
+            .edit_at_marker("only.rs", Marker::Modules, Edit::Sorted, "mod b;")
             .unwrap_err();
         assert!(
             format!("{err:#}").contains("marker line is gone"),

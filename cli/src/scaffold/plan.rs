@@ -115,19 +115,34 @@ pub enum IfExists {
 pub enum Action {
     /// Writes the whole file.
     Write(IfExists),
-    /// Inserts the text on the lines right above the marker (once: text already there is
-    /// not inserted again).
-    Insert(Marker),
-    /// Inserts the one-line text into the block right above the marker, in rustfmt's order.
-    InsertSorted(Marker),
-    /// Inserts the text above the marker; when the file has the text's first line already
-    /// (its key, like `- name: MEMCACHED_IMAGE`), replaces the lines under it instead.
-    Upsert(Marker),
-    /// Takes out what an [`Action::Upsert`] at the marker put in: the YAML list item whose
-    /// first line is the text (its key), and the list's key if no item is left.
-    Withdraw(Marker),
+    /// Edits the file at the marker with the text: inserts it (once, sorted, or replacing
+    /// what an earlier run inserted under its first line, e.g. `- name: MEMCACHED_IMAGE`),
+    /// or withdraws what was upserted under it.
+    AtMarker(Marker, Edit),
     /// Removes the file, if it exists: what a variant of the API no longer asked for had.
     Remove,
+}
+
+/// What an edit at a marker does with its text: one edit, the difference a value
+/// (controller-runtime's options as values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edit {
+    /// Inserts the text on the lines before the marker, indented like it. Idempotent: text
+    /// already in the file is not inserted again.
+    Insert,
+    /// Inserts the one-line text into the block of lines right above the marker, keeping
+    /// the block in rustfmt's order (its `reorder_modules`/imports rules), so a project
+    /// stays `cargo fmt`-clean whatever order APIs are created in.
+    Sorted,
+    /// Inserts like [`Edit::Insert`]; when the file has the text's first line already,
+    /// replaces the lines under it with the text's instead, so a later run changes a value
+    /// (`--force` with another image) rather than repeating it.
+    Upsert,
+    /// Takes back out what an [`Edit::Upsert`] put in with the text as its key: the YAML
+    /// list item whose first line is the key (with the lines under it), and the list's own
+    /// key line (`env:`) when no item of it is left above the marker. A missing file has
+    /// nothing to take out.
+    Withdraw,
 }
 
 /// One generated file or insertion of a command. `S` is the command's switches: what the
@@ -167,22 +182,22 @@ impl<S> Entry<S> {
 
     /// An insertion of `template` at `marker`.
     pub const fn insert(path: &'static str, marker: Marker, text: Text) -> Self {
-        Self::new(path, text, Action::Insert(marker))
+        Self::new(path, text, Action::AtMarker(marker, Edit::Insert))
     }
 
     /// An insertion of a one-line `template` at `marker`, kept in rustfmt's order.
     pub const fn insert_sorted(path: &'static str, marker: Marker, text: Text) -> Self {
-        Self::new(path, text, Action::InsertSorted(marker))
+        Self::new(path, text, Action::AtMarker(marker, Edit::Sorted))
     }
 
     /// An insertion at `marker` that a later run updates rather than repeats.
     pub const fn upsert(path: &'static str, marker: Marker, text: Text) -> Self {
-        Self::new(path, text, Action::Upsert(marker))
+        Self::new(path, text, Action::AtMarker(marker, Edit::Upsert))
     }
 
     /// Takes the YAML list item keyed by `key` back out of the block above `marker`.
     pub const fn withdraw(path: &'static str, marker: Marker, key: Text) -> Self {
-        Self::new(path, key, Action::Withdraw(marker))
+        Self::new(path, key, Action::AtMarker(marker, Edit::Withdraw))
     }
 
     /// Removes `path` if it exists.
@@ -288,12 +303,9 @@ pub fn apply<S>(
                 IfExists::Refuse if !force => changes.create(&path, text()?, false)?,
                 _ => changes.create(&path, text()?, true)?,
             },
-            Action::Insert(marker) => changes.insert_at_marker(&path, marker, &text()?)?,
-            Action::InsertSorted(marker) => {
-                changes.insert_sorted_at_marker(&path, marker, &text()?)?
+            Action::AtMarker(marker, edit) => {
+                changes.edit_at_marker(&path, marker, edit, &text()?)?
             }
-            Action::Upsert(marker) => changes.upsert_at_marker(&path, marker, &text()?)?,
-            Action::Withdraw(marker) => changes.withdraw_at_marker(&path, marker, &text()?)?,
             Action::Remove => changes.remove(&path)?,
         }
         if entry.rustfmt && !to_format.contains(&path) {
@@ -423,9 +435,9 @@ pub fn unapply(
     let mut unapplied = Unapplied::default();
     for r in gone {
         let marker = match r.action {
-            Action::Insert(m) | Action::InsertSorted(m) | Action::Upsert(m) => m,
             // Taking out and removing are what a forced re-run does, never what it left.
-            Action::Write(_) | Action::Withdraw(_) | Action::Remove => continue,
+            Action::AtMarker(_, Edit::Withdraw) | Action::Write(_) | Action::Remove => continue,
+            Action::AtMarker(m, _) => m,
         };
         if kept.has_insertion(r) {
             continue;

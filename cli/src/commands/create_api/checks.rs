@@ -6,8 +6,7 @@ use std::collections::BTreeMap;
 use anyhow::bail;
 use rkb_core::rbac;
 
-use super::recorded::controllers;
-use super::resolve::{Resolved, controller_name};
+use super::resolve::{Asked, Resolved};
 use super::{CreateApiArgs, PLAN, Switches, create_webhook, image_flags};
 use crate::model::{self, Layout};
 use crate::names;
@@ -20,43 +19,50 @@ use crate::scaffold::{Changes, Templates, builtin_kinds};
 /// The first refusal is the error.
 pub(super) fn all(resolved: &Resolved, changes: &Changes) -> anyhow::Result<()> {
     let Resolved {
-        args, before, api, ..
+        args,
+        asked,
+        before,
+        api,
+        ..
     } = resolved;
-    something_to_scaffold(args, before)?;
+    something_to_scaffold(args, asked, before)?;
     image_options(resolved)?;
     if let Some(name) = &args.controller_name {
         names::check_controller_name(name)?;
     }
-    names_asked(args, before, api)?;
+    names_asked(args, asked, before, api)?;
     names::check_kind_not_taken(&api.kind, &taken_names(args.image.is_some()))?;
-    check_not_scaffolded(args, before, api)?;
-    check_same_kind_elsewhere(args, before, api)?;
-    check_same_scope(args, before, api)?;
-    if args.wants_resource() {
+    check_not_scaffolded(asked, before, api)?;
+    check_same_kind_elsewhere(asked, before, api)?;
+    check_same_scope(asked, before, api)?;
+    if asked.resource {
         check_rust_names(before, api)?;
     }
-    check_scope_fits_the_manager(args, before, api)?;
+    check_scope_fits_the_manager(args, asked, before, api)?;
     check_image_kept_whole(resolved)?;
     resolved
         .project
         .check_resource_names_keeping(&resolved.entry, &kept_flags(args))?;
-    let controller = args.wants_controller();
-    if resolved.project.multigroup && controller {
-        match resolved.named {
+    if resolved.project.multigroup && asked.controller {
+        match asked.named {
             Some(name) => names::check_controller_name_not_group(name, &api.group)?,
             None => names::check_kind_not_group(&api.kind, &api.group)?,
         }
     }
-    if controller {
-        check_controller_clash(args, before, api, &resolved.layout, changes)?;
+    if asked.controller {
+        check_controller_clash(asked, before, api, &resolved.layout, changes)?;
     }
     check_file_names(api, &resolved.layout)?;
     Ok(())
 }
 
 /// `--no-resource` and `--no-controller` together leave nothing to write.
-fn something_to_scaffold(args: &CreateApiArgs, project: &Project) -> anyhow::Result<()> {
-    if args.wants_resource() || args.wants_controller() {
+fn something_to_scaffold(
+    args: &CreateApiArgs,
+    asked: &Asked,
+    project: &Project,
+) -> anyhow::Result<()> {
+    if asked.resource || asked.controller {
         return Ok(());
     }
     let gvk = &args.gvk;
@@ -123,10 +129,11 @@ fn image_options(resolved: &Resolved) -> anyhow::Result<()> {
 /// rules, or with `--no-resource` a type that exists.
 fn names_asked(
     args: &CreateApiArgs,
+    asked: &Asked,
     project: &Project,
     api: &model::Resource,
 ) -> anyhow::Result<()> {
-    if args.wants_resource() {
+    if asked.resource {
         return Ok(api.check(&project.domain, args.plural.is_some())?);
     }
     let gvk = &args.gvk;
@@ -168,13 +175,14 @@ fn names_asked(
 /// A namespace-scoped manager's Roles cannot grant a watch of cluster-scoped objects.
 fn check_scope_fits_the_manager(
     args: &CreateApiArgs,
+    asked: &Asked,
     project: &Project,
     api: &model::Resource,
 ) -> anyhow::Result<()> {
-    if !project.namespaced || !args.wants_controller() || api.namespaced {
+    if !project.namespaced || !asked.controller || api.namespaced {
         return Ok(());
     }
-    let hint = if args.wants_resource() {
+    let hint = if asked.resource {
         format!(
             "Scaffold the type without a controller:  rkb create api --group {} --version {} --kind {} --no-controller{}",
             args.gvk.group,
@@ -315,12 +323,8 @@ fn check_file_names(api: &model::Resource, layout: &Layout) -> anyhow::Result<()
 }
 
 /// Every version of a kind is served by one CRD, which has one scope.
-fn check_same_scope(
-    args: &CreateApiArgs,
-    project: &Project,
-    api: &model::Resource,
-) -> anyhow::Result<()> {
-    if !args.wants_resource() || api.builtin {
+fn check_same_scope(asked: &Asked, project: &Project, api: &model::Resource) -> anyhow::Result<()> {
+    if !asked.resource || api.builtin {
         return Ok(());
     }
     let other = project
@@ -365,30 +369,30 @@ fn check_same_scope(
 
 /// The API (or its controller) is in PROJECT already: only `--force` regenerates it.
 pub(super) fn check_not_scaffolded(
-    args: &CreateApiArgs,
+    asked: &Asked,
     project: &Project,
     api: &model::Resource,
 ) -> anyhow::Result<()> {
     let existing = project.find(&api.group, &api.version, &api.kind);
     if let Some(existing) = existing
-        && !args.force
+        && !asked.force
     {
-        let controller_exists = match controller_name(args, api) {
+        let controller_exists = match asked.named {
             Some(name) => existing.has_controller_named(name),
             None => existing.controller,
         };
         let what = match (
-            args.wants_resource() && existing.api.is_some(),
-            args.wants_controller() && controller_exists,
+            asked.resource && existing.api.is_some(),
+            asked.controller && controller_exists,
         ) {
             (true, _) => Some("the API"),
             (false, true) => Some("a controller for"),
             (false, false) => None,
         };
-        if let Some(name) = controller_name(args, api)
+        if let Some(name) = asked.named
             && what.is_some()
         {
-            let (head, fix) = if args.wants_resource() && existing.api.is_some() {
+            let (head, fix) = if asked.resource && existing.api.is_some() {
                 (
                     "exists already; a controller of its own is added to an existing API with \
                      --no-resource"
@@ -430,13 +434,13 @@ pub(super) fn check_not_scaffolded(
 /// A controller's name is its metrics label and `--controller-concurrency` key, and its
 /// module a file: two controllers cannot share either.
 fn check_controller_clash(
-    args: &CreateApiArgs,
+    asked: &Asked,
     project: &Project,
     api: &model::Resource,
     layout: &Layout,
     changes: &Changes,
 ) -> anyhow::Result<()> {
-    let named = controller_name(args, api);
+    let named = asked.named;
     for (entry, name, other) in controllers(project) {
         // The same controller again: check_not_scaffolded refused it unless --force.
         if api.is(entry) && name == named {
@@ -469,7 +473,7 @@ fn check_controller_clash(
         );
     }
     // A module file PROJECT does not know of (the user's own) is not overwritten.
-    if named.is_some() && !args.force && changes.exists(&layout.controller_file)? {
+    if named.is_some() && !asked.force && changes.exists(&layout.controller_file)? {
         bail!(
             "{} exists already and PROJECT records no controller there: rkb does not overwrite \
              it.\n  Move it away, or choose another --controller-name",
@@ -481,7 +485,7 @@ fn check_controller_clash(
 
 /// The same kind in another group (or version) would share a controller module or roles.
 pub(super) fn check_same_kind_elsewhere(
-    args: &CreateApiArgs,
+    asked: &Asked,
     project: &Project,
     api: &model::Resource,
 ) -> anyhow::Result<()> {
@@ -494,8 +498,8 @@ pub(super) fn check_same_kind_elsewhere(
             && (!project.multigroup || other.group_module == api.group_module)
     };
     // A named controller has a module of its own: `check_controller_clash` judges it.
-    if args.wants_controller()
-        && controller_name(args, api).is_none()
+    if asked.controller
+        && asked.named.is_none()
         && let Some(other) = project
             .resources
             .iter()
@@ -524,7 +528,7 @@ pub(super) fn check_same_kind_elsewhere(
             kind = api.kind
         );
     }
-    if args.wants_resource()
+    if asked.resource
         && !project.multigroup
         && let Some(other) = project
             .resources
@@ -608,6 +612,23 @@ fn suggestions(group: &str, version: &str) -> String {
 /// Where an API's controller lives now, as PROJECT records the layout.
 fn existing_layout(project: &Project, resource: &project::Resource) -> Layout {
     Layout::recorded(project, &model::Resource::recorded(resource))
+}
+
+/// Every controller PROJECT records, with where it lives: each kind's default controller
+/// and its named ones.
+fn controllers<'a>(
+    project: &'a Project,
+) -> impl Iterator<Item = (&'a project::Resource, Option<&'a str>, Layout)> + 'a {
+    project.resources.iter().flat_map(move |r| {
+        let api = model::Resource::recorded(r);
+        let layout = Layout::recorded(project, &api);
+        let default = r.controller.then(|| (r, None, layout.clone()));
+        let named = r.controllers.iter().map(move |c| {
+            let named = layout.clone().named(&api, &c.name);
+            (r, Some(c.name.as_str()), named)
+        });
+        default.into_iter().chain(named)
+    })
 }
 
 #[cfg(test)]

@@ -66,7 +66,7 @@ pub(super) fn context(
     changes: &Changes,
 ) -> anyhow::Result<(Context, Switches)> {
     let Resolved {
-        args,
+        asked,
         image,
         api,
         dropped,
@@ -78,8 +78,8 @@ pub(super) fn context(
     } = resolved;
     let image = image.map(|options| options.check()).transpose()?;
     let switches = Switches {
-        resource: args.wants_resource(),
-        controller: args.wants_controller(),
+        resource: asked.resource,
+        controller: asked.controller,
         image: image.is_some(),
         drop_image: dropped.is_some(),
         grouped: layout.group_mod_file.is_some(),

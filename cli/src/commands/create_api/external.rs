@@ -8,6 +8,7 @@ use anyhow::bail;
 
 use super::checks::{check_not_scaffolded, check_same_kind_elsewhere, taken_names};
 use super::context::{Context, External};
+use super::resolve::Asked;
 use super::{CreateApiArgs, EXTERNAL_MOD, Switches};
 use crate::model::{self, Layout, ProjectNames};
 use crate::names;
@@ -76,8 +77,9 @@ fn checks(
     names::check_module_name("--version", &crd.version, "--version v1")
         .map_err(|e| from_file(file, given(&args.gvk.version), e))?;
     names::check_kind_not_taken(&api.kind, &taken_names(false))?;
-    check_not_scaffolded(args, project, api)?;
-    check_same_kind_elsewhere(args, project, api)?;
+    let asked = Asked::new(args, &api.kind);
+    check_not_scaffolded(&asked, project, api)?;
+    check_same_kind_elsewhere(&asked, project, api)?;
     if let Some(other) = project.resources.iter().find(|r| {
         r.external
             && model::Resource::recorded(r).group_module == api.group_module

@@ -7,6 +7,7 @@ use anyhow::bail;
 use super::Switches;
 use super::context::{Context, command_literals};
 use super::external::external_context;
+use crate::commands::derive::{Derived, derive};
 use crate::deploy_image::ImageOptions;
 use crate::model::{self, Layout, ProjectNames};
 use crate::project::{self, Project};
@@ -47,24 +48,10 @@ pub(in crate::commands) fn recorded(
     if entry.external {
         return recorded_external(project, entry, changes);
     }
-    let api = match &entry.api {
-        Some(recorded) if !entry.core => model::Resource::custom(
-            project,
-            (&entry.group, &entry.version, &entry.kind),
-            Some(&entry.plural),
-            recorded.namespaced,
-        ),
-        _ => model::Resource::recorded(entry),
-    };
-    let images = project
-        .plugins
-        .deploy_image
-        .iter()
-        .flat_map(|p| &p.resources);
-    let same = |i: &&project::DeployImageResource| {
-        i.group == entry.group && i.version == entry.version && i.kind == entry.kind
-    };
-    let image = match images.clone().find(same) {
+    let Derived {
+        api, mut layout, ..
+    } = derive(project, entry.gvk(), None, changes)?;
+    let image = match project.image(entry.gvk()) {
         Some(i) => Some(
             ImageOptions {
                 image: i.image.clone(),
@@ -76,7 +63,6 @@ pub(in crate::commands) fn recorded(
         ),
         None => None,
     };
-    let mut layout = Layout::in_project(project, &api, changes)?;
     if project.multigroup {
         // An API scaffolded before `rkb edit --multigroup` keeps its single-group names:
         // edit moved its controller's module, not the controller's name or the roles.
@@ -87,9 +73,8 @@ pub(in crate::commands) fn recorded(
                 "Runnable::new(\"{}\", {}::run)",
                 single.controller_name, layout.controller_module
             ));
-        let single_roles = entry.api.is_some()
-            && changes.exists(&single.role_file("admin"))?
-            && !changes.exists(&layout.role_file("admin"))?;
+        let single_roles =
+            entry.api.is_some() && layout.roles_left_single(&api, |file| changes.exists(file))?;
         if moved || single_roles {
             layout.controller_name = single.controller_name;
             layout.role_prefix = single.role_prefix;
@@ -113,7 +98,12 @@ pub(in crate::commands) fn recorded(
         image_env: layout.image_env(),
         // The first image's controller starts the manager's `env:` list, later ones join
         // it, and it stays while any of them does.
-        env_list_exists: images.filter(|i| !same(i)).count() > 0,
+        env_list_exists: project
+            .plugins
+            .deploy_image
+            .iter()
+            .flat_map(|p| &p.resources)
+            .any(|i| i.gvk() != entry.gvk()),
         api,
         layout,
         image,
@@ -136,7 +126,10 @@ pub(in crate::commands) fn recorded_named(
     changes: &Changes,
 ) -> anyhow::Result<(Context, Switches)> {
     let (mut context, mut switches) = recorded(project, entry, changes)?;
-    context.layout = Layout::in_project(project, &context.api, changes)?.named(&context.api, name);
+    // Where the kind's files are, as derived, not as an API from before `edit
+    // --multigroup` keeps its default controller's.
+    let derived = derive(project, entry.gvk(), None, changes)?;
+    context.layout = derived.layout.named(&context.api, name);
     switches.resource = false;
     switches.controller = true;
     Ok((context, switches))
@@ -154,21 +147,4 @@ pub(in crate::commands) fn recorded_all(
         all.push(recorded_named(project, entry, &named.name, changes)?);
     }
     Ok(all)
-}
-
-/// Every controller PROJECT records, with where it lives: each kind's default controller
-/// and its named ones.
-pub(super) fn controllers<'a>(
-    project: &'a Project,
-) -> impl Iterator<Item = (&'a project::Resource, Option<&'a str>, Layout)> + 'a {
-    project.resources.iter().flat_map(move |r| {
-        let api = model::Resource::recorded(r);
-        let layout = Layout::recorded(project, &api);
-        let default = r.controller.then(|| (r, None, layout.clone()));
-        let named = r.controllers.iter().map(move |c| {
-            let named = layout.clone().named(&api, &c.name);
-            (r, Some(c.name.as_str()), named)
-        });
-        default.into_iter().chain(named)
-    })
 }

@@ -4,16 +4,19 @@
 use anyhow::Context as _;
 
 use super::{CreateApiArgs, create_webhook};
+use crate::commands::derive::{Derived, New, derive};
 use crate::deploy_image::ImageOptions;
 use crate::model::{self, Layout};
 use crate::project::{self, Project};
+use crate::scaffold::Changes;
 use crate::scaffold::plan::Marker;
-use crate::scaffold::{Changes, builtin_kinds};
 
 /// What `create api` would do, derived from its flags and the project: one value that the
 /// checks judge and the templates' context is made of.
 pub(super) struct Resolved<'a> {
     pub args: &'a CreateApiArgs,
+    /// What the flags ask for.
+    pub asked: Asked<'a>,
     /// PROJECT as it is.
     pub before: &'a Project,
     /// The `--image` options as given, `None` without `--image`.
@@ -22,8 +25,6 @@ pub(super) struct Resolved<'a> {
     /// project's types or a built-in kind. A `--no-resource` kind that is neither gets
     /// the names of a custom resource, and the checks refuse it.
     pub api: model::Resource,
-    /// `--controller-name`, unless it is the kind's default controller's name.
-    pub named: Option<&'a str>,
     /// What `--image` recorded for the API, when `--force` without it replaces that.
     pub dropped: Option<project::DeployImageResource>,
     /// PROJECT's entry for what this command adds.
@@ -50,30 +51,35 @@ pub(super) fn resolve<'a>(
         container_port: args.image_container_port.clone(),
         run_as_user: args.run_as_user.clone(),
     });
-    let api = resource(args, project);
-    let named = controller_name(args, &api);
+    let asked = Asked::new(args, &args.gvk.kind);
+    let new = asked.resource.then_some(New {
+        plural: args.plural.as_deref(),
+        namespaced: !args.cluster_scoped,
+    });
+    let Derived {
+        api, mut layout, ..
+    } = derive(project, args.gvk.parts(), new, changes)?;
+    if let Some(name) = asked.named {
+        layout = layout.named(&api, name);
+    }
     let dropped = dropped_image(args, project, &api);
-    let entry = new_entry(args, project, &api, named);
+    let entry = new_entry(&asked, project, &api);
     let mut planned = updated_project(args, project, &api, &entry);
-    let conversion = if args.wants_resource() {
+    let conversion = if asked.resource {
         join_conversion(&mut planned, &api, changes)?
     } else {
         Joined::None
     };
-    let mut layout = Layout::in_project(&planned, &api, changes)?;
-    if let Some(name) = named {
-        layout = layout.named(&api, name);
-    }
     let env_list_exists = match &image {
         Some(_) => manager_has_env_list(changes)?,
         None => false,
     };
     Ok(Resolved {
         args,
+        asked,
         before: project,
         image,
         api,
-        named,
         dropped,
         entry,
         project: planned,
@@ -83,44 +89,33 @@ pub(super) fn resolve<'a>(
     })
 }
 
-/// The kind asked for: a new custom resource (or a new version of one), or with
-/// `--no-resource` a type that exists already.
-fn resource(args: &CreateApiArgs, project: &Project) -> model::Resource {
-    let gvk = (
-        args.gvk.group.as_str(),
-        args.gvk.version.as_str(),
-        args.gvk.kind.as_str(),
-    );
-    let custom = || {
-        model::Resource::custom(
-            project,
-            gvk,
-            args.plural.as_deref(),
-            args.wants_namespaced(),
-        )
-    };
-    if args.wants_resource() {
-        return custom();
-    }
-    let own = project
-        .find(gvk.0, gvk.1, gvk.2)
-        .filter(|r| r.api.is_some());
-    match (own, builtin_kinds::find(gvk.0, gvk.1, gvk.2)) {
-        (Some(own), _) => model::Resource::recorded(own),
-        (None, Some(builtin)) => model::Resource::builtin(builtin),
-        (None, None) => custom(),
-    }
+/// What the flags of `create api` ask for, read once: a type, a controller, which one,
+/// and whether to regenerate what exists.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Asked<'a> {
+    /// The type (not `--no-resource`).
+    pub resource: bool,
+    /// A controller (not `--no-controller`).
+    pub controller: bool,
+    /// `--controller-name`, unless it is the default name (the lowercase kind), which is
+    /// the kind's default controller.
+    pub named: Option<&'a str>,
+    pub force: bool,
 }
 
-/// `--controller-name`, unless it is the default name (the lowercase kind), which is the
-/// kind's default controller.
-pub(super) fn controller_name<'a>(
-    args: &'a CreateApiArgs,
-    api: &model::Resource,
-) -> Option<&'a str> {
-    args.controller_name
-        .as_deref()
-        .filter(|name| *name != project::default_controller_name(&api.kind))
+impl<'a> Asked<'a> {
+    /// What `args` ask for of `kind`.
+    pub fn new(args: &'a CreateApiArgs, kind: &str) -> Self {
+        Asked {
+            resource: !args.no_resource,
+            controller: !args.no_controller,
+            named: args
+                .controller_name
+                .as_deref()
+                .filter(|name| *name != project::default_controller_name(kind)),
+            force: args.force,
+        }
+    }
 }
 
 /// What `--image` recorded for the API when `--force` without `--image` regenerates it:
@@ -133,29 +128,18 @@ fn dropped_image(
     if !args.force || args.image.is_some() {
         return None;
     }
-    project
-        .plugins
-        .deploy_image
-        .iter()
-        .flat_map(|p| &p.resources)
-        .find(|r| api.is_image(r))
-        .cloned()
+    project.image(api.gvk()).cloned()
 }
 
 /// PROJECT's entry for what the command adds: the type, the default controller or a
 /// named one.
-fn new_entry(
-    args: &CreateApiArgs,
-    project: &Project,
-    api: &model::Resource,
-    named: Option<&str>,
-) -> project::Resource {
+fn new_entry(asked: &Asked, project: &Project, api: &model::Resource) -> project::Resource {
     let mut entry = api.entry(
         &project.domain,
-        args.wants_resource(),
-        args.wants_controller() && named.is_none(),
+        asked.resource,
+        asked.controller && asked.named.is_none(),
     );
-    if let Some(name) = named {
+    if let Some(name) = asked.named {
         entry
             .controllers
             .push(project::NamedController { name: name.into() });
@@ -223,7 +207,7 @@ fn join_conversion(
     api: &model::Resource,
     changes: &Changes,
 ) -> anyhow::Result<Joined> {
-    let Some(hub) = project.resources.iter_mut().find(|r| {
+    let Some(hub) = project.resources.iter().find(|r| {
         r.group == api.group
             && r.kind == api.kind
             && r.version != api.version
@@ -231,15 +215,18 @@ fn join_conversion(
     }) else {
         return Ok(Joined::None);
     };
-    let webhooks = hub.webhooks.as_mut().expect("found by its webhooks");
+    let webhooks = hub.webhooks.as_ref().expect("found by its webhooks");
     if webhooks.spoke.contains(&api.version) {
         return Ok(Joined::None);
     }
     let mut spokes = webhooks.spoke.clone();
     spokes.push(api.version.clone());
     spokes.sort();
-    let hub_api = model::Resource::recorded(hub);
-    let hub_layout = Layout::in_project(project, &hub_api, changes)?;
+    let Derived {
+        api: hub_api,
+        layout: hub_layout,
+        ..
+    } = derive(project, hub.gvk(), None, changes)?;
     let file = changes
         .read(&hub_layout.conversion_file)?
         .unwrap_or_default();

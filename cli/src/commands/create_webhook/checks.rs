@@ -1,29 +1,54 @@
-//! The refusals of `create webhook`: no such kind, a webhook it has already, and a
-//! conversion webhook that cannot be.
+//! Step two of `create webhook`: every refusal, judged on what [`super::resolve`]
+//! derived, in one written order: a webhook asked for, a kind that can have webhooks, no
+//! webhook it has already, and a conversion webhook that can be.
 
 use anyhow::bail;
 
 use super::CreateWebhookArgs;
+use super::resolve::Resolved;
 use crate::project::{self, Project};
 
-/// The PROJECT entry the webhooks are for: a custom resource of the project or a
-/// built-in kind it has a controller for.
-pub(super) fn find_resource<'p>(
-    project: &'p Project,
-    args: &CreateWebhookArgs,
-) -> anyhow::Result<&'p project::Resource> {
-    if let Some(resource) = project
-        .find(&args.gvk.group, &args.gvk.version, &args.gvk.kind)
-        .filter(|r| r.api.is_some() || r.core)
-    {
-        return Ok(resource);
+/// Every check of `create webhook`, in the order above. The first refusal is the error.
+pub(super) fn all(args: &CreateWebhookArgs, resolved: &Resolved) -> anyhow::Result<()> {
+    let example = format!(
+        "rkb create webhook --group {} --version {} --kind {}",
+        args.gvk.group, args.gvk.version, args.gvk.kind
+    );
+    some_webhook(args, &example)?;
+    if !resolved.known {
+        unknown_kind(&resolved.project, args)?;
     }
+    check_duplicates(args, &resolved.before, &example)?;
+    if args.webhooks.conversion {
+        check_conversion(&resolved.project, args, &resolved.entry)?;
+    }
+    Ok(())
+}
+
+/// At least one of the webhook flags.
+fn some_webhook(args: &CreateWebhookArgs, example: &str) -> anyhow::Result<()> {
+    let asked = &args.webhooks;
+    if asked.defaulting || asked.programmatic_validation || asked.conversion {
+        return Ok(());
+    }
+    bail!(
+        "no webhook chosen: create webhook needs at least one of --defaulting, \
+         --programmatic-validation and --conversion.\n  \
+         example:  {example} --defaulting --programmatic-validation"
+    );
+}
+
+/// Refuses a kind that can have no webhooks: webhooks are for a custom resource of the
+/// project or a built-in kind, and PROJECT has no such kind (or it is external).
+fn unknown_kind(project: &Project, args: &CreateWebhookArgs) -> anyhow::Result<()> {
     if let Some(external) = project
         .find(&args.gvk.group, &args.gvk.version, &args.gvk.kind)
         .filter(|r| r.external)
     {
         bail!(
-            "{} {}/{} is an external API (`create api --external-crd`): its CRD and its objects'              admission belong to the project that defines it, and rkb does not scaffold webhooks              for it.\n  \
+            "{} {}/{} is an external API (`create api --external-crd`): its CRD and its objects' \
+             admission belong to the project that defines it, and rkb does not scaffold webhooks \
+             for it.\n  \
              Validate what this project needs in its reconciler instead, or add the webhook to \
              the project that owns {}",
             external.kind,
@@ -88,7 +113,7 @@ pub(super) fn find_resource<'p>(
 }
 
 /// A second webhook of a type the kind has is refused, unless `--force` regenerates it.
-pub(super) fn check_duplicates(
+fn check_duplicates(
     args: &CreateWebhookArgs,
     before: &project::Webhooks,
     example: &str,
@@ -142,7 +167,7 @@ pub(super) fn check_duplicates(
 
 /// Checks `--conversion` and `--spoke`: a custom resource, other versions of the same
 /// kind with types in this project, and no conversion webhook for the kind yet.
-pub(super) fn check_conversion(
+fn check_conversion(
     project: &Project,
     args: &CreateWebhookArgs,
     hub: &project::Resource,
