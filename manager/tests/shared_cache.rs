@@ -163,7 +163,12 @@ async fn controllers_owning_one_kind_share_its_watch() {
 
 /// A controller of ConfigMaps on the shared watch of Secrets that skips its own writes:
 /// with `writes`, its first reconcile of `a` creates the Secret `of-a` owned by `a`.
-fn ignoring_own(name: &'static str, namespace: &str, writes: Option<OwnWrites<Secret>>, seen: &Seen) -> Runnable {
+fn ignoring_own(
+    name: &'static str,
+    namespace: &str,
+    writes: Option<OwnWrites<Secret>>,
+    seen: &Seen,
+) -> Runnable {
     let (namespace, seen) = (namespace.to_owned(), seen.clone());
     Runnable::new(name, move |ctx: Context| async move {
         let client = ctx.client();
@@ -173,9 +178,12 @@ fn ignoring_own(name: &'static str, namespace: &str, writes: Option<OwnWrites<Se
         );
         let secrets = Api::<Secret>::namespaced(client, &namespace);
         let own = writes.clone().unwrap_or_default();
-        let (controller, _) =
-            ctx.cache()
-                .owns_ignoring_own(config_maps, secrets.clone(), watcher::Config::default(), &own);
+        let (controller, _) = ctx.cache().owns_ignoring_own(
+            config_maps,
+            secrets.clone(),
+            watcher::Config::default(),
+            &own,
+        );
         let reconcile = move |a: Arc<ConfigMap>, _: Arc<()>| {
             *seen.lock().unwrap().entry(name).or_default() += 1;
             let (secrets, writes, seen) = (secrets.clone(), writes.clone(), seen.clone());
@@ -185,7 +193,10 @@ fn ignoring_own(name: &'static str, namespace: &str, writes: Option<OwnWrites<Se
                 };
                 // After `other`'s first reconcile, which would otherwise absorb the one the
                 // Secret starts.
-                eventually("`other` reconciles `a`", || seen.lock().unwrap().contains_key("other")).await;
+                eventually("`other` reconciles `a`", || {
+                    seen.lock().unwrap().contains_key("other")
+                })
+                .await;
                 let secret = Secret {
                     metadata: ObjectMeta {
                         name: Some("of-a".into()),
@@ -194,8 +205,12 @@ fn ignoring_own(name: &'static str, namespace: &str, writes: Option<OwnWrites<Se
                     },
                     ..Secret::default()
                 };
-                let create = secrets.create(&PostParams::default(), &secret);
-                match writes.apply(&secret, async { create.await.map(Some) }).await {
+                let params = PostParams::default();
+                let create = secrets.create(&params, &secret);
+                match writes
+                    .apply(&secret, async { create.await.map(Some) })
+                    .await
+                {
                     Ok(_) | Err(kube::Error::Api(_)) => Ok(Action::await_change()),
                     Err(error) => Err(error),
                 }
@@ -224,16 +239,27 @@ async fn on_a_shared_watch_each_controller_skips_only_its_own_writes() {
     ]));
     let count = |name| seen.lock().unwrap().get(name).copied().unwrap_or(0);
     // `other` reconciles `a` once for `a` and once more for the Secret `writer` created.
-    eventually("`other` reconciles `a` for the Secret", || count("other") >= 2).await;
+    eventually("`other` reconciles `a` for the Secret", || {
+        count("other") >= 2
+    })
+    .await;
     // Both subscribers got that delivery together; give `writer` time to act on it.
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(count("writer"), 1, "`writer` is not woken by its own write");
     assert!(
-        Api::<Secret>::namespaced(admin, &namespace).get_opt("of-a").await.unwrap().is_some()
+        Api::<Secret>::namespaced(admin, &namespace)
+            .get_opt("of-a")
+            .await
+            .unwrap()
+            .is_some()
     );
     shutdown.cancel();
     running.await.unwrap().unwrap();
 
     let path = format!("/api/v1/namespaces/{namespace}/secrets");
-    assert_eq!(watches.lock().unwrap().get(&path).copied(), Some(1), "one watch of Secrets");
+    assert_eq!(
+        watches.lock().unwrap().get(&path).copied(),
+        Some(1),
+        "one watch of Secrets"
+    );
 }

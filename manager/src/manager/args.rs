@@ -280,7 +280,9 @@ impl FromStr for Buckets {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let usage = |why: String| {
-            format!("{s:?} is not a list of bucket bounds: {why}; give seconds, increasing and comma-separated, e.g. `0.01,0.1,1,10`")
+            format!(
+                "{s:?} is not a list of bucket bounds: {why}; give seconds, increasing and comma-separated, e.g. `0.01,0.1,1,10`"
+            )
         };
         let mut bounds = Vec::new();
         for bound in s.split(',').map(str::trim) {
@@ -362,7 +364,9 @@ mod tests {
         let default = Args::default().rest_client_latency_buckets;
         assert_eq!(
             default.bounds(),
-            [0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0]
+            [
+                0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0
+            ]
         );
         let given: Buckets = "0.01, 0.1,1,10".parse().unwrap();
         assert_eq!(given.bounds(), [0.01, 0.1, 1.0, 10.0]);

@@ -368,10 +368,7 @@ pub async fn reconcile(
             .expect("only an existing Deployment can be unchanged"),
     };
     let related = Some(reference(deployment.as_ref()));
-    match existing
-        .as_ref()
-        .and_then(|d| d.spec.replicas)
-    {
+    match existing.as_ref().and_then(|d| d.spec.replicas) {
         None => {
             let note = format!("Created Deployment {name} with {size} replicas");
             ctx.record(&object, related, "Created", note);

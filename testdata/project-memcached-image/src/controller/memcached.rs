@@ -172,6 +172,9 @@ pub fn labels(name: &str) -> BTreeMap<String, String> {
 /// garbage collector deletes it too), hardened like the manager: non-root, read-only root
 /// filesystem, no privilege escalation, no capabilities, RuntimeDefault seccomp, and
 /// resource requests and limits.
+// The spec's `.into()` is the identity on k8s-openapi's `v1_37` and wraps it in `Some`
+// before: clippy sees only the level it builds.
+#[allow(clippy::useless_conversion)]
 pub fn desired_deployment(object: &Memcached, image: &str) -> Result<Deployment, Error> {
     let name = object.name_any();
     let mut owner = object
@@ -230,8 +233,8 @@ pub fn desired_deployment(object: &Memcached, image: &str) -> Result<Deployment,
             owner_references: Some(vec![owner]),
             ..ObjectMeta::default()
         },
-        // `.into()` because k8s-openapi makes a Deployment's spec required from Kubernetes
-        // 1.37 on and optional before: this compiles on either.
+        // `.into()`: k8s-openapi makes a Deployment's spec required from Kubernetes 1.37 on
+        // and optional before, and this compiles on either.
         spec: DeploymentSpec {
             replicas: Some(object.spec.size),
             selector: LabelSelector {
