@@ -925,3 +925,114 @@ async fn with_the_least_rbac_it_works_and_without_patch_it_is_not_ready_and_says
     assert!(logs.text().contains("problem with it is solved"));
     manager.stop().await;
 }
+
+/// Without `create` on Secrets: the Secret is applied empty with the manifests, and the
+/// manager fills it in.
+#[tokio::test]
+async fn without_create_the_manager_fills_in_a_secret_applied_empty() {
+    let env = rkb_envtest::shared().await;
+    let admin = env.client();
+    let namespace = env.create_namespace().await.unwrap();
+    let port = rkb_envtest::free_port("127.0.0.1");
+    let configuration = install_configuration(&admin, &namespace, &[port]).await;
+    let certs = certificates(&namespace, &configuration);
+    let empty = Secret {
+        metadata: ObjectMeta {
+            name: Some(SECRET.into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    Api::<Secret>::namespaced(admin.clone(), &namespace)
+        .create(&PostParams::default(), &empty)
+        .await
+        .unwrap();
+    let mut rules: Vec<_> = rkb_runtime::webhook_certificate_rules(&certs)
+        .into_iter()
+        .filter(|rule| rule.verbs != ["create"])
+        .collect();
+    rules.push(rkb_runtime::rbac::Rule {
+        api_groups: vec!["coordination.k8s.io".into()],
+        resources: vec!["leases".into()],
+        verbs: vec!["get".into(), "create".into(), "update".into()],
+        namespace: Some(namespace.clone()),
+        ..Default::default()
+    });
+    grant(env, &namespace, &rules).await;
+    let may_update = ResourceAttributes {
+        namespace: Some(namespace.clone()),
+        resource: Some("secrets".into()),
+        name: Some(SECRET.into()),
+        verb: Some("update".into()),
+        ..Default::default()
+    };
+    until_allowed(env, &namespace, may_update, true).await;
+    let may_create = ResourceAttributes {
+        namespace: Some(namespace.clone()),
+        resource: Some("secrets".into()),
+        verb: Some("create".into()),
+        ..Default::default()
+    };
+    until_allowed(env, &namespace, may_create, false).await;
+    let operator = env
+        .service_account_client(&namespace, "operator")
+        .await
+        .unwrap();
+
+    let manager = Running::start(operator, port, &namespace, certs);
+    first_admitted(&admin, &namespace, manager.started).await;
+    let stored = secret(&admin, &namespace).await.unwrap();
+    assert_eq!(
+        ca_bundles(&admin, &configuration).await,
+        [stored["ca.crt"].clone()]
+    );
+    manager.stop().await;
+}
+
+/// What a project's `main.rs` gives its manager (its names, as `rkb init` makes them).
+fn project_certificates() -> WebhookCertificates {
+    // ANCHOR: project
+    WebhookCertificates::new("memcached-operator-webhook-server-cert")
+        .service("memcached-operator-webhook-service")
+        .mutating_webhook_configuration("memcached-operator-mutating-webhook-configuration")
+        .validating_webhook_configuration("memcached-operator-validating-webhook-configuration")
+        .conversion_webhook_crd("memcacheds.cache.example.com")
+    // ANCHOR_END: project
+}
+
+/// The RBAC of [`project_certificates`], rendered as `make manifests` writes it, is the
+/// snapshot `tests/snapshots/webhook-certificate-rules.yaml` (`RKB_BLESS=1` rewrites it).
+#[test]
+fn a_projects_rules_name_its_objects_and_nothing_wider() {
+    let rules = rkb_runtime::webhook_certificate_rules(&project_certificates());
+    let files = rkb_runtime::Manifests::new(Vec::new(), vec![rules])
+        .render()
+        .unwrap();
+    let role = &files[std::path::Path::new("config/rbac/role.yaml")];
+    let snapshot = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots/webhook-certificate-rules.yaml");
+    if std::env::var_os("RKB_BLESS").is_some() {
+        std::fs::write(&snapshot, role).unwrap();
+    }
+    assert_eq!(
+        *role,
+        std::fs::read_to_string(&snapshot).unwrap_or_default(),
+        "run `RKB_BLESS=1 cargo test -p rkb-runtime --test webhook_certificates` after an \
+         intended change and review the diff"
+    );
+    for resource in [
+        "mutatingwebhookconfigurations",
+        "validatingwebhookconfigurations",
+        "customresourcedefinitions",
+    ] {
+        let rule = role
+            .split("- apiGroups:")
+            .find(|r| r.contains(resource))
+            .unwrap();
+        assert!(
+            rule.contains("resourceNames:") && rule.contains("- patch"),
+            "{rule}"
+        );
+        assert!(!rule.contains("- list"), "{rule}");
+    }
+}
