@@ -55,10 +55,12 @@
 //! # Lifecycle
 //!
 //! 1. The probe and metrics servers start, and the webhook server if the operator has
-//!    [webhooks](crate::webhook) (on every replica); `/readyz` passes once it serves.
+//!    [webhooks](crate::webhook) (on every replica); `/readyz` passes once it serves (with
+//!    [`Manager::webhook_certificates`], once it serves the certificate of their Secret).
 //! 2. With `--leader-elect`, the manager waits for the Lease; standbys stay here and take
 //!    over when the leader releases it or stops renewing it.
-//! 3. Every [`Runnable`] starts; `/readyz` fails until each controller's cache is synced,
+//! 3. Every [`Runnable`] starts, and the keeper of the [webhook certificates](crate::certs)
+//!    if any; `/readyz` fails until each controller's cache is synced,
 //!    and whenever the last list or watch of a collection through its client failed (a
 //!    watch of `.owns(...)` that RBAC forbids keeps the controller unready).
 //! 4. On SIGTERM or SIGINT, controllers stop taking new work and finish in-flight reconciles
