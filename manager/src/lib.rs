@@ -10,6 +10,7 @@
 //! - [`backoff::ErrorBackoff`]: per-object exponential requeue delays.
 //! - [`events::Events`]: Events recorded off the reconcile path.
 //! - [`webhook`]: defaulting, validating and conversion webhooks the manager serves.
+//! - [`certs`]: webhook certificates the manager provisions, injects and rotates itself.
 //! - [`migrate`]: storage version migration of CRDs (`--migrate-storage`).
 //!
 //! The map of the whole API is `rkb-runtime`'s front page. In the rkb Book: [manager flags
@@ -23,6 +24,7 @@
 
 pub mod backoff;
 pub mod cache;
+pub mod certs;
 pub mod client;
 pub mod events;
 pub mod manager;

@@ -39,6 +39,10 @@
 //!   served once registered in [`webhook::Webhooks`] with [`Manager::webhooks`].
 //! - [`migrate`]: storage version migration, the manager's `--migrate-storage`
 //!   ([`migrate::Migration`]), and [`storage_migration_rules`], the RBAC rules it needs.
+//! - [`certs`]: webhook certificates the manager makes, injects into its webhook
+//!   configurations and CRDs, and rotates itself, without cert-manager
+//!   ([`Manager::webhook_certificates`]), and [`webhook_certificate_rules`], the RBAC rules
+//!   it needs.
 //!
 //! ```no_run
 //! // What a generated src/main.rs boils down to.
@@ -127,7 +131,7 @@
 #[cfg(feature = "manager")]
 pub use rkb_manager::{ClusterApi, Lister, NamespacedApi, TypedApi};
 #[cfg(feature = "manager")]
-pub use rkb_manager::{Manager, backoff, cache, client, events, manager, migrate, webhook};
+pub use rkb_manager::{Manager, backoff, cache, certs, client, events, manager, migrate, webhook};
 
 #[cfg(feature = "manifests")]
 pub use rkb_derive::Rbac;
@@ -229,4 +233,62 @@ where
             &["list", "patch"],
         ),
     ]
+}
+
+/// The RBAC rules the manager needs to keep its own webhook certificates
+/// ([`manager::Manager::webhook_certificates`], module [`certs`]), for the `rbac` list of
+/// [`Manifests`]; nothing wider:
+///
+/// - in its namespace (the one `certs` names, else `system`, which kustomize's
+///   `namespace:` replaces): `get`, `list`, `watch` and `update` on the Secret, by name;
+///   and `create` on Secrets, which Kubernetes cannot restrict by name (`resourceNames`
+///   never applies to `create`: the name is not known when the request is authorized), so
+///   it is a rule of its own, in that namespace only, and grants no reading of other
+///   Secrets;
+/// - `get` and `patch` on each named Mutating/ValidatingWebhookConfiguration and CRD, by
+///   name.
+#[cfg(all(feature = "manager", feature = "manifests"))]
+pub fn webhook_certificate_rules(certs: &certs::WebhookCertificates) -> Vec<rbac::Rule> {
+    let namespace = certs.namespace_name().unwrap_or("system").to_owned();
+    let rule = |group: &str, resource: &str, names: &[String], verbs: &[&str]| rbac::Rule {
+        api_groups: vec![group.to_owned()],
+        resources: vec![resource.to_owned()],
+        resource_names: names.to_vec(),
+        verbs: verbs.iter().map(|v| (*v).to_owned()).collect(),
+        ..rbac::Rule::default()
+    };
+    let secret = [certs.secret_name().to_owned()];
+    let mut rules = vec![
+        rbac::Rule {
+            namespace: Some(namespace.clone()),
+            ..rule("", "secrets", &secret, &["get", "list", "watch", "update"])
+        },
+        rbac::Rule {
+            namespace: Some(namespace),
+            ..rule("", "secrets", &[], &["create"])
+        },
+    ];
+    let named = [
+        (
+            "admissionregistration.k8s.io",
+            "mutatingwebhookconfigurations",
+            certs.mutating_webhook_configurations(),
+        ),
+        (
+            "admissionregistration.k8s.io",
+            "validatingwebhookconfigurations",
+            certs.validating_webhook_configurations(),
+        ),
+        (
+            "apiextensions.k8s.io",
+            "customresourcedefinitions",
+            certs.conversion_webhook_crds(),
+        ),
+    ];
+    for (group, resource, names) in named {
+        if !names.is_empty() {
+            rules.push(rule(group, resource, names, &["get", "patch"]));
+        }
+    }
+    rules
 }

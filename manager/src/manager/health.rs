@@ -100,8 +100,17 @@ impl Readiness {
 impl Check {
     /// Marks the check as passing.
     pub fn pass(&self) {
+        self.set(true);
+    }
+
+    /// Marks the check as failing again.
+    pub fn fail(&self) {
+        self.set(false);
+    }
+
+    fn set(&self, passed: bool) {
         if let Some(status) = lock(&self.readiness.checks).get_mut(&self.name) {
-            status.passed = true;
+            status.passed = passed;
         }
     }
 }

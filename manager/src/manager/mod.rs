@@ -55,10 +55,12 @@
 //! # Lifecycle
 //!
 //! 1. The probe and metrics servers start, and the webhook server if the operator has
-//!    [webhooks](crate::webhook) (on every replica); `/readyz` passes once it serves.
+//!    [webhooks](crate::webhook) (on every replica); `/readyz` passes once it serves (with
+//!    [`Manager::webhook_certificates`], once it serves the certificate of their Secret).
 //! 2. With `--leader-elect`, the manager waits for the Lease; standbys stay here and take
 //!    over when the leader releases it or stops renewing it.
-//! 3. Every [`Runnable`] starts; `/readyz` fails until each controller's cache is synced,
+//! 3. Every [`Runnable`] starts, and the keeper of the [webhook certificates](crate::certs)
+//!    if any; `/readyz` fails until each controller's cache is synced,
 //!    and whenever the last list or watch of a collection through its client failed (a
 //!    watch of `.owns(...)` that RBAC forbids keeps the controller unready).
 //! 4. On SIGTERM or SIGINT, controllers stop taking new work and finish in-flight reconciles
@@ -107,6 +109,8 @@ pub struct Manager {
     metrics: Metrics,
     readiness: Readiness,
     webhooks: Option<crate::webhook::Webhooks>,
+    /// Certificates the manager makes and keeps for its webhooks itself.
+    certificates: Option<crate::certs::WebhookCertificates>,
     /// The CRDs `--migrate-storage` migrates.
     storage_migration: Vec<String>,
     shutdown: CancellationToken,
@@ -134,6 +138,7 @@ impl Manager {
             metrics,
             readiness: Readiness::default(),
             webhooks: None,
+            certificates: None,
             storage_migration: Vec::new(),
             shutdown: CancellationToken::new(),
             abort: CancellationToken::new(),
@@ -159,6 +164,16 @@ impl Manager {
     #[must_use]
     pub fn webhooks(mut self, webhooks: crate::webhook::Webhooks) -> Self {
         self.webhooks = Some(webhooks);
+        self
+    }
+
+    /// Makes, injects and rotates the webhooks' certificates itself, instead of reading
+    /// them from `--webhook-cert-path` (cert-manager's way): see [`crate::certs`]. Every
+    /// replica serves from the Secret the certificates name; the leader writes it and the
+    /// `caBundle`s.
+    #[must_use]
+    pub fn webhook_certificates(mut self, certificates: crate::certs::WebhookCertificates) -> Self {
+        self.certificates = Some(certificates);
         self
     }
 
@@ -201,12 +216,18 @@ impl Manager {
         } else {
             None
         };
+        if let Some(certificates) = &self.certificates {
+            certificates.check()?;
+        }
         let mut background = JoinSet::new();
+        let certificates = self.watch_certificates(&mut background);
         self.start_servers(&mut background).await?;
-        let webhooks = self.start_webhooks().await?;
+        let webhooks = self
+            .start_webhooks(certificates.as_ref(), &mut background)
+            .await?;
         watch_signals(self.shutdown.clone(), self.abort.clone(), &mut background);
 
-        let result = self.lead_and_run(runnables, timing).await;
+        let result = self.lead_and_run(runnables, timing, certificates).await;
         if let Some((stop, server)) = webhooks {
             // Last, as in controller-runtime: conversion and admission keep working while
             // the controllers finish. In-flight reviews are answered, then the server stops.
@@ -256,11 +277,31 @@ impl Manager {
         }
     }
 
+    /// With [`webhook_certificates`](Self::webhook_certificates): the watch of their Secret,
+    /// in the namespace they name or the manager's.
+    fn watch_certificates(
+        &self,
+        background: &mut JoinSet<()>,
+    ) -> Option<crate::certs::SecretWatch> {
+        let certificates = self.certificates.as_ref()?;
+        let namespace = certificates
+            .namespace_name()
+            .unwrap_or_else(|| self.client.default_namespace());
+        let (watch, follow) = crate::certs::SecretWatch::new(
+            self.client.clone(),
+            namespace,
+            certificates.secret_name(),
+        );
+        background.spawn(follow);
+        Some(watch)
+    }
+
     /// Waits for the Lease (with leader election), then runs `runnables` until shutdown.
     async fn lead_and_run(
         &self,
         runnables: Vec<Runnable>,
         timing: Option<leader::Timing>,
+        certificates: Option<crate::certs::SecretWatch>,
     ) -> anyhow::Result<()> {
         let mut lease = None;
         if let Some(timing) = timing {
@@ -290,6 +331,18 @@ impl Manager {
             tracing::warn!("no controllers yet: add one with `rkb create api`");
         }
         let mut tasks = JoinSet::new();
+        if let (Some(config), Some(watch)) = (&self.certificates, certificates) {
+            let ready = self.readiness.add("webhook-certificates");
+            let keeper =
+                crate::certs::Keeper::new(self.client.clone(), config, watch, &self.name, ready);
+            let shutdown = self.shutdown.clone();
+            tasks.spawn(async move {
+                (
+                    "webhook-certificates".to_owned(),
+                    keeper.run(shutdown).await,
+                )
+            });
+        }
         let cache = crate::cache::SharedCache::new(self.shutdown.clone());
         for runnable in runnables {
             // Readiness follows every list and watch of the runnable's client too, not
@@ -389,6 +442,8 @@ impl Manager {
     /// token is cancelled; `/readyz` fails until it accepts connections.
     async fn start_webhooks(
         &mut self,
+        certificates: Option<&crate::certs::SecretWatch>,
+        background: &mut JoinSet<()>,
     ) -> anyhow::Result<Option<(CancellationToken, tokio::task::JoinHandle<()>)>> {
         let Some(webhooks) = self.webhooks.take().filter(|w| !w.is_empty()) else {
             return Ok(None);
@@ -397,14 +452,30 @@ impl Manager {
             tracing::warn!("--webhook-bind-address=0: not serving the webhooks");
             return Ok(None);
         };
-        let dir = &self.args.webhook_cert_path;
-        let files = TlsFiles::new(
-            dir,
-            &self.args.webhook_cert_name,
-            &self.args.webhook_cert_key,
-        );
         let paths = webhooks.paths().join(", ");
-        let server = webhooks.bind(addr, &files).await?.ready_with({
+        let server = match certificates {
+            // Handshakes fail, and the replica is not ready, until the Secret has a certificate.
+            Some(watch) => {
+                let served = Arc::new(crate::certs::Served::default());
+                let loaded = self.readiness.add("webhook-certificate");
+                background.spawn(crate::certs::serve_from(
+                    watch.clone(),
+                    served.clone(),
+                    loaded,
+                ));
+                webhooks.bind_swappable(addr, served).await?
+            }
+            None => {
+                let dir = &self.args.webhook_cert_path;
+                let files = TlsFiles::new(
+                    dir,
+                    &self.args.webhook_cert_name,
+                    &self.args.webhook_cert_key,
+                );
+                webhooks.bind(addr, &files).await?
+            }
+        };
+        let server = server.ready_with({
             let check = self.readiness.add("webhook");
             move || check.pass()
         });

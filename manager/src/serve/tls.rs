@@ -51,13 +51,63 @@ pub(crate) fn acceptor(
             None,
         ),
     };
+    Ok((acceptor_with(resolver, provider)?, reload))
+}
+
+/// A TLS acceptor serving what `resolver` holds at each handshake.
+pub(crate) fn acceptor_with(
+    resolver: Arc<dyn ResolvesServerCert>,
+    provider: Arc<CryptoProvider>,
+) -> anyhow::Result<TlsAcceptor> {
     // TLS 1.2 and 1.3 only; rustls offers no weak cipher suites.
     let mut config = ServerConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&version::TLS13, &version::TLS12])?
         .with_no_client_auth()
         .with_cert_resolver(resolver);
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok((TlsAcceptor::from(Arc::new(config)), reload))
+    Ok(TlsAcceptor::from(Arc::new(config)))
+}
+
+/// A certificate set from outside (the manager's own, from its Secret), swapped while the
+/// server runs; until the first one, handshakes fail.
+#[derive(Default)]
+pub(crate) struct Swappable {
+    current: RwLock<Option<Arc<CertifiedKey>>>,
+}
+
+impl fmt::Debug for Swappable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Swappable")
+            .field("loaded", &read(&self.current).is_some())
+            .finish()
+    }
+}
+
+impl Swappable {
+    /// Serves `cert` and `key` (PEM) from the next handshake on; `Ok(false)` when they are
+    /// what is served already. An unusable pair is refused, and the previous one kept.
+    pub(crate) fn set_pem(&self, cert: &[u8], key: &[u8]) -> anyhow::Result<bool> {
+        let chain = CertificateDer::pem_slice_iter(cert)
+            .collect::<Result<Vec<_>, _>>()
+            .context("the certificate is not PEM")?;
+        if read(&self.current)
+            .as_ref()
+            .is_some_and(|current| current.cert == chain)
+        {
+            return Ok(false);
+        }
+        let private = PrivateKeyDer::from_pem_slice(key).context("the key is not PEM")?;
+        let loaded = CertifiedKey::from_der(chain, private, &ring::default_provider())
+            .context("the certificate and key do not form a usable pair")?;
+        *write(&self.current) = Some(Arc::new(loaded));
+        Ok(true)
+    }
+}
+
+impl ResolvesServerCert for Swappable {
+    fn resolve(&self, _: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        read(&self.current).clone()
+    }
 }
 
 /// A self-signed certificate, as controller-runtime generates when given none. Scrapers

@@ -188,9 +188,7 @@ impl Webhooks {
         addr: impl Into<ListenAddr>,
         tls: &TlsFiles,
     ) -> anyhow::Result<WebhookServer> {
-        if !self.conflicts.is_empty() {
-            anyhow::bail!("webhooks conflict: {}", self.conflicts.join("; "));
-        }
+        self.check_conflicts()?;
         let (acceptor, reload) =
             tls::acceptor(Some(tls.clone()), &[], "webhook").map_err(|error| {
                 anyhow::anyhow!(
@@ -198,12 +196,42 @@ impl Webhooks {
                  mounts them at {DEFAULT_CERT_DIR}; set --webhook-cert-path otherwise)"
                 )
             })?;
+        let reload =
+            reload.map(|reload| Box::pin(reload) as Pin<Box<dyn Future<Output = ()> + Send>>);
+        self.bind_acceptor(addr, acceptor, reload).await
+    }
+
+    /// Binds `addr` serving whatever certificate `served` holds at each handshake (the
+    /// manager's own, from its Secret).
+    pub(crate) async fn bind_swappable(
+        self,
+        addr: impl Into<ListenAddr>,
+        served: Arc<tls::Swappable>,
+    ) -> anyhow::Result<WebhookServer> {
+        self.check_conflicts()?;
+        let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+        let acceptor = tls::acceptor_with(served, provider)?;
+        self.bind_acceptor(addr, acceptor, None).await
+    }
+
+    fn check_conflicts(&self) -> anyhow::Result<()> {
+        if !self.conflicts.is_empty() {
+            anyhow::bail!("webhooks conflict: {}", self.conflicts.join("; "));
+        }
+        Ok(())
+    }
+
+    async fn bind_acceptor(
+        self,
+        addr: impl Into<ListenAddr>,
+        acceptor: TlsAcceptor,
+        reload: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
+    ) -> anyhow::Result<WebhookServer> {
         let listener = server::bind(addr, "webhooks").await?;
         Ok(WebhookServer {
             listener,
             acceptor,
-            reload: reload
-                .map(|reload| Box::pin(reload) as Pin<Box<dyn Future<Output = ()> + Send>>),
+            reload,
             webhooks: Arc::new(self),
             ready: None,
         })
