@@ -763,7 +763,7 @@ async fn grant(env: &rkb_envtest::Environment, namespace: &str, rules: &[rkb_run
         .await
         .unwrap();
     let role_ref = |kind: &str| RoleRef {
-        api_group: "rbac.authorization.k8s.io".into(),
+        api_group: Some("rbac.authorization.k8s.io".into()),
         kind: kind.into(),
         name: name.clone(),
     };
