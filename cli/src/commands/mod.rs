@@ -30,7 +30,10 @@ pub use edit::edit;
 pub use init::init;
 pub use setup_envtest::setup_envtest;
 
-pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
+pub fn run(mut cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
+    for note in crate::cli::kubebuilder::answer(&mut cli)? {
+        eprintln!("note: {note}");
+    }
     match cli.command {
         Command::Init(args) => init(&args, out),
         Command::Create(CreateCommand::Api(args)) => create_api(&args, out),
