@@ -139,6 +139,10 @@ fn create_then_delete_gives_the_tree_back_byte_for_byte() {
         refused.contains("HTTPRoute gateway.networking.k8s.io/v1 is an external API"),
         "{refused}"
     );
+    assert!(
+        refused.lines().all(|l| !l.trim_start().contains("   ")),
+        "a run of spaces mid-sentence:\n{refused}"
+    );
     common::rkb(&[
         "delete",
         "api",

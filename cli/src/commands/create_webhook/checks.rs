@@ -23,7 +23,9 @@ pub(super) fn find_resource<'p>(
         .filter(|r| r.external)
     {
         bail!(
-            "{} {}/{} is an external API (`create api --external-crd`): its CRD and its objects'              admission belong to the project that defines it, and rkb does not scaffold webhooks              for it.\n  \
+            "{} {}/{} is an external API (`create api --external-crd`): its CRD and its objects' \
+             admission belong to the project that defines it, and rkb does not scaffold webhooks \
+             for it.\n  \
              Validate what this project needs in its reconciler instead, or add the webhook to \
              the project that owns {}",
             external.kind,
