@@ -168,3 +168,138 @@ fn the_dev_container_has_rust_go_docker_and_kubectl() {
     assert!(post.contains("cargo install --locked rkb"), "{post}");
     assert!(post.contains("sigs.k8s.io/kind@"), "{post}");
 }
+
+/// A stand-in for cargo that the Makefile's `$(CARGO) install` runs: it logs its arguments,
+/// fails where the test says (`FAIL_PATH`: a `--path` install; `FAIL_REGISTRY`: one from
+/// crates.io) and otherwise "installs" this rkb into `--root`.
+const FAKE_CARGO: &str = r#"#!/bin/sh
+echo "$*" >> "$CARGO_LOG"
+root=""; from_path=""; prev=""
+for arg in "$@"; do
+  [ "$prev" = "--root" ] && root="$arg"
+  [ "$arg" = "--path" ] && from_path=1
+  prev="$arg"
+done
+if [ -n "$from_path" ] && [ -n "$FAIL_PATH" ]; then echo "error: the source does not build" >&2; exit 101; fi
+if [ -z "$from_path" ] && [ -n "$FAIL_REGISTRY" ]; then echo "error: no such crate" >&2; exit 101; fi
+mkdir -p "$root/bin" && cp "$RKB_BIN" "$root/bin/rkb"
+"#;
+
+/// Runs make in `dir` with the fake cargo and `env`: (success, stdout + stderr).
+fn make(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
+    let cargo = dir.join("fake-cargo");
+    if !cargo.exists() {
+        std::fs::write(&cargo, FAKE_CARGO).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let output = Command::new("make")
+        .args(args)
+        .arg(format!("CARGO={}", cargo.display()))
+        .current_dir(dir)
+        .env_remove("RKB")
+        .env_remove("MAKEFLAGS")
+        .env("CARGO_LOG", dir.join("cargo.log"))
+        .env("RKB_BIN", env!("CARGO_BIN_EXE_rkb"))
+        .envs(env.iter().copied())
+        .output()
+        .expect("make runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), text)
+}
+
+/// `make` installs rkb at PROJECT's cliVersion into bin/ on first use: from the rkb source
+/// `.cargo/config.toml` names, else from crates.io, and says what to do when neither works.
+/// (cargo is a stand-in here; the real `cargo install` of both is what the Makefile runs.)
+#[test]
+fn make_installs_rkb_itself_at_the_projects_version() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let version = env!("CARGO_PKG_VERSION");
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().join("demo");
+    common::init_demo(&dir, &[]);
+    let log = || std::fs::read_to_string(dir.join("cargo.log")).unwrap_or_default();
+
+    // From the checkout .cargo/config.toml patches rkb's crates to.
+    let (ok, out) = make(&dir, &["rkb"], &[]);
+    assert!(ok, "{out}");
+    let install = log();
+    assert!(
+        install.starts_with(&format!(
+            "install --quiet --locked --path {}/cli --root ",
+            repo.display()
+        )),
+        "{install}"
+    );
+    let rkb = dir.join("bin/rkb");
+    assert_eq!(
+        std::fs::read_link(&rkb).unwrap(),
+        Path::new(&format!("rkb-{version}"))
+    );
+    let printed = Command::new(&rkb).arg("--version").output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&printed.stdout).trim(),
+        format!("rkb {version}")
+    );
+    // Once: the next run finds it.
+    let (ok, out) = make(&dir, &["rkb"], &[]);
+    assert!(ok, "{out}");
+    assert_eq!(log(), install, "rkb was installed twice");
+    // Every target that runs rkb runs bin/rkb.
+    let (ok, planned) = make(&dir, &["-n", "setup-envtest", "test", "image"], &[]);
+    assert!(ok, "{planned}");
+    let runs: Vec<&str> = planned
+        .lines()
+        .filter(|l| l.contains("setup-envtest --") || l.contains("build-image"))
+        .collect();
+    assert_eq!(runs.len(), 3, "{planned}");
+    for line in runs {
+        assert!(
+            line.contains(&format!("{}/bin/rkb ", dir.display())),
+            "{line}"
+        );
+    }
+
+    // When the source does not build: crates.io, at PROJECT's cliVersion.
+    std::fs::remove_dir_all(dir.join("bin")).unwrap();
+    let (ok, out) = make(&dir, &["rkb"], &[("FAIL_PATH", "1")]);
+    assert!(ok, "{out}");
+    assert!(
+        log().ends_with(&format!(
+            "install --quiet --locked rkb --version ={version} --root {}/bin/.rkb-install\n",
+            dir.display()
+        )),
+        "{}",
+        log()
+    );
+
+    // Neither: what failed, and what to do.
+    std::fs::remove_dir_all(dir.join("bin")).unwrap();
+    let (ok, out) = make(
+        &dir,
+        &["setup-envtest"],
+        &[("FAIL_PATH", "1"), ("FAIL_REGISTRY", "1")],
+    );
+    assert!(!ok, "{out}");
+    let fragments = [
+        format!(
+            "error: cannot install rkb {version} (PROJECT's cliVersion): {}/cli did not build, \
+             and crates.io has no rkb {version} or is out of reach.",
+            repo.display()
+        ),
+        "  Install rkb yourself and name it, e.g.:  cargo install --locked --path <rkb checkout>/cli \
+         && make setup-envtest RKB=rkb"
+            .to_owned(),
+    ];
+    for fragment in &fragments {
+        assert!(
+            out.contains(fragment.as_str()),
+            "{fragment:?} not in:\n{out}"
+        );
+    }
+    assert!(!dir.join("bin/rkb").exists(), "a broken bin/rkb was left");
+}

@@ -42,6 +42,11 @@ const KUBEBUILDER: &[(&str, &str)] = &[
     ("deploy", "same"),
     ("undeploy", "same"),
     (
+        "rkb",
+        "`controller-gen`, `setup-envtest`, `kustomize`: tools kubebuilder's Makefile installs \
+         into `bin/` on first use, as this one installs rkb",
+    ),
+    (
         "helm",
         "none: kubebuilder regenerates the chart with `kubebuilder edit --plugins=helm/v2-alpha`; \
          its `helm-deploy`, `helm-uninstall` and `helm-status` are `helm` commands here",
