@@ -185,7 +185,15 @@ if [ -z "$from_path" ] && [ -n "$FAIL_REGISTRY" ]; then echo "error: no such cra
 mkdir -p "$root/bin" && cp "$RKB_BIN" "$root/bin/rkb"
 "#;
 
-/// Runs make in `dir` with the fake cargo and `env`: (success, stdout + stderr).
+/// PATH without the directories that hold an `rkb`.
+fn path_without_rkb() -> std::ffi::OsString {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let dirs = std::env::split_paths(&path).filter(|dir| !dir.join("rkb").exists());
+    std::env::join_paths(dirs).unwrap()
+}
+
+/// Runs make in `dir` with the fake cargo, no rkb on PATH, and `env`: (success, stdout +
+/// stderr).
 fn make(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
     let cargo = dir.join("fake-cargo");
     if !cargo.exists() {
@@ -201,6 +209,7 @@ fn make(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
         .env_remove("MAKEFLAGS")
         .env("CARGO_LOG", dir.join("cargo.log"))
         .env("RKB_BIN", env!("CARGO_BIN_EXE_rkb"))
+        .env("PATH", path_without_rkb())
         .envs(env.iter().copied())
         .output()
         .expect("make runs");
@@ -212,17 +221,34 @@ fn make(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
     (output.status.success(), text)
 }
 
-/// `make` installs rkb at PROJECT's cliVersion into bin/ on first use: from the rkb source
-/// `.cargo/config.toml` names, else from crates.io, and says what to do when neither works.
+/// `make` finds rkb at PROJECT's cliVersion on PATH or installs it into bin/ on first use:
+/// from the rkb source `.cargo/config.toml` names, else from crates.io, and says what to do
+/// when neither works.
 /// (cargo is a stand-in here; the real `cargo install` of both is what the Makefile runs.)
 #[test]
-fn make_installs_rkb_itself_at_the_projects_version() {
+fn make_finds_or_installs_rkb_itself_at_the_projects_version() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let version = env!("CARGO_PKG_VERSION");
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path().join("demo");
     common::init_demo(&dir, &[]);
     let log = || std::fs::read_to_string(dir.join("cargo.log")).unwrap_or_default();
+
+    // Found on PATH at PROJECT's cliVersion: linked, nothing installed.
+    let on_path = scratch.path().join("on-path");
+    std::fs::create_dir(&on_path).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_rkb"), on_path.join("rkb")).unwrap();
+    let mut path = std::ffi::OsString::from(&on_path);
+    path.push(":");
+    path.push(path_without_rkb());
+    let (ok, out) = make(&dir, &["rkb"], &[("PATH", path.to_str().unwrap())]);
+    assert!(ok, "{out}");
+    assert_eq!(log(), "", "rkb was installed although PATH has it");
+    assert_eq!(
+        std::fs::canonicalize(dir.join("bin/rkb")).unwrap(),
+        std::fs::canonicalize(env!("CARGO_BIN_EXE_rkb")).unwrap()
+    );
+    std::fs::remove_dir_all(dir.join("bin")).unwrap();
 
     // From the checkout .cargo/config.toml patches rkb's crates to.
     let (ok, out) = make(&dir, &["rkb"], &[]);
