@@ -185,15 +185,22 @@ if [ -z "$from_path" ] && [ -n "$FAIL_REGISTRY" ]; then echo "error: no such cra
 mkdir -p "$root/bin" && cp "$RKB_BIN" "$root/bin/rkb"
 "#;
 
-/// PATH without the directories that hold an `rkb`.
-fn path_without_rkb() -> std::ffi::OsString {
+/// PATH with an `rkb` of another version first, which the Makefile must not take.
+fn path_with_another_rkb() -> std::ffi::OsString {
+    let dir = std::env::temp_dir().join(format!("rkb-workflows-{}", std::process::id()));
+    let rkb = dir.join("rkb");
+    if !rkb.exists() {
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(&rkb, "#!/bin/sh\necho 'rkb 0.0.0-another'\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&rkb, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
     let path = std::env::var_os("PATH").unwrap_or_default();
-    let dirs = std::env::split_paths(&path).filter(|dir| !dir.join("rkb").exists());
-    std::env::join_paths(dirs).unwrap()
+    std::env::join_paths(std::iter::once(dir).chain(std::env::split_paths(&path))).unwrap()
 }
 
-/// Runs make in `dir` with the fake cargo, no rkb on PATH, and `env`: (success, stdout +
-/// stderr).
+/// Runs make in `dir` with the fake cargo, an rkb of another version first on PATH, and
+/// `env`: (success, stdout + stderr).
 fn make(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
     let cargo = dir.join("fake-cargo");
     if !cargo.exists() {
@@ -209,7 +216,7 @@ fn make(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
         .env_remove("MAKEFLAGS")
         .env("CARGO_LOG", dir.join("cargo.log"))
         .env("RKB_BIN", env!("CARGO_BIN_EXE_rkb"))
-        .env("PATH", path_without_rkb())
+        .env("PATH", path_with_another_rkb())
         .envs(env.iter().copied())
         .output()
         .expect("make runs");
@@ -240,7 +247,7 @@ fn make_finds_or_installs_rkb_itself_at_the_projects_version() {
     std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_rkb"), on_path.join("rkb")).unwrap();
     let mut path = std::ffi::OsString::from(&on_path);
     path.push(":");
-    path.push(path_without_rkb());
+    path.push(path_with_another_rkb());
     let (ok, out) = make(&dir, &["rkb"], &[("PATH", path.to_str().unwrap())]);
     assert!(ok, "{out}");
     assert_eq!(log(), "", "rkb was installed although PATH has it");
@@ -328,4 +335,141 @@ fn make_finds_or_installs_rkb_itself_at_the_projects_version() {
         );
     }
     assert!(!dir.join("bin/rkb").exists(), "a broken bin/rkb was left");
+}
+
+/// kubebuilder's kind targets and `lint-fix`: `setup-test-e2e` creates the kind cluster
+/// unless it exists, `cleanup-test-e2e` deletes it, `lint-fix` applies clippy's and
+/// rustfmt's fixes. kind, kubectl and cargo are stand-ins that log what they were asked.
+#[test]
+fn the_makefile_has_kubebuilders_kind_and_lint_fix_targets() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().join("demo");
+    common::init_demo(&dir, &[]);
+    let tool = |name: &str, body: &str| {
+        let path = scratch.path().join(name);
+        std::fs::write(
+            &path,
+            format!("#!/bin/sh\necho \"{name} $*\" >> \"$CARGO_LOG\"\n{body}"),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    };
+    let kind = tool(
+        "kind",
+        "[ \"$1 $2\" = \"get clusters\" ] && printf '%s' \"$KIND_CLUSTERS\"\nexit 0\n",
+    );
+    let kubectl = tool("kubectl", "exit 0\n");
+    let tools = [
+        format!("KIND={}", kind.display()),
+        format!("KUBECTL={}", kubectl.display()),
+    ];
+    let log = || std::fs::read_to_string(dir.join("cargo.log")).unwrap_or_default();
+    let run = |target: &str, env: &[(&str, &str)]| {
+        std::fs::remove_file(dir.join("cargo.log")).ok();
+        let mut args = vec![target];
+        args.extend(tools.iter().map(String::as_str));
+        let (ok, out) = make(&dir, &args, env);
+        assert!(ok, "make {target}: {out}");
+        log()
+    };
+
+    assert_eq!(
+        run("setup-test-e2e", &[("KIND_CLUSTERS", "other\n")]),
+        "kind get clusters\nkind create cluster --name kind --wait 120s\n"
+    );
+    assert_eq!(
+        run("setup-test-e2e", &[("KIND_CLUSTERS", "other\nkind\n")]),
+        "kind get clusters\nkubectl config use-context kind-kind\n"
+    );
+    assert_eq!(
+        run("cleanup-test-e2e", &[]),
+        "kind delete cluster --name kind\n"
+    );
+    assert_eq!(
+        run("lint-fix", &[]),
+        "clippy --fix --allow-dirty --allow-staged --all-targets\nfmt --all\nclippy --all-targets -- -D warnings\n"
+    );
+    // Without kind: what to install.
+    let (ok, out) = make(&dir, &["setup-test-e2e", "KIND=no-such-kind"], &[]);
+    assert!(
+        !ok && out.contains("setup-test-e2e: no-such-kind is not installed; install kind"),
+        "{out}"
+    );
+}
+
+/// A new project has kubebuilder's AGENTS.md and a lint configuration, clippy.toml and
+/// rustfmt.toml, that clippy and rustfmt accept; the generated code is formatted by it.
+#[test]
+fn new_projects_have_agents_md_and_a_lint_configuration_the_tools_accept() {
+    let project = project();
+    let dir = project.path();
+    let agents = std::fs::read_to_string(dir.join("AGENTS.md")).unwrap();
+    for rule in [
+        "make manifests",
+        "make test",
+        "make lint",
+        "+rkb:scaffold:",
+        "rkb create api",
+    ] {
+        assert!(
+            agents.contains(rule),
+            "AGENTS.md does not mention {rule}:\n{agents}"
+        );
+    }
+
+    // rustfmt, run on the generated sources in the project, finds rustfmt.toml there.
+    let mut sources = Vec::new();
+    let mut stack = vec![dir.join("src"), dir.join("tests")];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                sources.push(path);
+            }
+        }
+    }
+    let formatted = Command::new("rustfmt")
+        .arg("--check")
+        .args(&sources)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        formatted.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&formatted.stdout),
+        String::from_utf8_lossy(&formatted.stderr)
+    );
+
+    // clippy reads clippy.toml, and refuses a key it does not know: the file is checked.
+    let krate = tempfile::tempdir().unwrap();
+    std::fs::create_dir(krate.path().join("src")).unwrap();
+    std::fs::write(
+        krate.path().join("Cargo.toml"),
+        "[package]\nname = \"lint-config\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[workspace]\n",
+    )
+    .unwrap();
+    std::fs::write(krate.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+    let clippy_toml = std::fs::read_to_string(dir.join("clippy.toml")).unwrap();
+    let clippy = |config: &str| {
+        std::fs::write(krate.path().join("clippy.toml"), config).unwrap();
+        let output = Command::new("cargo")
+            .args(["clippy", "--quiet", "--", "-D", "warnings"])
+            .current_dir(krate.path())
+            .env("CARGO_TARGET_DIR", krate.path().join("target"))
+            .output()
+            .unwrap();
+        (
+            output.status.success(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let (ok, err) = clippy(&clippy_toml);
+    assert!(ok, "clippy refuses the project's clippy.toml:\n{err}");
+    let (ok, err) = clippy(&format!("{clippy_toml}no-such-setting = true\n"));
+    assert!(!ok && err.contains("no-such-setting"), "{err}");
 }

@@ -60,6 +60,9 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     Entry::shared("Dockerfile", "init/Dockerfile.tera"),
     Entry::shared(".dockerignore", "init/dockerignore.tera"),
     Entry::shared(".gitignore", "init/gitignore.tera"),
+    Entry::shared("AGENTS.md", "init/AGENTS.md.tera"),
+    Entry::shared("rustfmt.toml", "init/rustfmt.toml.tera"),
+    Entry::shared("clippy.toml", "init/clippy.toml.tera"),
     Entry::shared(
         ".github/workflows/lint.yml",
         "init/github/workflows/lint.yml.tera",
