@@ -318,6 +318,11 @@ pub struct InitArgs {
     /// License of the generated project.
     #[arg(long, value_enum, default_value_t = License::Apache2)]
     pub license: License,
+    /// The license header of generated sources, from a file (kubebuilder's flag; it wins
+    /// over --license): its text becomes hack/boilerplate.rs.txt, each line made a `//`
+    /// comment unless the file is one already.
+    #[arg(long, value_name = "FILE", conflicts_with = "owner")]
+    pub license_file: Option<PathBuf>,
     /// Directory to create the project in (created when missing).
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub dir: PathBuf,

@@ -2590,7 +2590,7 @@ const KUBEBUILDER_FLAGS: &[FlagRow] = {
         ("init", "--repo", Ignored, &["init --domain example.com --repo github.com/example/demo"]),
         ("init", "--owner", Same, &["init --domain example.com --owner Demo"]),
         ("init", "--license", Same, &["init --domain example.com --license none"]),
-        ("init", "--license-file", Refused, &["init --domain example.com --license-file LICENSE.txt"]),
+        ("init", "--license-file", Same, &["init --domain example.com --license-file header.txt"]),
         ("init", "--fetch-deps", Ignored, &["init --domain example.com --fetch-deps=false"]),
         ("init", "--skip-go-version-check", Ignored, &["init --domain example.com --skip-go-version-check"]),
         ("init", "--multigroup", Same, &["init --domain example.com --multigroup=true"]),
@@ -2691,6 +2691,7 @@ fn every_kubebuilder_flag_is_taken_ignored_with_a_note_or_refused_with_rkbs_spel
             let scratch = tempfile::tempdir().unwrap();
             let dir = scratch.path().join("demo");
             std::fs::create_dir(&dir).unwrap();
+            std::fs::write(dir.join("header.txt"), "Copyright 2026 Demo.\n").unwrap();
             args.extend(["--rkb-path", repo.to_str().unwrap()]);
             (scratch, dir)
         } else {
@@ -2739,5 +2740,91 @@ fn every_kubebuilder_flag_is_taken_ignored_with_a_note_or_refused_with_rkbs_spel
                 );
             }
         }
+    }
+}
+
+/// `init --license-file`: a plain-text header becomes `//` lines, a Go `/* */` header is kept,
+/// and every generated source starts with it; an unreadable or empty file is refused.
+#[test]
+fn init_takes_the_license_header_from_a_file() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    for (header, boilerplate) in [
+        (
+            "Copyright 2026 The Demo Authors.\n\nSPDX-License-Identifier: MIT\n",
+            "// Copyright 2026 The Demo Authors.\n//\n// SPDX-License-Identifier: MIT\n\n",
+        ),
+        (
+            "/*\nCopyright 2026 The Demo Authors.\n*/\n",
+            "/*\nCopyright 2026 The Demo Authors.\n*/\n\n",
+        ),
+    ] {
+        let scratch = tempfile::tempdir().unwrap();
+        let dir = scratch.path().join("demo");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(scratch.path().join("header.txt"), header).unwrap();
+        let (ok, text) = rkb_in(
+            &dir,
+            &[
+                "init",
+                "--domain",
+                "example.com",
+                "--license-file",
+                "../header.txt",
+                "--rkb-path",
+                repo.to_str().unwrap(),
+            ],
+        );
+        assert!(ok, "{text}");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("hack/boilerplate.rs.txt")).unwrap(),
+            boilerplate
+        );
+        let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap();
+        assert!(main.starts_with(boilerplate), "{main}");
+        let (ok, text) = rkb_in(
+            &dir,
+            &[
+                "create",
+                "api",
+                "--group",
+                "cache",
+                "--version",
+                "v1",
+                "--kind",
+                "Memcached",
+            ],
+        );
+        assert!(ok, "{text}");
+        let types = std::fs::read_to_string(dir.join("src/api/cache/v1/memcached.rs")).unwrap();
+        assert!(types.starts_with(boilerplate), "{types}");
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    std::fs::write(scratch.path().join("empty.txt"), "\n").unwrap();
+    for (file, fragments) in [
+        (
+            "missing.txt",
+            &[
+                "cannot read --license-file missing.txt",
+                "e.g.  rkb init --domain example.com --license-file",
+            ][..],
+        ),
+        (
+            "empty.txt",
+            &["--license-file empty.txt is empty", "--license none"][..],
+        ),
+    ] {
+        assert_rejected(
+            scratch.path(),
+            &[
+                "init",
+                "--domain",
+                "example.com",
+                "--project-name",
+                "demo",
+                "--license-file",
+                file,
+            ],
+            fragments,
+        );
     }
 }

@@ -92,9 +92,6 @@ pub struct InitFlags {
     /// kubebuilder: skip checking the Go version.
     #[arg(long, hide = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_name = "BOOL")]
     pub skip_go_version_check: Option<String>,
-    /// kubebuilder: the header to put on generated files, from a file.
-    #[arg(long, hide = true, value_name = "FILE")]
-    pub license_file: Option<String>,
     /// kubebuilder: the plugin chain the project is made with.
     #[arg(long, hide = true, value_delimiter = ',', value_name = "PLUGIN,...")]
     pub plugins: Vec<String>,
@@ -121,13 +118,6 @@ impl InitFlags {
             notes.push(ignored(
                 "--skip-go-version-check",
                 "init checks no Go version (only `rkb setup-envtest` uses Go)",
-            ));
-        }
-        if self.license_file.is_some() {
-            return Err(anyhow!(
-                "--license-file: rkb cannot take the license header from a file yet.\n  \
-                 Run init with --license none, then write your header to hack/boilerplate.rs.txt: \
-                 the files later `create` commands write start with it"
             ));
         }
         for plugin in &self.plugins {

@@ -20,6 +20,8 @@ pub(super) struct Context {
     pub names: ProjectNames,
     pub owner: Option<String>,
     pub apache2: bool,
+    /// The header from `--license-file`, as comment lines, instead of owner and license.
+    pub license_header: Option<String>,
     /// The version requirement on rkb's crates (`0.2`).
     pub rkb_requirement: String,
     /// What `.cargo/config.toml` patches rkb's crates to, for `--rkb-source path`.
@@ -223,6 +225,11 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             retry(args)
         );
     }
+    let license_header = args
+        .license_file
+        .as_deref()
+        .map(license_header)
+        .transpose()?;
     let (rkb_source_kind, rkb_crates) = match rkb_patches(args)? {
         Some((kind, patches)) => (Some(kind.describe()), patches),
         None => (None, Vec::new()),
@@ -237,6 +244,7 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         names: ProjectNames::new(&project, ""),
         owner: args.owner.clone(),
         apache2: args.license == License::Apache2,
+        license_header,
         rkb_requirement: rkb_crates::requirement(),
         rkb_source_kind,
         rkb_crates,
@@ -274,6 +282,45 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         }
     )?;
     Ok(())
+}
+
+/// The header of `--license-file`: the file as it is when it is a Rust comment (`//` lines or
+/// one `/* */` block, as kubebuilder's Go headers are), else each of its lines made a `//`
+/// comment.
+fn license_header(file: &Path) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(file).with_context(|| {
+        format!(
+            "cannot read --license-file {}: give a text file with the header for generated \
+             sources, e.g.  rkb init --domain example.com --license-file hack/header.txt",
+            file.display()
+        )
+    })?;
+    let text = text.trim_end();
+    if text.trim().is_empty() {
+        bail!(
+            "--license-file {} is empty; for sources without a header, pass --license none \
+             instead, e.g.  rkb init --domain example.com --license none",
+            file.display()
+        );
+    }
+    // A Go header is a /* */ block, which Rust has too.
+    let block = text.trim_start().starts_with("/*") && text.ends_with("*/");
+    let commented = block
+        || text.lines().all(|line| {
+            let line = line.trim_start();
+            line.is_empty() || line.starts_with("//")
+        });
+    let header = if commented {
+        format!("{text}\n")
+    } else {
+        text.lines()
+            .map(|line| match line.trim_end() {
+                "" => "//\n".to_owned(),
+                line => format!("// {line}\n"),
+            })
+            .collect()
+    };
+    Ok(header)
 }
 
 /// The envtest release new projects record: the newest `rkb setup-envtest` builds, as

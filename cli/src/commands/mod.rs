@@ -466,6 +466,7 @@ mod tests {
                     names: names.clone(),
                     owner: Some("The Authors".into()),
                     apache2: true,
+                    license_header: None,
                     rkb_requirement: "0.2".into(),
                     rkb_source_kind: Some("a checkout of rkb"),
                     rkb_crates: crate::rkb_crates::CRATES
