@@ -169,11 +169,12 @@ fn the_dev_container_has_rust_go_docker_and_kubectl() {
     assert!(post.contains("sigs.k8s.io/kind@"), "{post}");
 }
 
-/// A stand-in for cargo that the Makefile's `$(CARGO) install` runs: it logs its arguments,
-/// fails where the test says (`FAIL_PATH`: a `--path` install; `FAIL_REGISTRY`: one from
-/// crates.io) and otherwise "installs" this rkb into `--root`.
+/// A stand-in for cargo that the Makefile runs: it logs its arguments and does nothing, but
+/// for `install`, which fails where the test says (`FAIL_PATH`: a `--path` install;
+/// `FAIL_REGISTRY`: one from crates.io) and otherwise "installs" this rkb into `--root`.
 const FAKE_CARGO: &str = r#"#!/bin/sh
 echo "$*" >> "$CARGO_LOG"
+[ "$1" = install ] || exit 0
 root=""; from_path=""; prev=""
 for arg in "$@"; do
   [ "$prev" = "--root" ] && root="$arg"
@@ -182,6 +183,7 @@ for arg in "$@"; do
 done
 if [ -n "$from_path" ] && [ -n "$FAIL_PATH" ]; then echo "error: the source does not build" >&2; exit 101; fi
 if [ -z "$from_path" ] && [ -n "$FAIL_REGISTRY" ]; then echo "error: no such crate" >&2; exit 101; fi
+[ -n "$root" ] || { echo "error: install without --root" >&2; exit 101; }
 mkdir -p "$root/bin" && cp "$RKB_BIN" "$root/bin/rkb"
 "#;
 
@@ -296,6 +298,20 @@ fn make_finds_or_installs_rkb_itself_at_the_projects_version() {
             "{line}"
         );
     }
+
+    // With the helm plugin, `make manifests` runs rkb too.
+    common::rkb_in(&dir, &["edit", "--plugins", "helm", "--no-chart"]);
+    std::fs::remove_dir_all(dir.join("bin")).unwrap();
+    let (ok, planned) = make(&dir, &["-n", "manifests"], &[]);
+    assert!(ok, "{planned}");
+    let install = planned
+        .find("cargo install")
+        .expect("rkb is installed first");
+    let runs = planned
+        .find(&format!("{}/bin/rkb edit --plugins helm", dir.display()))
+        .expect("manifests runs bin/rkb");
+    assert!(install < runs, "{planned}");
+    make(&dir, &["rkb"], &[]);
 
     // When the source does not build: crates.io, at PROJECT's cliVersion.
     std::fs::remove_dir_all(dir.join("bin")).unwrap();
