@@ -25,7 +25,8 @@ const INIT_EXAMPLES: &str = "\
 Examples:
   rkb init --domain example.com
   rkb init --domain example.com --project-name memcached-operator --owner \"The Memcached Authors\"
-  rkb init --domain demo.kakao.com --dir bluegreen --license none";
+  rkb init --domain demo.kakao.com --dir bluegreen --license none
+  rkb init --domain example.com --plugins grafana,helm";
 
 const CREATE_API_EXAMPLES: &str = "\
 Examples:
@@ -346,8 +347,24 @@ pub struct InitArgs {
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
           default_value_t = false, hide_default_value = true, action = ArgAction::Set, value_name = "BOOL")]
     pub namespaced: bool,
+    /// Optional plugins to add to the new project, comma-separated, as `rkb edit --plugins`
+    /// adds them: `grafana`, `helm` (kubebuilder's keys too, e.g. `grafana/v1-alpha`; its
+    /// layout, `go/v4`, is every rkb project's already). The chart follows at the first
+    /// `make manifests`.
+    #[arg(long, value_delimiter = ',', value_name = "PLUGIN,...")]
+    pub plugins: Vec<String>,
     #[command(flatten)]
     pub kubebuilder: kubebuilder::InitFlags,
+}
+
+impl InitArgs {
+    /// The optional plugins `--plugins` asks for (kubebuilder's layout keys left out).
+    pub fn optional_plugins(&self) -> Vec<EditPlugin> {
+        self.plugins
+            .iter()
+            .filter_map(|p| EditPlugin::from_str(p, false).ok())
+            .collect()
+    }
 }
 
 /// `rkb setup-envtest`.

@@ -2595,6 +2595,7 @@ const KUBEBUILDER_FLAGS: &[FlagRow] = {
         ("init", "--skip-go-version-check", Ignored, &["init --domain example.com --skip-go-version-check"]),
         ("init", "--multigroup", Same, &["init --domain example.com --multigroup=true"]),
         ("init", "--namespaced", Same, &["init --domain example.com --namespaced=false"]),
+        ("init", "--plugins", Same, &["init --domain example.com --plugins grafana/v1-alpha,helm"]),
         ("init", "--plugins", Ignored, &["init --domain example.com --plugins go/v4"]),
         ("init", "--plugins", Refused, &["init --domain example.com --plugins go/v4,autoupdate/v1-alpha"]),
         ("init", "--project-version", Ignored, &["init --domain example.com --project-version 3"]),

@@ -7,7 +7,7 @@
 //! (`create api --resource=false`, `init --namespaced=false`, …).
 
 use anyhow::{Error, anyhow};
-use clap::Args;
+use clap::{Args, ValueEnum};
 
 use super::{Cli, Command, CreateCommand, EditPlugin};
 
@@ -30,7 +30,7 @@ const DEPLOY_IMAGE_PLUGIN: &[&str] = &[
 pub fn answer(cli: &mut Cli) -> Result<Vec<String>, Error> {
     let mut notes = Vec::new();
     match &mut cli.command {
-        Command::Init(args) => args.kubebuilder.answer(&mut notes)?,
+        Command::Init(args) => args.kubebuilder.answer(&args.plugins, &mut notes)?,
         Command::Create(CreateCommand::Api(args)) => {
             args.fold_kubebuilder_switches();
             args.kubebuilder.answer(args.image.is_some(), &mut notes)?;
@@ -92,16 +92,14 @@ pub struct InitFlags {
     /// kubebuilder: skip checking the Go version.
     #[arg(long, hide = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_name = "BOOL")]
     pub skip_go_version_check: Option<String>,
-    /// kubebuilder: the plugin chain the project is made with.
-    #[arg(long, hide = true, value_delimiter = ',', value_name = "PLUGIN,...")]
-    pub plugins: Vec<String>,
     /// kubebuilder: PROJECT's format version.
     #[arg(long, hide = true, value_name = "VERSION")]
     pub project_version: Option<String>,
 }
 
 impl InitFlags {
-    fn answer(&self, notes: &mut Vec<String>) -> Result<(), Error> {
+    /// Also answers init's `--plugins`, which takes kubebuilder's keys.
+    fn answer(&self, plugins: &[String], notes: &mut Vec<String>) -> Result<(), Error> {
         if self.repo.is_some() {
             notes.push(ignored(
                 "--repo",
@@ -120,18 +118,28 @@ impl InitFlags {
                 "init checks no Go version (only `rkb setup-envtest` uses Go)",
             ));
         }
-        for plugin in &self.plugins {
+        for plugin in plugins {
             if LAYOUT_PLUGINS.contains(&plugin.as_str()) {
                 notes.push(ignored(
                     &format!("--plugins {plugin}"),
                     "every rkb project has kubebuilder's go/v4 layout, in Rust",
                 ));
-            } else {
-                return Err(anyhow!(
-                    "--plugins {plugin}: init takes no optional plugins in rkb yet; it makes every \
-                     project with kubebuilder's go/v4 layout.\n  Add grafana or helm after init, \
-                     e.g.:  rkb edit --plugins grafana,helm"
-                ));
+                continue;
+            }
+            match EditPlugin::from_str(plugin, false) {
+                Ok(optional) => {
+                    if let Some(refusal) = refused_plugin(optional) {
+                        return Err(refusal);
+                    }
+                }
+                Err(_) => {
+                    return Err(anyhow!(
+                        "--plugins {plugin}: rkb has no such plugin; init adds grafana and helm \
+                         (also by kubebuilder's keys, grafana/v1-alpha and helm/v2-alpha), and every \
+                         project has go/v4's layout.\n  e.g.:  rkb init --domain example.com \
+                         --plugins grafana,helm"
+                    ));
+                }
             }
         }
         match self.project_version.as_deref() {

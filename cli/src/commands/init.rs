@@ -272,6 +272,19 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     for path in applied.kept {
         writeln!(out, "{:>8} {path} (exists; left as it was)", "keep")?;
     }
+    // kubebuilder's `init --plugins`: what `rkb edit --plugins` adds; the chart waits for
+    // the first `make manifests`, as there is nothing to chart yet.
+    let plugins = args.optional_plugins();
+    if !plugins.is_empty() {
+        let edit = crate::cli::EditArgs {
+            multigroup: None,
+            plugins,
+            no_chart: true,
+            dir: args.dir.clone(),
+            kubebuilder: Default::default(),
+        };
+        super::edit::edit(&edit, out)?;
+    }
     writeln!(
         out,
         "\nNext: add an API with\n  rkb create api --group <group> --version v1alpha1 --kind <Kind>{}",
