@@ -3,7 +3,9 @@
 
 use std::path::PathBuf;
 
-use clap::{Arg, Args, Parser, Subcommand, ValueEnum};
+use clap::{Arg, ArgAction, Args, Parser, Subcommand, ValueEnum};
+
+pub mod kubebuilder;
 
 const ROOT_EXAMPLES: &str = "\
 Examples:
@@ -23,7 +25,8 @@ const INIT_EXAMPLES: &str = "\
 Examples:
   rkb init --domain example.com
   rkb init --domain example.com --project-name memcached-operator --owner \"The Memcached Authors\"
-  rkb init --domain demo.kakao.com --dir bluegreen --license none";
+  rkb init --domain demo.kakao.com --dir bluegreen --license none
+  rkb init --domain example.com --plugins grafana,helm";
 
 const CREATE_API_EXAMPLES: &str = "\
 Examples:
@@ -316,6 +319,11 @@ pub struct InitArgs {
     /// License of the generated project.
     #[arg(long, value_enum, default_value_t = License::Apache2)]
     pub license: License,
+    /// The license header of generated sources, from a file (kubebuilder's flag; it wins
+    /// over --license): its text becomes hack/boilerplate.rs.txt, each line made a `//`
+    /// comment unless the file is one already.
+    #[arg(long, value_name = "FILE", conflicts_with = "owner")]
+    pub license_file: Option<PathBuf>,
     /// Directory to create the project in (created when missing).
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub dir: PathBuf,
@@ -331,12 +339,32 @@ pub struct InitArgs {
     pub rkb_path: Option<PathBuf>,
     /// Lay controllers out by group (`src/controller/<group>/<kind>.rs`), so one kind can
     /// have a controller in each of several groups.
-    #[arg(long)]
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
+          default_value_t = false, hide_default_value = true, action = ArgAction::Set, value_name = "BOOL")]
     pub multigroup: bool,
     /// A namespace-scoped operator (kubebuilder's `--namespaced`): the manager watches only
     /// its own namespace (`WATCH_NAMESPACE`) and has a Role there instead of a ClusterRole.
-    #[arg(long)]
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
+          default_value_t = false, hide_default_value = true, action = ArgAction::Set, value_name = "BOOL")]
     pub namespaced: bool,
+    /// Optional plugins to add to the new project, comma-separated, as `rkb edit --plugins`
+    /// adds them: `grafana`, `helm` (kubebuilder's keys too, e.g. `grafana/v1-alpha`; its
+    /// layout, `go/v4`, is every rkb project's already). The chart follows at the first
+    /// `make manifests`.
+    #[arg(long, value_delimiter = ',', value_name = "PLUGIN,...")]
+    pub plugins: Vec<String>,
+    #[command(flatten)]
+    pub kubebuilder: kubebuilder::InitFlags,
+}
+
+impl InitArgs {
+    /// The optional plugins `--plugins` asks for (kubebuilder's layout keys left out).
+    pub fn optional_plugins(&self) -> Vec<EditPlugin> {
+        self.plugins
+            .iter()
+            .filter_map(|p| EditPlugin::from_str(p, false).ok())
+            .collect()
+    }
 }
 
 /// `rkb setup-envtest`.
@@ -408,8 +436,9 @@ pub enum RkbSource {
 pub struct EditArgs {
     /// Move the project to the multigroup layout: every controller moves to
     /// `src/controller/<group>/<kind>.rs` and later ones are scaffolded there.
-    #[arg(long, required_unless_present = "plugins", conflicts_with = "plugins")]
-    pub multigroup: bool,
+    #[arg(long, conflicts_with = "plugins", num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_name = "BOOL")]
+    pub multigroup: Option<bool>,
     /// Add what optional plugins scaffold, comma-separated: `grafana` writes Grafana
     /// dashboards of the manager's metrics to grafana/ (kubebuilder's grafana/v1-alpha);
     /// `helm` writes a Helm chart of config/ to dist/chart/ and `make helm` (kubebuilder's
@@ -423,15 +452,33 @@ pub struct EditArgs {
     /// The project directory.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub dir: PathBuf,
+    #[command(flatten)]
+    pub kubebuilder: kubebuilder::EditFlags,
 }
 
-/// A plugin `rkb edit --plugins` adds to a project.
+/// A plugin `rkb edit --plugins` adds to a project, also by kubebuilder's keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum EditPlugin {
     /// Dashboards of controller-runtime's metrics and the manager's resources, for Grafana.
+    #[value(alias = "grafana/v1-alpha", alias = "grafana.kubebuilder.io/v1-alpha")]
     Grafana,
     /// A Helm chart of what config/default deploys, in dist/chart/, kept in step by `make helm`.
+    #[value(alias = "helm/v2-alpha", alias = "helm.kubebuilder.io/v2-alpha")]
     Helm,
+    /// kubebuilder's weekly update workflow: refused, with what to use instead.
+    #[value(
+        name = "autoupdate/v1-alpha",
+        alias = "autoupdate.kubebuilder.io/v1-alpha",
+        hide = true
+    )]
+    Autoupdate,
+    /// kubebuilder's deprecated chart: refused, with what to use instead.
+    #[value(
+        name = "helm/v1-alpha",
+        alias = "helm.kubebuilder.io/v1-alpha",
+        hide = true
+    )]
+    HelmV1Alpha,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -518,15 +565,17 @@ pub struct CreateApiArgs {
     /// does: memcacheds, policies, people].
     #[arg(long, value_name = "PLURAL")]
     pub plural: Option<String>,
-    /// Scaffold the resource type (the default).
-    #[arg(long, overrides_with = "no_resource")]
-    pub resource: bool,
+    /// Scaffold the resource type (the default; `--resource=false` is --no-resource).
+    #[arg(long, overrides_with = "no_resource", num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_name = "BOOL")]
+    pub resource: Option<bool>,
     /// Don't scaffold a type: control an existing one (a built-in kind or one of this project's).
     #[arg(long, overrides_with = "resource")]
     pub no_resource: bool,
-    /// Scaffold a controller (the default).
-    #[arg(long, overrides_with = "no_controller")]
-    pub controller: bool,
+    /// Scaffold a controller (the default; `--controller=false` is --no-controller).
+    #[arg(long, overrides_with = "no_controller", num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_name = "BOOL")]
+    pub controller: Option<bool>,
     /// Don't scaffold a controller.
     #[arg(long, overrides_with = "controller")]
     pub no_controller: bool,
@@ -540,9 +589,10 @@ pub struct CreateApiArgs {
         conflicts_with_all = ["image", "no_controller", "external_crd"]
     )]
     pub controller_name: Option<String>,
-    /// Objects live in namespaces (the default).
-    #[arg(long, overrides_with = "cluster_scoped")]
-    pub namespaced: bool,
+    /// Objects live in namespaces (the default; `--namespaced=false` is --cluster-scoped).
+    #[arg(long, overrides_with = "cluster_scoped", num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", value_name = "BOOL")]
+    pub namespaced: Option<bool>,
     /// Objects are cluster-scoped.
     #[arg(long, overrides_with = "namespaced")]
     pub cluster_scoped: bool,
@@ -566,6 +616,8 @@ pub struct CreateApiArgs {
     /// The project directory.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub dir: PathBuf,
+    #[command(flatten)]
+    pub kubebuilder: kubebuilder::CreateApiFlags,
 }
 
 /// Which webhooks of a kind `create webhook` adds or `delete webhook` removes.
@@ -611,6 +663,8 @@ pub struct CreateWebhookArgs {
     /// The project directory.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub dir: PathBuf,
+    #[command(flatten)]
+    pub kubebuilder: kubebuilder::CreateWebhookFlags,
 }
 
 #[derive(Debug, Args)]
@@ -653,13 +707,22 @@ pub struct DeleteWebhookArgs {
 
 impl CreateApiArgs {
     pub fn wants_resource(&self) -> bool {
-        !self.no_resource
+        !self.no_resource && self.resource != Some(false)
     }
     pub fn wants_controller(&self) -> bool {
-        !self.no_controller
+        !self.no_controller && self.controller != Some(false)
     }
     pub fn wants_namespaced(&self) -> bool {
-        !self.cluster_scoped
+        !self.cluster_scoped && self.namespaced != Some(false)
+    }
+
+    /// kubebuilder's `--resource=false`, `--controller=false` and `--namespaced=false`
+    /// become rkb's --no-resource, --no-controller and --cluster-scoped, which the checks
+    /// of `create api` name.
+    pub fn fold_kubebuilder_switches(&mut self) {
+        self.no_resource = !self.wants_resource();
+        self.no_controller = !self.wants_controller();
+        self.cluster_scoped = !self.wants_namespaced();
     }
 }
 

@@ -294,6 +294,17 @@ fn the_multigroup_layout_and_a_license_without_owner_are_replayed() {
             "ConfigMap",
             "--defaulting",
         ],
+        // An API after it: PROJECT keeps the order (the replay adds webhooks last).
+        &[
+            "create",
+            "api",
+            "--group",
+            "infra",
+            "--version",
+            "v1",
+            "--kind",
+            "Gateway",
+        ],
     ];
     for step in steps {
         let mut args = step.to_vec();

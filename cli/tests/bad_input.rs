@@ -2306,3 +2306,272 @@ fn a_users_invalid_rustfmt_toml_is_named_not_called_a_bug() {
     std::fs::remove_file(dir.join("rustfmt.toml")).unwrap();
     rkb_ok(dir, &site);
 }
+
+/// How rkb answers a flag of kubebuilder's.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Answer {
+    /// Taken with kubebuilder's meaning.
+    Same,
+    /// Taken, changing nothing, with a one-line note on stderr saying why.
+    Ignored,
+    /// Refused with the reason and what to type in rkb, files unchanged.
+    Refused,
+}
+
+/// Where kubebuilder's flags below were read: the flag definitions of `init`, `create
+/// api`, `create webhook` and `edit` (go/v4, kustomize/v2, deploy-image/v1-alpha and
+/// helm/v2-alpha plugins, and the root command's `--plugins` and `--project-version`).
+const KUBEBUILDER_READ_AT: &str = "kubebuilder v4.15.0 (master at 5c40072)";
+
+/// (command, kubebuilder flag, rkb's answer, command lines run in a fresh project, split
+/// at spaces: the last one has the flag and is the one checked).
+type FlagRow = (&'static str, &'static str, Answer, &'static [&'static str]);
+
+#[rustfmt::skip]
+const KUBEBUILDER_FLAGS: &[FlagRow] = {
+    use Answer::*;
+    &[
+        ("init", "--domain", Same, &["init --domain example.com"]),
+        ("init", "--project-name", Same, &["init --domain example.com --project-name demo"]),
+        ("init", "--repo", Ignored, &["init --domain example.com --repo github.com/example/demo"]),
+        ("init", "--owner", Same, &["init --domain example.com --owner Demo"]),
+        ("init", "--license", Same, &["init --domain example.com --license none"]),
+        ("init", "--license-file", Same, &["init --domain example.com --license-file header.txt"]),
+        ("init", "--fetch-deps", Ignored, &["init --domain example.com --fetch-deps=false"]),
+        ("init", "--skip-go-version-check", Ignored, &["init --domain example.com --skip-go-version-check"]),
+        ("init", "--multigroup", Same, &["init --domain example.com --multigroup=true"]),
+        ("init", "--namespaced", Same, &["init --domain example.com --namespaced=false"]),
+        ("init", "--plugins", Same, &["init --domain example.com --plugins grafana/v1-alpha,helm"]),
+        ("init", "--plugins", Ignored, &["init --domain example.com --plugins go/v4"]),
+        ("init", "--plugins", Refused, &["init --domain example.com --plugins go/v4,autoupdate/v1-alpha"]),
+        ("init", "--project-version", Ignored, &["init --domain example.com --project-version 3"]),
+        ("create api", "--group", Same, &["create api --group cache --version v1 --kind Captain"]),
+        ("create api", "--version", Same, &["create api --group cache --version v1 --kind Captain"]),
+        ("create api", "--kind", Same, &["create api --group cache --version v1 --kind Captain"]),
+        ("create api", "--plural", Same, &["create api --group cache --version v1 --kind Admiral --plural admirales"]),
+        ("create api", "--resource", Same, &["create api --group apps --version v1 --kind Deployment --resource=false --controller=true"]),
+        ("create api", "--controller", Same, &["create api --group cache --version v1 --kind Sailor --controller=false"]),
+        ("create api", "--controller-name", Same, &["create api --group cache --version v1alpha1 --kind Memcached --resource=false --controller-name memcached-backup"]),
+        ("create api", "--namespaced", Same, &["create api --group cache --version v1 --kind Admiral --namespaced=false"]),
+        ("create api", "--ssa", Ignored, &["create api --group cache --version v1 --kind Navigator --ssa"]),
+        ("create api", "--make", Ignored, &["create api --group cache --version v1 --kind Captain --make=false"]),
+        ("create api", "--force", Same, &["create api --group cache --version v1alpha1 --kind Memcached --force"]),
+        ("create api", "--external-api-path", Refused, &["create api --group cert-manager --version v1 --kind Certificate --resource=false --external-api-path github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"]),
+        ("create api", "--external-api-domain", Refused, &["create api --group cert-manager --version v1 --kind Certificate --resource=false --external-api-domain io"]),
+        ("create api", "--external-api-module", Refused, &["create api --group cert-manager --version v1 --kind Certificate --resource=false --external-api-module github.com/cert-manager/cert-manager@v1.20.2"]),
+        ("create api", "--image", Same, &["create api --group cache --version v1 --kind Busybox --image busybox:1.36.1"]),
+        ("create api", "--image-container-command", Same, &["create api --group cache --version v1 --kind Busybox --image busybox:1.36.1 --image-container-command sleep,3600"]),
+        ("create api", "--image-container-port", Same, &["create api --group cache --version v1 --kind Busybox --image busybox:1.36.1 --image-container-port 8080"]),
+        ("create api", "--run-as-user", Same, &["create api --group cache --version v1 --kind Busybox --image busybox:1.36.1 --run-as-user 1001"]),
+        ("create api", "--manifests", Ignored, &["create api --group cache --version v1 --kind Busybox --image busybox:1.36.1 --manifests=false"]),
+        ("create api", "--plugins", Ignored, &["create api --group cache --version v1 --kind Busybox --image busybox:1.36.1 --plugins deploy-image/v1-alpha"]),
+        ("create api", "--plugins", Refused, &["create api --group cache --version v1 --kind Busybox --plugins deploy-image/v1-alpha"]),
+        ("create webhook", "--group", Same, &["create webhook --group cache --version v1alpha1 --kind Memcached --defaulting"]),
+        ("create webhook", "--version", Same, &["create webhook --group cache --version v1alpha1 --kind Memcached --defaulting"]),
+        ("create webhook", "--kind", Same, &["create webhook --group cache --version v1alpha1 --kind Memcached --defaulting"]),
+        ("create webhook", "--defaulting", Same, &["create webhook --group cache --version v1alpha1 --kind Memcached --defaulting"]),
+        ("create webhook", "--programmatic-validation", Same, &["create webhook --group cache --version v1alpha1 --kind Memcached --programmatic-validation"]),
+        ("create webhook", "--conversion", Same, &[
+            "create api --group cache --version v1beta1 --kind Memcached --controller=false",
+            "create webhook --group cache --version v1alpha1 --kind Memcached --conversion --spoke v1beta1",
+        ]),
+        ("create webhook", "--spoke", Same, &[
+            "create api --group cache --version v1beta1 --kind Memcached --controller=false",
+            "create webhook --group cache --version v1alpha1 --kind Memcached --conversion --spoke v1beta1",
+        ]),
+        ("create webhook", "--force", Same, &[
+            "create webhook --group cache --version v1alpha1 --kind Memcached --defaulting",
+            "create webhook --group cache --version v1alpha1 --kind Memcached --defaulting --force",
+        ]),
+        ("create webhook", "--plural", Ignored, &["create webhook --group cache --version v1alpha1 --kind Memcached --defaulting --plural memcacheds"]),
+        ("create webhook", "--make", Ignored, &["create webhook --group cache --version v1alpha1 --kind Memcached --defaulting --make=false"]),
+        ("create webhook", "--defaulting-path", Refused, &["create webhook --group cache --version v1alpha1 --kind Memcached --defaulting --defaulting-path /my-custom-mutate-path"]),
+        ("create webhook", "--validation-path", Refused, &["create webhook --group cache --version v1alpha1 --kind Memcached --programmatic-validation --validation-path /my-custom-validate-path"]),
+        ("create webhook", "--external-api-path", Refused, &["create webhook --group cert-manager --version v1 --kind Issuer --defaulting --external-api-path github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"]),
+        ("create webhook", "--external-api-domain", Refused, &["create webhook --group cert-manager --version v1 --kind Issuer --defaulting --external-api-domain io"]),
+        ("create webhook", "--external-api-module", Refused, &["create webhook --group cert-manager --version v1 --kind Issuer --defaulting --external-api-module github.com/cert-manager/cert-manager@v1.20.2"]),
+        ("edit", "--multigroup", Same, &["edit --multigroup=true"]),
+        ("edit", "--multigroup", Refused, &["edit --multigroup=false"]),
+        ("edit", "--namespaced", Refused, &["edit --namespaced"]),
+        ("edit", "--force", Ignored, &["edit --plugins grafana --force"]),
+        ("edit", "--license", Refused, &["edit --license none"]),
+        ("edit", "--license-file", Refused, &["edit --license-file LICENSE.txt"]),
+        ("edit", "--owner", Refused, &["edit --owner Demo"]),
+        ("edit", "--plugins", Same, &["edit --plugins grafana/v1-alpha,helm.kubebuilder.io/v2-alpha --no-chart"]),
+        ("edit", "--plugins", Refused, &["edit --plugins autoupdate/v1-alpha"]),
+        ("edit", "--plugins", Refused, &["edit --plugins helm/v1-alpha"]),
+        ("edit", "--manifests", Ignored, &["edit --plugins helm/v2-alpha --no-chart --manifests dist/install.yaml"]),
+        ("edit", "--output-dir", Ignored, &["edit --plugins helm/v2-alpha --no-chart --output-dir dist"]),
+        ("edit", "--output-dir", Refused, &["edit --plugins helm/v2-alpha --output-dir charts"]),
+    ]
+};
+
+/// Runs rkb in `dir`: (success, stdout, stderr).
+fn rkb_split(dir: &Path, args: &[&str]) -> (bool, String, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_rkb"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("RKB_PATH")
+        .output()
+        .expect("rkb runs");
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    (
+        output.status.success(),
+        text(&output.stdout),
+        text(&output.stderr),
+    )
+}
+
+#[test]
+fn every_kubebuilder_flag_is_taken_ignored_with_a_note_or_refused_with_rkbs_spelling() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    for (command, flag, answer, steps) in KUBEBUILDER_FLAGS {
+        let row = format!("{KUBEBUILDER_READ_AT}: {command} {flag} ({answer:?})");
+        let (checked, setup) = steps.split_last().unwrap();
+        let mut args: Vec<&str> = checked.split_whitespace().collect();
+        assert!(
+            args.iter().any(|a| a.split('=').next() == Some(*flag)),
+            "{row}: the checked command line lacks the flag"
+        );
+        // init runs in an empty directory demo/; the other commands in a project with an API.
+        let (_scratch, dir) = if *command == "init" {
+            let scratch = tempfile::tempdir().unwrap();
+            let dir = scratch.path().join("demo");
+            std::fs::create_dir(&dir).unwrap();
+            std::fs::write(dir.join("header.txt"), "Copyright 2026 Demo.\n").unwrap();
+            args.extend(["--rkb-path", repo.to_str().unwrap()]);
+            (scratch, dir)
+        } else {
+            let project = project();
+            let dir = project.path().to_path_buf();
+            (project, dir)
+        };
+        for step in setup {
+            let step: Vec<&str> = step.split_whitespace().collect();
+            let (ok, out, err) = rkb_split(&dir, &step);
+            assert!(ok, "{row}: setup {step:?} failed:\n{out}{err}");
+        }
+        let before = common::files(&dir);
+        let (ok, out, err) = rkb_split(&dir, &args);
+        let notes: Vec<&str> = err.lines().filter(|l| l.starts_with("note: ")).collect();
+        match answer {
+            Answer::Same => {
+                assert!(ok, "{row}: {args:?} failed:\n{out}{err}");
+                assert!(
+                    notes.is_empty(),
+                    "{row}: a note for a flag rkb takes:\n{err}"
+                );
+            }
+            Answer::Ignored => {
+                assert!(ok, "{row}: {args:?} failed:\n{out}{err}");
+                assert!(
+                    notes.len() == 1
+                        && notes[0].starts_with(&format!("note: {flag}"))
+                        && notes[0].contains("changes nothing in rkb: "),
+                    "{row}: expected one note on stderr, saying why, got:\n{err}"
+                );
+            }
+            Answer::Refused => {
+                assert!(!ok, "{row}: {args:?} succeeded:\n{out}{err}");
+                assert!(
+                    err.starts_with(&format!("error: {flag}")),
+                    "{row}: the refusal does not start with the flag it blames:\n{err}"
+                );
+                let (why, instead) = err.split_once("\n  ").unwrap_or_else(|| {
+                    panic!("{row}: no reason and hint on lines of their own:\n{err}")
+                });
+                assert!(why.contains(": ") && instead.len() > 20, "{row}:\n{err}");
+                assert!(
+                    common::files(&dir) == before,
+                    "{row}: files changed although it failed"
+                );
+            }
+        }
+    }
+}
+
+/// `init --license-file`: a plain-text header becomes `//` lines, a Go `/* */` header is kept,
+/// and every generated source starts with it; an unreadable or empty file is refused.
+#[test]
+fn init_takes_the_license_header_from_a_file() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    for (header, boilerplate) in [
+        (
+            "Copyright 2026 The Demo Authors.\n\nSPDX-License-Identifier: MIT\n",
+            "// Copyright 2026 The Demo Authors.\n//\n// SPDX-License-Identifier: MIT\n\n",
+        ),
+        (
+            "/*\nCopyright 2026 The Demo Authors.\n*/\n",
+            "/*\nCopyright 2026 The Demo Authors.\n*/\n\n",
+        ),
+    ] {
+        let scratch = tempfile::tempdir().unwrap();
+        let dir = scratch.path().join("demo");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(scratch.path().join("header.txt"), header).unwrap();
+        let (ok, text) = rkb_in(
+            &dir,
+            &[
+                "init",
+                "--domain",
+                "example.com",
+                "--license-file",
+                "../header.txt",
+                "--rkb-path",
+                repo.to_str().unwrap(),
+            ],
+        );
+        assert!(ok, "{text}");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("hack/boilerplate.rs.txt")).unwrap(),
+            boilerplate
+        );
+        let main = std::fs::read_to_string(dir.join("src/main.rs")).unwrap();
+        assert!(main.starts_with(boilerplate), "{main}");
+        let (ok, text) = rkb_in(
+            &dir,
+            &[
+                "create",
+                "api",
+                "--group",
+                "cache",
+                "--version",
+                "v1",
+                "--kind",
+                "Memcached",
+            ],
+        );
+        assert!(ok, "{text}");
+        let types = std::fs::read_to_string(dir.join("src/api/cache/v1/memcached.rs")).unwrap();
+        assert!(types.starts_with(boilerplate), "{types}");
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    std::fs::write(scratch.path().join("empty.txt"), "\n").unwrap();
+    for (file, fragments) in [
+        (
+            "missing.txt",
+            &[
+                "cannot read --license-file missing.txt",
+                "e.g.  rkb init --domain example.com --license-file",
+            ][..],
+        ),
+        (
+            "empty.txt",
+            &["--license-file empty.txt is empty", "--license none"][..],
+        ),
+    ] {
+        assert_rejected(
+            scratch.path(),
+            &[
+                "init",
+                "--domain",
+                "example.com",
+                "--project-name",
+                "demo",
+                "--license-file",
+                file,
+            ],
+            fragments,
+        );
+    }
+}

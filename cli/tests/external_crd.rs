@@ -139,6 +139,10 @@ fn create_then_delete_gives_the_tree_back_byte_for_byte() {
         refused.contains("HTTPRoute gateway.networking.k8s.io/v1 is an external API"),
         "{refused}"
     );
+    assert!(
+        refused.lines().all(|l| !l.trim_start().contains("   ")),
+        "a run of spaces mid-sentence:\n{refused}"
+    );
     common::rkb(&[
         "delete",
         "api",
@@ -188,4 +192,44 @@ fn alpha_generate_replays_external_apis_from_the_kept_crds() {
             path.display()
         );
     }
+}
+
+/// A kind named like a type generated code uses (`Schema`), and list items that are objects
+/// without properties: an empty struct keeps their description; a map or kept unknown fields
+/// cannot, which is reported (and listed in the round-trip test of testdata/project-external).
+#[test]
+fn list_items_without_properties_are_reported_where_the_types_differ() {
+    let project = project();
+    let out = common::rkb(&[
+        "create",
+        "api",
+        "--dir",
+        project.path().to_str().unwrap(),
+        "--external-crd",
+        &data("shapes/shapes.example.org_schemas.yaml"),
+    ])
+    .unwrap();
+    for line in [
+        "warning: the types of Schema shapes.example.org/v1 leave out what #[rkb(...)] cannot express (4 places;",
+        "  .spec.extensions[]: `x-kubernetes-preserve-unknown-fields` on list items or map values without properties",
+        "  .spec.extensions[]: `additionalProperties`: list items or map values that keep unknown fields are a map of any values here",
+        "  .spec.extensions[]: `description` of list items that are no struct",
+        "  .spec.labelSets[]: `description` of list items that are no struct",
+    ] {
+        assert!(
+            out.lines().any(|l| l.starts_with(line)),
+            "{line:?} not in:\n{out}"
+        );
+    }
+    assert!(!out.contains(".spec.references"), "{out}");
+    let types =
+        std::fs::read_to_string(project.path().join("src/api/external/shapes/v1/schema.rs"))
+            .unwrap();
+    assert!(
+        types.contains(
+            "/// A reference, whose fields the API server prunes.\n#[rkb_runtime::schema]"
+        ),
+        "{types}"
+    );
+    assert!(!types.contains("use schemars::{"), "{types}");
 }

@@ -170,8 +170,8 @@ const GOLDENS: &[Golden] = &[
         ],
     },
     // Kinds other projects define, from their CRDs (kept in cli/tests/data/external-crds/
-    // with their licenses): three shapes of schema, each round-tripped by the test in its
-    // types file.
+    // with their licenses): shapes of schema, each round-tripped by the test in its types
+    // file.
     Golden {
         name: "project-external",
         init: &[
@@ -198,6 +198,10 @@ const GOLDENS: &[Golden] = &[
             &[
                 "--external-crd",
                 "tests/data/external-crds/shapes/shapes.example.org_shapes.yaml",
+            ],
+            &[
+                "--external-crd",
+                "tests/data/external-crds/shapes/shapes.example.org_schemas.yaml",
             ],
         ],
         webhooks: &[],

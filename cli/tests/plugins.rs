@@ -117,3 +117,38 @@ fn a_dashboard_of_the_users_own_is_never_overwritten() {
     assert!(unknown.contains("possible values: grafana"), "{unknown}");
     assert_eq!(common::files(dir), before);
 }
+
+/// kubebuilder's `init --plugins`: the optional plugins come with the new project, by rkb's
+/// names or kubebuilder's keys, as `rkb edit --plugins` adds them (the chart waits for the
+/// first `make manifests`); go/v4, every project's layout, changes nothing.
+#[test]
+fn init_adds_the_plugins_it_is_given() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().join("demo");
+    common::init_demo(&dir, &["--plugins", "go/v4,grafana/v1-alpha,helm"]);
+    let project = fs::read_to_string(dir.join("PROJECT")).unwrap();
+    assert!(project.contains("grafana.rkb.io/v1-alpha: {}"), "{project}");
+    assert!(project.contains("helm.rkb.io/v1-alpha: {}"), "{project}");
+    for path in DASHBOARDS {
+        assert!(dir.join(path).is_file(), "{path}");
+    }
+    let makefile = fs::read_to_string(dir.join("Makefile")).unwrap();
+    assert!(makefile.contains("\nhelm: manifests "), "{makefile}");
+    assert!(
+        makefile.contains("\tKUBECTL=$(KUBECTL) $(RKB) edit --plugins helm\n"),
+        "{makefile}"
+    );
+    assert!(
+        !dir.join("dist/chart").exists(),
+        "the chart waits for make manifests"
+    );
+
+    // The same project made in two steps is the same.
+    let two_steps = scratch.path().join("two-steps/demo");
+    common::init_demo(&two_steps, &[]);
+    common::rkb_in(
+        &two_steps,
+        &["edit", "--plugins", "grafana,helm", "--no-chart"],
+    );
+    assert_eq!(common::files(&dir), common::files(&two_steps));
+}

@@ -54,7 +54,7 @@ pub fn alpha_generate(args: &AlphaGenerateArgs, out: &mut dyn Write) -> anyhow::
                 )
             })?;
         }
-        Ok(())
+        keep_order(&project, &output)
     })();
     if let Err(error) = result {
         undo(&output, created);
@@ -113,6 +113,24 @@ pub fn alpha_generate(args: &AlphaGenerateArgs, out: &mut dyn Write) -> anyhow::
         output.display()
     )?;
     Ok(())
+}
+
+/// Puts the output PROJECT's resources in the input's order: a built-in kind with webhooks
+/// only is recorded by its `create webhook`, which the replay runs after every API.
+fn keep_order(input: &Project, output: &Path) -> anyhow::Result<()> {
+    let mut generated = Project::load(output)?;
+    let position = |r: &Resource| {
+        input
+            .resources
+            .iter()
+            .position(|i| i.group == r.group && i.version == r.version && i.kind == r.kind)
+    };
+    generated
+        .resources
+        .sort_by_key(|r| position(r).unwrap_or(usize::MAX));
+    let path = output.join(project::FILE_NAME);
+    std::fs::write(&path, generated.to_yaml())
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// `<input>-generated`, beside the input.

@@ -95,6 +95,12 @@ pub fn edit(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     if !args.plugins.is_empty() {
         return plugins(args, out);
     }
+    if args.multigroup != Some(true) {
+        bail!(
+            "edit needs a change to make: --multigroup (the multigroup layout) or --plugins \
+             grafana,helm.\n  e.g.:  rkb edit --multigroup"
+        );
+    }
     let mut changes = Changes::open(&args.dir)?;
     let mut project = super::load_project(&args.dir, out)?;
     if project.multigroup {
@@ -499,6 +505,11 @@ fn plugins(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         match plugin {
             EditPlugin::Grafana => grafana(args, out)?,
             EditPlugin::Helm => helm(args, out)?,
+            EditPlugin::Autoupdate | EditPlugin::HelmV1Alpha => {
+                return Err(
+                    crate::cli::kubebuilder::refused_plugin(plugin).expect("rkb scaffolds neither")
+                );
+            }
         }
     }
     Ok(())

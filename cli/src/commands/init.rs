@@ -20,6 +20,8 @@ pub(super) struct Context {
     pub names: ProjectNames,
     pub owner: Option<String>,
     pub apache2: bool,
+    /// The header from `--license-file`, as comment lines, instead of owner and license.
+    pub license_header: Option<String>,
     /// The version requirement on rkb's crates (`0.2`).
     pub rkb_requirement: String,
     /// What `.cargo/config.toml` patches rkb's crates to, for `--rkb-source path`.
@@ -60,6 +62,9 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     Entry::shared("Dockerfile", "init/Dockerfile.tera"),
     Entry::shared(".dockerignore", "init/dockerignore.tera"),
     Entry::shared(".gitignore", "init/gitignore.tera"),
+    Entry::shared("AGENTS.md", "init/AGENTS.md.tera"),
+    Entry::shared("rustfmt.toml", "init/rustfmt.toml.tera"),
+    Entry::shared("clippy.toml", "init/clippy.toml.tera"),
     Entry::shared(
         ".github/workflows/lint.yml",
         "init/github/workflows/lint.yml.tera",
@@ -220,6 +225,11 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             retry(args)
         );
     }
+    let license_header = args
+        .license_file
+        .as_deref()
+        .map(license_header)
+        .transpose()?;
     let (rkb_source_kind, rkb_crates) = match rkb_patches(args)? {
         Some((kind, patches)) => (Some(kind.describe()), patches),
         None => (None, Vec::new()),
@@ -234,6 +244,7 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         names: ProjectNames::new(&project, ""),
         owner: args.owner.clone(),
         apache2: args.license == License::Apache2,
+        license_header,
         rkb_requirement: rkb_crates::requirement(),
         rkb_source_kind,
         rkb_crates,
@@ -261,6 +272,19 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     for path in applied.kept {
         writeln!(out, "{:>8} {path} (exists; left as it was)", "keep")?;
     }
+    // kubebuilder's `init --plugins`: what `rkb edit --plugins` adds; the chart waits for
+    // the first `make manifests`, as there is nothing to chart yet.
+    let plugins = args.optional_plugins();
+    if !plugins.is_empty() {
+        let edit = crate::cli::EditArgs {
+            multigroup: None,
+            plugins,
+            no_chart: true,
+            dir: args.dir.clone(),
+            kubebuilder: Default::default(),
+        };
+        super::edit::edit(&edit, out)?;
+    }
     writeln!(
         out,
         "\nNext: add an API with\n  rkb create api --group <group> --version v1alpha1 --kind <Kind>{}",
@@ -271,6 +295,45 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         }
     )?;
     Ok(())
+}
+
+/// The header of `--license-file`: the file as it is when it is a Rust comment (`//` lines or
+/// one `/* */` block, as kubebuilder's Go headers are), else each of its lines made a `//`
+/// comment.
+fn license_header(file: &Path) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(file).with_context(|| {
+        format!(
+            "cannot read --license-file {}: give a text file with the header for generated \
+             sources, e.g.  rkb init --domain example.com --license-file hack/header.txt",
+            file.display()
+        )
+    })?;
+    let text = text.trim_end();
+    if text.trim().is_empty() {
+        bail!(
+            "--license-file {} is empty; for sources without a header, pass --license none \
+             instead, e.g.  rkb init --domain example.com --license none",
+            file.display()
+        );
+    }
+    // A Go header is a /* */ block, which Rust has too.
+    let block = text.trim_start().starts_with("/*") && text.ends_with("*/");
+    let commented = block
+        || text.lines().all(|line| {
+            let line = line.trim_start();
+            line.is_empty() || line.starts_with("//")
+        });
+    let header = if commented {
+        format!("{text}\n")
+    } else {
+        text.lines()
+            .map(|line| match line.trim_end() {
+                "" => "//\n".to_owned(),
+                line => format!("// {line}\n"),
+            })
+            .collect()
+    };
+    Ok(header)
 }
 
 /// The envtest release new projects record: the newest `rkb setup-envtest` builds, as

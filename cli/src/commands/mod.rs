@@ -31,7 +31,10 @@ pub use edit::edit;
 pub use init::init;
 pub use setup_envtest::setup_envtest;
 
-pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
+pub fn run(mut cli: Cli, out: &mut dyn Write) -> anyhow::Result<()> {
+    for note in crate::cli::kubebuilder::answer(&mut cli)? {
+        eprintln!("note: {note}");
+    }
     match cli.command {
         Command::Init(args) => init(&args, out),
         Command::Create(CreateCommand::Api(args)) => create_api(&args, out),
@@ -458,6 +461,7 @@ mod tests {
                     names: names.clone(),
                     owner: Some("The Authors".into()),
                     apache2: true,
+                    license_header: None,
                     rkb_requirement: "0.2".into(),
                     rkb_source_kind: Some("a checkout of rkb"),
                     rkb_crates: crate::rkb_crates::CRATES

@@ -192,7 +192,13 @@ pub fn makefile(text: &str) -> anyhow::Result<Option<String>> {
                 }
             }
         }
-        out.push((*line).into());
+        // The regeneration runs rkb: where the Makefile installs it on first use
+        // (`RKB_TOOL`), manifests needs it first.
+        if i == rule && has("RKB_TOOL =") && !line.contains("$(RKB_TOOL)") {
+            out.push(line.replacen("manifests:", "manifests: $(RKB_TOOL)", 1));
+        } else {
+            out.push((*line).into());
+        }
         if i + 1 == end {
             out.push(REGENERATE.into());
             out.push(String::new());

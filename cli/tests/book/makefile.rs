@@ -18,14 +18,18 @@ const KUBEBUILDER: &[(&str, &str)] = &[
     ),
     ("fmt", "same"),
     ("lint", "`lint` (golangci-lint) and `vet`"),
+    ("lint-fix", "same (`golangci-lint run --fix` there)"),
     (
         "setup-envtest",
         "`setup-envtest` (downloads release binaries; rkb builds them from Go modules)",
     ),
     ("test", "same"),
+    ("setup-test-e2e", "same"),
+    ("cleanup-test-e2e", "same"),
     (
         "test-e2e",
-        "`test-e2e`, with `setup-test-e2e` and `cleanup-test-e2e` creating and deleting a Kind cluster",
+        "`test-e2e`, which runs `setup-test-e2e` before and `cleanup-test-e2e` after; here they \
+         are run by hand, and test-e2e uses the current cluster",
     ),
     ("build", "same"),
     ("run", "same"),
@@ -41,6 +45,11 @@ const KUBEBUILDER: &[(&str, &str)] = &[
     ("uninstall", "same"),
     ("deploy", "same"),
     ("undeploy", "same"),
+    (
+        "rkb",
+        "`controller-gen`, `setup-envtest`, `kustomize`: tools kubebuilder's Makefile installs \
+         into `bin/` on first use, as this one installs rkb",
+    ),
     (
         "helm",
         "none: kubebuilder regenerates the chart with `kubebuilder edit --plugins=helm/v2-alpha`; \

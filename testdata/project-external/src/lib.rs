@@ -31,6 +31,7 @@ pub fn manifests() -> rkb_runtime::Manifests {
         rkb_runtime::rbac_rules::<controller::service_monitor::ServiceMonitorReconciler>(),
         rkb_runtime::rbac_rules::<controller::http_route::HTTPRouteReconciler>(),
         rkb_runtime::rbac_rules::<controller::shape::ShapeReconciler>(),
+        rkb_runtime::rbac_rules::<controller::schema::SchemaReconciler>(),
         // +rkb:scaffold:rbac
     ];
     let webhooks = vec![

@@ -88,11 +88,8 @@ pub(super) fn module(
         out.push_str("use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;\n");
     }
     out.push_str("use kube::CustomResource;\n");
-    if w.integer || w.number || w.bare_int_or_string {
-        out.push_str("use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};\n");
-    } else {
-        out.push_str("use schemars::JsonSchema;\n");
-    }
+    // The schema functions name schemars' types by path: a kind may be called `Schema`.
+    out.push_str("use schemars::JsonSchema;\n");
     out.push_str("use serde::{Deserialize, Serialize};\n\n");
     out.push_str(spec_struct);
     if let Some(status) = status_struct {
@@ -114,19 +111,19 @@ fn schema_functions(w: &Writer) -> String {
     if w.integer {
         out.push_str(
             "\n/// An integer without a format, as the CRD has it (Rust's integers have one).\n\
-             fn integer(_: &mut SchemaGenerator) -> Schema {\n    json_schema!({ \"type\": \"integer\" })\n}\n",
+             fn integer(_: &mut schemars::SchemaGenerator) -> schemars::Schema {\n    schemars::json_schema!({ \"type\": \"integer\" })\n}\n",
         );
     }
     if w.bare_int_or_string {
         out.push_str(
             "\n/// An int-or-string without a description, as the CRD has it (IntOrString's schema has one).\n\
-             fn int_or_string(_: &mut SchemaGenerator) -> Schema {\n    json_schema!({ \"x-kubernetes-int-or-string\": true })\n}\n",
+             fn int_or_string(_: &mut schemars::SchemaGenerator) -> schemars::Schema {\n    schemars::json_schema!({ \"x-kubernetes-int-or-string\": true })\n}\n",
         );
     }
     if w.number {
         out.push_str(
             "\n/// A number without a format, as the CRD has it (Rust's floats have one).\n\
-             fn number(_: &mut SchemaGenerator) -> Schema {\n    json_schema!({ \"type\": \"number\" })\n}\n",
+             fn number(_: &mut schemars::SchemaGenerator) -> schemars::Schema {\n    schemars::json_schema!({ \"type\": \"number\" })\n}\n",
         );
     }
     out

@@ -281,6 +281,7 @@ impl Writer {
                 found.extra.push("schemaless".into());
             } else {
                 self.limit(path, "`x-kubernetes-preserve-unknown-fields` on list items or map values without properties".into());
+                self.limit(path, "`additionalProperties`: list items or map values that keep unknown fields are a map of any values here, whose schema says so".into());
             }
             return Rust::Type("BTreeMap<String, serde_json::Value>".into());
         }
@@ -324,8 +325,8 @@ impl Writer {
                     "keywords on a map's values that are no struct".into(),
                 );
             }
-            if !values["properties"].is_object() && values["description"].is_string() {
-                self.limit(&format!("{path}.*"), "`description` of a map's values: only a struct's values carry one (its doc comment)".into());
+            if !written_as_struct(values) && values["description"].is_string() {
+                self.limit(&format!("{path}.*"), "`description` of a map's values that are no struct: only a struct carries one (its doc comment)".into());
             }
             inner
         };
@@ -367,9 +368,8 @@ impl Writer {
         } else if !keys.is_empty() {
             found.extra.push(format!("items({})", keys.join(", ")));
         }
-        if items["type"].as_str().is_none_or(|t| t != "object") && items["description"].is_string()
-        {
-            self.limit(&format!("{path}[]"), "`description` of list items that are no objects: only a struct's items carry one (its doc comment)".into());
+        if !written_as_struct(items) && items["description"].is_string() {
+            self.limit(&format!("{path}[]"), "`description` of list items that are no struct (objects without properties are maps here): only a struct carries one (its doc comment)".into());
         }
         format!("Vec<{inner}>")
     }
@@ -528,6 +528,17 @@ impl Writer {
         }
         keys
     }
+}
+
+/// Whether [`Writer::rust_type`] writes a struct for `node` (an object with properties, or
+/// one with neither properties, `additionalProperties` nor unknown fields kept), which
+/// carries the node's description as its doc comment.
+fn written_as_struct(node: &Value) -> bool {
+    node["type"] == "object"
+        && node[INT_OR_STRING] != true
+        && !(node[EMBEDDED_RESOURCE] == true && node["properties"].is_null())
+        && (node["properties"].is_object()
+            || (node["additionalProperties"].is_null() && node[PRESERVE_UNKNOWN_FIELDS] != true))
 }
 
 /// `anyOf: [{type: integer}, {type: string}]`, as controller-gen writes int-or-string.

@@ -16,6 +16,7 @@ use rkb_runtime::manager::Runnable;
 
 pub mod certificate;
 pub mod http_route;
+pub mod schema;
 pub mod service_monitor;
 pub mod shape;
 // +rkb:scaffold:modules
@@ -28,6 +29,7 @@ pub fn controllers() -> Vec<Runnable> {
         Runnable::new("servicemonitor", service_monitor::run),
         Runnable::new("httproute", http_route::run),
         Runnable::new("shape", shape::run),
+        Runnable::new("schema", schema::run),
         // +rkb:scaffold:controllers
     ]
 }

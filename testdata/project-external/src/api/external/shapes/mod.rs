@@ -12,5 +12,6 @@
 
 //! The shapes API group (shapes.example.org), one module per version.
 
+pub mod v1;
 pub mod v1beta1;
 // +rkb:scaffold:versions

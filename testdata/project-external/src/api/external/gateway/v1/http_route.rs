@@ -16,7 +16,7 @@
 //! changes; the test below fails while these types derive another schema.
 
 use kube::CustomResource;
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Spec defines the desired state of HTTPRoute.
@@ -2519,8 +2519,8 @@ pub struct HTTPRouteStatusParents {
 }
 
 /// An integer without a format, as the CRD has it (Rust's integers have one).
-fn integer(_: &mut SchemaGenerator) -> Schema {
-    json_schema!({ "type": "integer" })
+fn integer(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": "integer" })
 }
 
 #[cfg(test)]
@@ -2539,31 +2539,31 @@ mod tests {
         let left_out: &[(&str, &str)] = &[
             (
                 ".spec.hostnames[]",
-                "`description` of list items that are no objects: only a struct's items carry one (its doc comment)",
+                "`description` of list items that are no struct (objects without properties are maps here): only a struct carries one (its doc comment)",
             ),
             (
                 ".spec.rules[].backendRefs[].filters[].cors.allowHeaders[]",
-                "`description` of list items that are no objects: only a struct's items carry one (its doc comment)",
+                "`description` of list items that are no struct (objects without properties are maps here): only a struct carries one (its doc comment)",
             ),
             (
                 ".spec.rules[].backendRefs[].filters[].cors.allowOrigins[]",
-                "`description` of list items that are no objects: only a struct's items carry one (its doc comment)",
+                "`description` of list items that are no struct (objects without properties are maps here): only a struct carries one (its doc comment)",
             ),
             (
                 ".spec.rules[].backendRefs[].filters[].cors.exposeHeaders[]",
-                "`description` of list items that are no objects: only a struct's items carry one (its doc comment)",
+                "`description` of list items that are no struct (objects without properties are maps here): only a struct carries one (its doc comment)",
             ),
             (
                 ".spec.rules[].filters[].cors.allowHeaders[]",
-                "`description` of list items that are no objects: only a struct's items carry one (its doc comment)",
+                "`description` of list items that are no struct (objects without properties are maps here): only a struct carries one (its doc comment)",
             ),
             (
                 ".spec.rules[].filters[].cors.allowOrigins[]",
-                "`description` of list items that are no objects: only a struct's items carry one (its doc comment)",
+                "`description` of list items that are no struct (objects without properties are maps here): only a struct carries one (its doc comment)",
             ),
             (
                 ".spec.rules[].filters[].cors.exposeHeaders[]",
-                "`description` of list items that are no objects: only a struct's items carry one (its doc comment)",
+                "`description` of list items that are no struct (objects without properties are maps here): only a struct carries one (its doc comment)",
             ),
         ];
         rkb_runtime::testing::external::assert_same_schema(&derived, external, "v1", left_out);

@@ -1363,15 +1363,15 @@ mod tests {
         let left_out: &[(&str, &str)] = &[
             (
                 ".spec.endpoints[].metricRelabelings[].sourceLabels[]",
-                "`description` of list items that are no objects: only a struct's items carry one (its doc comment)",
+                "`description` of list items that are no struct (objects without properties are maps here): only a struct carries one (its doc comment)",
             ),
             (
                 ".spec.endpoints[].relabelings[].sourceLabels[]",
-                "`description` of list items that are no objects: only a struct's items carry one (its doc comment)",
+                "`description` of list items that are no struct (objects without properties are maps here): only a struct carries one (its doc comment)",
             ),
             (
                 ".spec.scrapeProtocols[]",
-                "`description` of list items that are no objects: only a struct's items carry one (its doc comment)",
+                "`description` of list items that are no struct (objects without properties are maps here): only a struct carries one (its doc comment)",
             ),
         ];
         rkb_runtime::testing::external::assert_same_schema(&derived, external, "v1", left_out);

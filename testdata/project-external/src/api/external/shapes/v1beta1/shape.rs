@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::CustomResource;
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// What the shape asks for.
@@ -151,18 +151,18 @@ pub struct ShapeSpecTargets {
 }
 
 /// An integer without a format, as the CRD has it (Rust's integers have one).
-fn integer(_: &mut SchemaGenerator) -> Schema {
-    json_schema!({ "type": "integer" })
+fn integer(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": "integer" })
 }
 
 /// An int-or-string without a description, as the CRD has it (IntOrString's schema has one).
-fn int_or_string(_: &mut SchemaGenerator) -> Schema {
-    json_schema!({ "x-kubernetes-int-or-string": true })
+fn int_or_string(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "x-kubernetes-int-or-string": true })
 }
 
 /// A number without a format, as the CRD has it (Rust's floats have one).
-fn number(_: &mut SchemaGenerator) -> Schema {
-    json_schema!({ "type": "number" })
+fn number(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": "number" })
 }
 
 #[cfg(test)]
