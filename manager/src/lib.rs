@@ -11,6 +11,7 @@
 //! - [`events::Events`]: Events recorded off the reconcile path.
 //! - [`webhook`]: defaulting, validating and conversion webhooks the manager serves.
 //! - [`migrate`]: storage version migration of CRDs (`--migrate-storage`).
+//! - [`shard`]: active-active replicas, each reconciling its slices (`--sharding`).
 //!
 //! The map of the whole API is `rkb-runtime`'s front page. In the rkb Book: [manager flags
 //! and environment][flags], [observability][observability], [webhooks][webhooks], and the
@@ -28,6 +29,7 @@ pub mod events;
 pub mod manager;
 pub mod migrate;
 mod serve;
+pub mod shard;
 mod sync;
 pub mod webhook;
 
