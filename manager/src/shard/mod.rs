@@ -7,9 +7,11 @@
 //! - [`assign`]: which live member should hold each slice (rendezvous hashing).
 //! - [`Table`] and [`plan`]: who holds each slice, and what a replica claims and releases.
 //! - [`Gate`]: the slices this replica serves, and the reconciles in flight in each.
+//! - `membership`: the Leases that carry all this between replicas.
 
 mod gate;
 mod hash;
+pub(crate) mod membership;
 mod table;
 
 pub use gate::{Gate, InFlight};
