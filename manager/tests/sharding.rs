@@ -352,3 +352,116 @@ async fn sharded_replicas_never_reconcile_one_object_at_once() {
         stop(replica).await;
     }
 }
+
+/// Lists ConfigMaps of `namespace` with `shardSelector` (kube's `ListParams` has no field for
+/// it, so the query is written by hand): the names listed, and the selector the API server
+/// echoed in `metadata.shardInfo` (none: it did not filter).
+async fn list_sharded(
+    client: &kube::Client,
+    namespace: &str,
+    selector: &str,
+) -> (Vec<String>, Option<String>) {
+    let query: String = url_encode(selector);
+    let request = http::Request::get(format!(
+        "/api/v1/namespaces/{namespace}/configmaps?shardSelector={query}"
+    ))
+    .body(Vec::new())
+    .unwrap();
+    let list: serde_json::Value = client.request(request).await.unwrap();
+    let mut names: Vec<String> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["metadata"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    names.sort();
+    let echoed = list["metadata"]["shardInfo"]["selector"]
+        .as_str()
+        .map(str::to_owned);
+    (names, echoed)
+}
+
+fn url_encode(text: &str) -> String {
+    text.bytes()
+        .map(|byte| match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (byte as char).to_string()
+            }
+            _ => format!("%{byte:02X}"),
+        })
+        .collect()
+}
+
+/// The API server's sharded lists (KEP-5866, gate `ShardedListAndWatch`) select exactly the
+/// objects rkb puts in those slices: same hash, same bounds, same selector syntax. Without
+/// the gate the selector is ignored and no `shardInfo` comes back, which is how a replica
+/// can tell.
+#[tokio::test]
+async fn the_api_servers_sharded_lists_agree_with_rkbs_slices() {
+    use rkb_manager::shard::{Slices, shard_key};
+
+    let gated = rkb_envtest::Environment::start_with_api_server_flags([
+        "--feature-gates=ShardedListAndWatch=true",
+    ])
+    .await
+    .unwrap();
+    let client = gated.client();
+    let namespace = gated.create_namespace().await.unwrap();
+    let objects = Api::<ConfigMap>::namespaced(client.clone(), &namespace);
+    let mut created = Vec::new();
+    for n in 0..64 {
+        let object = ConfigMap {
+            metadata: ObjectMeta {
+                name: Some(name(n)),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        created.push(
+            objects
+                .create(&PostParams::default(), &object)
+                .await
+                .unwrap(),
+        );
+    }
+    let slices = Slices::new(8).unwrap();
+    let in_slices = |wanted: &[u32]| {
+        let mut names: Vec<String> = created
+            .iter()
+            .filter(|o| wanted.contains(&slices.of_key(shard_key(&o.metadata).unwrap())))
+            .map(|o| o.metadata.name.clone().unwrap())
+            .collect();
+        names.sort();
+        names
+    };
+    let mut seen = 0;
+    for slice in slices.all() {
+        let selector = slices.selector([slice]).unwrap();
+        let (names, echoed) = list_sharded(&client, &namespace, &selector).await;
+        assert_eq!(echoed.as_deref(), Some(selector.as_str()), "the gate is on");
+        assert_eq!(names, in_slices(&[slice]), "slice {slice}");
+        seen += names.len();
+    }
+    assert_eq!(seen, 64, "the slices tile the objects");
+    // Several slices, adjacent ones merged into one range.
+    let selector = slices.selector([0, 1, 2, 6]).unwrap();
+    assert_eq!(selector.matches("shardRange").count(), 2);
+    let (names, _) = list_sharded(&client, &namespace, &selector).await;
+    assert_eq!(names, in_slices(&[0, 1, 2, 6]));
+
+    // Without the gate: everything, and no shardInfo.
+    let plain = rkb_envtest::shared().await;
+    let client = plain.client();
+    let namespace = plain.create_namespace().await.unwrap();
+    let objects = Api::<ConfigMap>::namespaced(client.clone(), &namespace);
+    for n in 0..4 {
+        let mut object = ConfigMap::default();
+        object.metadata.name = Some(name(n));
+        objects
+            .create(&PostParams::default(), &object)
+            .await
+            .unwrap();
+    }
+    let (names, echoed) = list_sharded(&client, &namespace, &slices.selector([0]).unwrap()).await;
+    assert_eq!((names.len(), echoed), (4, None));
+}
