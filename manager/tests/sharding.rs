@@ -6,6 +6,7 @@
 //! Run with `--nocapture` to see the figures.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -464,4 +465,88 @@ async fn the_api_servers_sharded_lists_agree_with_rkbs_slices() {
     }
     let (names, echoed) = list_sharded(&client, &namespace, &slices.selector([0]).unwrap()).await;
     assert_eq!((names.len(), echoed), (4, None));
+}
+
+/// A client whose requests on Leases hang while `cut` is set: a replica cut off from its
+/// Lease renewals (an asymmetric partition) that still receives its watch events.
+fn lease_partitionable(client: kube::Client, cut: Arc<AtomicBool>) -> kube::Client {
+    let service = tower::service_fn(move |request: http::Request<kube::client::Body>| {
+        let (client, cut) = (client.clone(), cut.clone());
+        async move {
+            if cut.load(Ordering::SeqCst) && request.uri().path().contains("/leases") {
+                std::future::pending::<()>().await;
+            }
+            client.send(request).await
+        }
+    });
+    kube::Client::new(service, "default")
+}
+
+/// One of two replicas can no longer renew its Lease but still sees every change: it stops
+/// reconciling at its renew deadline and exits, and the other takes its slices over once its
+/// Lease expired, never while it still reconciled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_cut_off_from_its_lease_stops_before_its_slices_move() {
+    let env = rkb_envtest::shared().await;
+    let client = env.client();
+    let namespace = env.create_namespace().await.unwrap();
+    let objects = Api::<ConfigMap>::namespaced(client.clone(), &namespace);
+    let leases = Api::<Lease>::namespaced(client.clone(), &namespace);
+    for n in 0..OBJECTS {
+        let mut object = ConfigMap::default();
+        object.metadata.name = Some(name(n));
+        objects
+            .create(&PostParams::default(), &object)
+            .await
+            .unwrap();
+    }
+    let checker = Arc::new(Mutex::new(Checker::default()));
+    let cut = Arc::new(AtomicBool::new(false));
+    let partitioned = start_replica(
+        lease_partitionable(client.clone(), cut.clone()),
+        &namespace,
+        0,
+        &checker,
+    );
+    let other = start_replica(client.clone(), &namespace, 1, &checker);
+    converged(&checker, &leases, 0, "2 replicas").await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+
+    cut.store(true, Ordering::SeqCst);
+    let cut_at = Instant::now();
+    change_all(&objects, 1).await;
+    let done = converged(&checker, &leases, 1, "after the partition").await;
+    let exited = tokio::time::timeout(WAIT, partitioned.running)
+        .await
+        .expect("the cut-off replica exits")
+        .unwrap()
+        .unwrap_err();
+    assert!(format!("{exited:#}").contains("shard Lease"), "{exited:#}");
+    let exited_after = cut_at.elapsed();
+    // The survivor serves every slice once the cut-off replica's Lease expired.
+    let before = Instant::now();
+    change_all(&objects, 2).await;
+    let taken_over = converged(&checker, &leases, 2, "after the takeover").await;
+    let overlaps = checker.lock().unwrap().overlaps.clone();
+    println!(
+        "partition: changes before the renew deadline served {:?} after the cut (by both); \
+         the cut-off replica exited {exited_after:?} after the cut; every slice served by the other \
+         {:?} after the cut; overlaps: {}",
+        done - cut_at,
+        taken_over - cut_at,
+        overlaps.len()
+    );
+    assert_eq!(checker.lock().unwrap().replicas_serving_since(before), 1);
+    assert!(overlaps.is_empty(), "{overlaps:#?}");
+    // The cut-off replica reconciled nothing after its renew deadline.
+    let late = checker
+        .lock()
+        .unwrap()
+        .started
+        .values()
+        .flatten()
+        .filter(|(replica, at, _)| *replica == 0 && *at > cut_at + Duration::from_secs(3))
+        .count();
+    assert_eq!(late, 0, "reconciles started after the renew deadline");
+    stop(other).await;
 }
