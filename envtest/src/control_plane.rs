@@ -62,11 +62,17 @@ impl ControllerManager {
 }
 
 impl ControlPlane {
-    pub async fn start(assets: &Assets, timeout: Duration) -> Result<Self, Error> {
+    /// Starts etcd and kube-apiserver; `api_server_flags` are added to kube-apiserver's
+    /// (e.g. `--feature-gates=ShardedListAndWatch=true`).
+    pub async fn start(
+        assets: &Assets,
+        timeout: Duration,
+        api_server_flags: &[String],
+    ) -> Result<Self, Error> {
         remove_stale_dirs();
         let mut last = None;
         for _ in 0..ATTEMPTS {
-            match Self::start_once(assets, timeout).await {
+            match Self::start_once(assets, timeout, api_server_flags).await {
                 Ok(plane) => return Ok(plane),
                 Err(e) => last = Some(e),
             }
@@ -77,7 +83,11 @@ impl ControlPlane {
         )))
     }
 
-    async fn start_once(assets: &Assets, timeout: Duration) -> Result<Self, Error> {
+    async fn start_once(
+        assets: &Assets,
+        timeout: Duration,
+        api_server_flags: &[String],
+    ) -> Result<Self, Error> {
         let deadline = Instant::now() + timeout;
         let dir = make_dir()?;
         let certs = Certificates::generate()?;
@@ -131,6 +141,7 @@ impl ControlPlane {
             "--endpoint-reconciler-type=none".into(),
             "--profiling=false".into(),
         ]);
+        api.args(api_server_flags);
         let mut kube_apiserver =
             Process::spawn(api, &dir.join("kube-apiserver.log")).map_err(with_logs)?;
         write_kubeconfig(&dir, api_port)?;

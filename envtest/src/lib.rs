@@ -140,12 +140,23 @@ impl Environment {
     /// Starts a new control plane, or connects to the current cluster when
     /// `USE_EXISTING_CLUSTER=true`. Most tests want [`shared`] instead.
     pub async fn start() -> Result<Self, Error> {
+        Self::start_with_api_server_flags(std::iter::empty::<String>()).await
+    }
+
+    /// Starts a new control plane whose kube-apiserver also gets `flags`, e.g.
+    /// `--feature-gates=ShardedListAndWatch=true` for an alpha feature. With
+    /// `USE_EXISTING_CLUSTER=true` the flags cannot apply and the current cluster is used:
+    /// a test should check that the feature is served.
+    pub async fn start_with_api_server_flags(
+        flags: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Result<Self, Error> {
         use_ring_unless_chosen();
         if use_existing_cluster() {
             return Self::existing().await;
         }
+        let flags: Vec<String> = flags.into_iter().map(Into::into).collect();
         let assets = Assets::locate()?;
-        let control_plane = ControlPlane::start(&assets, start_timeout()).await?;
+        let control_plane = ControlPlane::start(&assets, start_timeout(), &flags).await?;
         let kubeconfig = control_plane.kubeconfig_path();
         let config = load_kubeconfig(&kubeconfig).await?;
         let env = Self {

@@ -12,6 +12,7 @@
 //! - [`webhook`]: defaulting, validating and conversion webhooks the manager serves.
 //! - [`certs`]: webhook certificates the manager provisions, injects and rotates itself.
 //! - [`migrate`]: storage version migration of CRDs (`--migrate-storage`).
+//! - [`shard`]: active-active replicas, each reconciling its slices (`--sharding`).
 //!
 //! The map of the whole API is `rkb-runtime`'s front page. In the rkb Book: [manager flags
 //! and environment][flags], [observability][observability], [webhooks][webhooks], and the
@@ -30,6 +31,7 @@ pub mod events;
 pub mod manager;
 pub mod migrate;
 mod serve;
+pub mod shard;
 mod sync;
 pub mod webhook;
 

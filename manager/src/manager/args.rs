@@ -55,6 +55,21 @@ pub struct Args {
     #[arg(help_heading = "Leader election")]
     pub leader_election_retry_period: Duration,
 
+    /// Run the controllers on every replica, each reconciling the objects of the slices of
+    /// the hash space it holds, handed over through Leases (one per replica and
+    /// `<project>-shards`, in the leader-election namespace, with its durations). Replaces
+    /// --leader-elect.
+    #[arg(long, value_name = "BOOL", action = ArgAction::Set, num_args = 0..=1)]
+    #[arg(require_equals = true, default_missing_value = "true")]
+    #[arg(default_value_t = false)]
+    #[arg(help_heading = "Sharding")]
+    pub sharding: bool,
+    /// Slices of the hash space shared out among replicas with --sharding (1 to 1024); the
+    /// same on every replica, and more than the replicas you expect.
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    #[arg(help_heading = "Sharding")]
+    pub sharding_slices: u32,
+
     /// Where to serve /metrics, e.g. `:8443` (every interface, IPv6 and IPv4) or
     /// `127.0.0.1:8080`; `0` turns metrics off.
     #[arg(long, value_name = "ADDR", default_value = "0")]

@@ -72,6 +72,8 @@ pub struct Context {
     pub(crate) ready: Check,
     pub(crate) cache: crate::cache::SharedCache,
     pub(crate) namespaces: crate::cache::Namespaces,
+    /// With `--sharding`: the slices whose objects this replica reconciles.
+    pub(crate) shard: Option<crate::shard::Gate>,
 }
 
 impl Debug for Context {
@@ -119,6 +121,12 @@ impl Context {
     /// The operator's metrics registry, to add metrics of its own.
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
+    }
+
+    /// With `--sharding`, the slices this replica serves: [`Context::run`] reconciles only
+    /// their objects (see [`crate::shard`]).
+    pub fn shard(&self) -> Option<&crate::shard::Gate> {
+        self.shard.as_ref()
     }
 
     /// Marks this runnable ready; [`Context::run`] does it once the controller's cache is
@@ -174,9 +182,23 @@ impl Context {
         // Retries of objects whose reconcile panicked; the user's backoff lives in `Ctx`,
         // out of reach, and is fed only by `error_policy`.
         let panic_backoff = Arc::new(ErrorBackoff::<String>::new());
+        let gate = self.shard.clone();
         let reconcile = {
             let panic_backoff = panic_backoff.clone();
             move |object: Arc<K>, ctx| {
+                // With --sharding, only objects of a slice served here, counted in flight
+                // until done, so that a slice is handed over only once drained.
+                let in_slice = match &gate {
+                    Some(gate) => {
+                        match crate::shard::shard_key(object.meta()).and_then(|k| gate.try_start(k))
+                        {
+                            Some(in_slice) => Some(in_slice),
+                            // Its slice's holder reconciles it (every object, when it claims one).
+                            None => return future::ready(Ok(Action::await_change())).left_future(),
+                        }
+                    }
+                    None => None,
+                };
                 let key = object_key(object.as_ref());
                 let started = std::panic::catch_unwind(AssertUnwindSafe(|| reconcile(object, ctx)));
                 let reconciled = catch_panic(started);
@@ -189,8 +211,10 @@ impl Context {
                         _ => panic_backoff.reset(&key),
                     }
                     in_flight.finish(&result);
+                    drop(in_slice);
                     result
                 }
+                .right_future()
             }
         };
         let retries = queue.clone();
@@ -210,6 +234,10 @@ impl Context {
         };
         let shutdown = self.shutdown.clone();
         let span = tracing::info_span!("controller", controller = %self.name);
+        let controller = match &self.shard {
+            Some(gate) => controller.reconcile_all_on(gate.acquisitions()),
+            None => controller,
+        };
         let running = controller
             .with_config(controller::Config::default().concurrency(self.concurrency))
             .graceful_shutdown_on(async move { shutdown.cancelled().await })

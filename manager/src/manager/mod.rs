@@ -79,7 +79,7 @@ mod args;
 mod auth;
 mod controller;
 mod health;
-mod leader;
+pub(crate) mod leader;
 mod metrics;
 mod observed;
 mod process_metrics;
@@ -199,6 +199,14 @@ impl Manager {
             .unwrap_or_else(|| format!("{}-leader", self.name))
     }
 
+    /// Where the Leases live: `--leader-election-namespace`, or the client's namespace.
+    fn lease_namespace(&self) -> String {
+        self.args
+            .leader_election_namespace
+            .clone()
+            .unwrap_or_else(|| self.client.default_namespace().to_owned())
+    }
+
     /// Runs `runnables` until shutdown (`Ok`) or until one fails or the Lease is lost (`Err`).
     pub async fn run(
         mut self,
@@ -211,7 +219,7 @@ impl Manager {
         check_unique_names(&runnables)?;
         // Servers and the signal handler; aborted when `run` returns.
         // Refuse unsafe leader-election timing before binding anything.
-        let timing = if self.args.leader_elect {
+        let timing = if self.args.leader_elect || self.args.sharding {
             Some(leader::Timing::from_args(&self.args)?)
         } else {
             None
@@ -219,6 +227,24 @@ impl Manager {
         if let Some(certificates) = &self.certificates {
             certificates.check()?;
         }
+        let slices = if self.args.sharding {
+            if self.args.leader_elect {
+                anyhow::bail!(
+                    "--sharding and --leader-elect: with --sharding every replica reconciles its own \
+                     slices and needs no leader; drop --leader-elect"
+                );
+            }
+            if self.certificates.is_some() {
+                anyhow::bail!(
+                    "--sharding and self-managed webhook certificates: the certificates need one \
+                     writer, the leader; run them with --leader-elect, or keep cert-manager's \
+                     certificates with --sharding"
+                );
+            }
+            Some(crate::shard::Slices::new(self.args.sharding_slices)?)
+        } else {
+            None
+        };
         let mut background = JoinSet::new();
         let certificates = self.watch_certificates(&mut background);
         self.start_servers(&mut background).await?;
@@ -227,7 +253,9 @@ impl Manager {
             .await?;
         watch_signals(self.shutdown.clone(), self.abort.clone(), &mut background);
 
-        let result = self.lead_and_run(runnables, timing, certificates).await;
+        let result = self
+            .lead_and_run(runnables, timing, slices, certificates)
+            .await;
         if let Some((stop, server)) = webhooks {
             // Last, as in controller-runtime: conversion and admission keep working while
             // the controllers finish. In-flight reviews are answered, then the server stops.
@@ -301,16 +329,23 @@ impl Manager {
         &self,
         runnables: Vec<Runnable>,
         timing: Option<leader::Timing>,
+        slices: Option<crate::shard::Slices>,
         certificates: Option<crate::certs::SecretWatch>,
     ) -> anyhow::Result<()> {
         let mut lease = None;
-        if let Some(timing) = timing {
+        let mut sharding = None;
+        if let (Some(timing), Some(slices)) = (timing, slices) {
+            let namespace = self.lease_namespace();
+            sharding = Some(crate::shard::membership::Sharding::start(
+                self.client.clone(),
+                &namespace,
+                &self.name,
+                timing,
+                slices,
+            ));
+        } else if let Some(timing) = timing {
             let id = self.leader_election_id();
-            let namespace = self
-                .args
-                .leader_election_namespace
-                .clone()
-                .unwrap_or_else(|| self.client.default_namespace().to_owned());
+            let namespace = self.lease_namespace();
             self.metrics.set_leader(&id, false);
             let election = leader::Election::new(self.client.clone(), &namespace, &id, timing);
             tracing::info!(lease = %id, %namespace, identity = election.identity(), "waiting to become the leader");
@@ -355,6 +390,9 @@ impl Manager {
                 metrics: self.metrics.clone(),
                 cache: cache.clone(),
                 namespaces: self.args.watch_namespace.clone(),
+                shard: sharding
+                    .as_ref()
+                    .map(crate::shard::membership::Sharding::gate),
                 ready: self
                     .readiness
                     .add_following(format!("controller/{}", runnable.name), reads),
@@ -366,9 +404,18 @@ impl Manager {
             tasks.spawn(async move { (name, start(ctx).await) });
         }
 
-        let result = self.supervise(&mut tasks, lease.as_mut()).await;
+        let result = self
+            .supervise(&mut tasks, lease.as_mut(), sharding.as_mut())
+            .await;
         // Nothing may reconcile any more once the Lease is released (or lost).
         tasks.shutdown().await;
+        if let Some(sharding) = sharding {
+            // The controllers have drained: hand every slice over now.
+            tokio::select! {
+                () = sharding.leave() => {}
+                () = self.abort.cancelled() => tracing::warn!("second signal: not releasing this replica's slices; they move once its Lease expires"),
+            }
+        }
         if let Some(lease) = lease {
             self.metrics.set_leader(&self.leader_election_id(), false);
             // Hand over now rather than after the lease duration (client-go's
@@ -390,6 +437,7 @@ impl Manager {
         &self,
         tasks: &mut JoinSet<(String, anyhow::Result<()>)>,
         mut lease: Option<&mut leader::Leadership>,
+        mut sharding: Option<&mut crate::shard::membership::Sharding>,
     ) -> anyhow::Result<()> {
         let timeout = self.args.graceful_shutdown_timeout;
         let deadline = async {
@@ -428,6 +476,16 @@ impl Manager {
                     tracing::error!(reason = ?reason, "lost the leader Lease: stopping every controller now");
                     // Another replica may already lead: stop reconciling now, not gracefully.
                     anyhow::bail!("lost the leader Lease ({reason:?}); exiting so that only the new leader reconciles");
+                }
+                () = async {
+                    match sharding.as_deref_mut() {
+                        Some(sharding) => sharding.lost().await,
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    tracing::error!("this replica's shard Lease was not renewed within the renew deadline: stopping every controller now");
+                    // Other replicas take its slices once its Lease expires: stop now.
+                    anyhow::bail!("lost this replica's shard Lease; exiting so that other replicas take over its slices");
                 }
                 () = &mut deadline => {
                     anyhow::bail!("in-flight reconciles did not finish within --graceful-shutdown-timeout={}", humantime::format_duration(timeout));

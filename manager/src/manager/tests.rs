@@ -678,3 +678,29 @@ async fn controllers_with_the_same_name_are_refused() {
     );
     assert!(readiness.is_ready(), "no controller was started");
 }
+
+#[tokio::test]
+async fn an_invalid_sharding_configuration_is_refused_at_start() {
+    for (flags, reason) in [
+        (
+            &["--sharding", "--leader-elect"][..],
+            "--sharding and --leader-elect",
+        ),
+        (&["--sharding", "--sharding-slices=0"], "between 1 and 1024"),
+        (
+            &["--sharding", "--leader-election-renew-deadline=20s"],
+            "must be shorter than --leader-election-lease-duration",
+        ),
+    ] {
+        let (client, _) = config_map_api(0);
+        let run = Manager::new("op", client, args(flags)).run([]);
+        let error = tokio::time::timeout(WAIT, run)
+            .await
+            .expect("refused at once")
+            .unwrap_err();
+        assert!(
+            format!("{error:#}").contains(reason),
+            "{flags:?}: {error:#}"
+        );
+    }
+}

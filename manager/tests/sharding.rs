@@ -1,0 +1,552 @@
+//! Sharded managers on a real API server (envtest): replicas in one process reconcile a few
+//! hundred ConfigMaps, scale 3 → 5 → 2 while the objects change, and one replica is dropped
+//! without releasing anything. A checker records every reconcile's start and end per object
+//! and replica, and fails on any overlap and on any object left unreconciled.
+//!
+//! Run with `--nocapture` to see the figures.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use futures::StreamExt;
+use futures::future::join_all;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::Api;
+use kube::api::{ObjectMeta, Patch, PatchParams, PostParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::watcher;
+use rkb_manager::manager::{Args, Context, Manager, Runnable};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+const OBJECTS: usize = 300;
+const WAIT: Duration = Duration::from_secs(90);
+const LEASE_DURATION: Duration = Duration::from_secs(4);
+
+#[derive(Debug, thiserror::Error)]
+#[error("never")]
+struct Never;
+
+/// Every reconcile, as the replicas report them.
+#[derive(Default)]
+struct Checker {
+    /// Object → (replica, the generation of its data it saw) of the reconcile running now.
+    running: HashMap<String, (usize, u64)>,
+    /// Object → (replica, start, generation seen) of every reconcile started.
+    started: HashMap<String, Vec<(usize, Instant, u64)>>,
+    overlaps: Vec<String>,
+}
+
+/// Ends a reconcile in the checker when dropped: when it returns, or when its replica is
+/// killed in the middle of it.
+struct Running {
+    checker: Arc<Mutex<Checker>>,
+    key: String,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.checker.lock().unwrap().running.remove(&self.key);
+    }
+}
+
+impl Checker {
+    fn start(this: &Arc<Mutex<Self>>, key: &str, replica: usize, generation: u64) -> Running {
+        let mut checker = this.lock().unwrap();
+        if let Some((other, seen)) = checker.running.get(key) {
+            let overlap = format!(
+                "{key}: replica {replica} started while replica {other} (generation {seen}) still ran"
+            );
+            checker.overlaps.push(overlap);
+        }
+        checker
+            .running
+            .insert(key.to_owned(), (replica, generation));
+        checker.started.entry(key.to_owned()).or_default().push((
+            replica,
+            Instant::now(),
+            generation,
+        ));
+        Running {
+            checker: this.clone(),
+            key: key.to_owned(),
+        }
+    }
+
+    /// When each object was first reconciled at `generation`, if all were.
+    fn served_at(&self, generation: u64) -> Option<Vec<Instant>> {
+        (0..OBJECTS)
+            .map(|n| {
+                self.started
+                    .get(&name(n))?
+                    .iter()
+                    .find(|(_, _, seen)| *seen >= generation)
+                    .map(|(_, at, _)| *at)
+            })
+            .collect()
+    }
+
+    fn replicas_serving_since(&self, since: Instant) -> usize {
+        let mut replicas: Vec<usize> = self
+            .started
+            .values()
+            .flatten()
+            .filter(|(_, at, _)| *at >= since)
+            .map(|(replica, _, _)| *replica)
+            .collect();
+        replicas.sort_unstable();
+        replicas.dedup();
+        replicas.len()
+    }
+}
+
+fn name(n: usize) -> String {
+    format!("object-{n:03}")
+}
+
+struct Replica {
+    shutdown: CancellationToken,
+    running: JoinHandle<anyhow::Result<()>>,
+}
+
+fn start_replica(
+    client: kube::Client,
+    namespace: &str,
+    index: usize,
+    checker: &Arc<Mutex<Checker>>,
+) -> Replica {
+    // ANCHOR: flags
+    let args = Args::parse_from([
+        "manager",
+        "--sharding",
+        "--sharding-slices=32",
+        "--health-probe-bind-address=0",
+        "--metrics-bind-address=0",
+        "--concurrency=4",
+        &format!("--leader-election-namespace={namespace}"),
+        &format!(
+            "--leader-election-lease-duration={}s",
+            LEASE_DURATION.as_secs()
+        ),
+        "--leader-election-renew-deadline=3s",
+        "--leader-election-retry-period=500ms",
+    ]);
+    // ANCHOR_END: flags
+    let manager = Manager::new("sharding-test", client, args);
+    let shutdown = manager.shutdown_token();
+    let controller = Runnable::new("configmap", {
+        let (namespace, checker) = (namespace.to_owned(), checker.clone());
+        move |ctx: Context| async move {
+            let controller = Controller::new(
+                Api::<ConfigMap>::namespaced(ctx.client(), &namespace),
+                watcher::Config::default(),
+            );
+            let reconcile = move |object: Arc<ConfigMap>, checker: Arc<Mutex<Checker>>| async move {
+                let key = object.metadata.name.clone().unwrap_or_default();
+                let generation = object
+                    .data
+                    .as_ref()
+                    .and_then(|d| d.get("generation"))
+                    .and_then(|g| g.parse().ok())
+                    .unwrap_or(0);
+                let _running = Checker::start(&checker, &key, index, generation);
+                // Long enough for a second replica to start on it, were it allowed to.
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                Ok::<_, Never>(Action::await_change())
+            };
+            let error_policy =
+                |_: Arc<ConfigMap>, _: &Never, _: Arc<Mutex<Checker>>| Action::await_change();
+            ctx.run(controller, reconcile, error_policy, checker).await
+        }
+    });
+    Replica {
+        shutdown,
+        running: tokio::spawn(manager.run([controller])),
+    }
+}
+
+/// Sets every object's data to `generation`, returning when the writes were done.
+async fn change_all(objects: &Api<ConfigMap>, generation: u64) -> Instant {
+    let patch = serde_json::json!({"data": {"generation": generation.to_string()}});
+    futures::stream::iter(0..OBJECTS)
+        .map(|n| {
+            let patch = patch.clone();
+            async move {
+                objects
+                    .patch(&name(n), &PatchParams::default(), &Patch::Merge(patch))
+                    .await
+                    .unwrap();
+            }
+        })
+        .buffer_unordered(50)
+        .collect::<()>()
+        .await;
+    Instant::now()
+}
+
+/// Waits until every object was reconciled at `generation`; returns the latest of those
+/// reconciles' starts.
+async fn converged(
+    checker: &Arc<Mutex<Checker>>,
+    leases: &Api<Lease>,
+    generation: u64,
+    phase: &str,
+) -> Instant {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        if let Some(starts) = checker.lock().unwrap().served_at(generation) {
+            return starts.into_iter().max().unwrap();
+        }
+        if Instant::now() > deadline {
+            // What the replicas published, to tell a stuck hand-off from a stuck watch.
+            for lease in leases.list(&Default::default()).await.unwrap() {
+                eprintln!(
+                    "{}: {:?} renewed {:?}",
+                    lease.metadata.name.unwrap_or_default(),
+                    lease.metadata.annotations.unwrap_or_default(),
+                    lease.spec.and_then(|s| s.renew_time),
+                );
+            }
+            let checker = checker.lock().unwrap();
+            let missing: Vec<String> = (0..OBJECTS)
+                .map(name)
+                .filter(|key| {
+                    checker
+                        .started
+                        .get(key)
+                        .is_none_or(|s| s.iter().all(|(_, _, seen)| *seen < generation))
+                })
+                .collect();
+            panic!(
+                "{phase}: {} objects never reconciled at generation {generation}, e.g. {:?}",
+                missing.len(),
+                &missing[..missing.len().min(5)]
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn stop(replica: Replica) {
+    replica.shutdown.cancel();
+    tokio::time::timeout(WAIT, replica.running)
+        .await
+        .expect("a replica did not stop")
+        .unwrap()
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sharded_replicas_never_reconcile_one_object_at_once() {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_test_writer()
+        .try_init();
+    let env = rkb_envtest::shared().await;
+    let client = env.client();
+    let namespace = env.create_namespace().await.unwrap();
+    let objects = Api::<ConfigMap>::namespaced(client.clone(), &namespace);
+    for n in 0..OBJECTS {
+        let object = ConfigMap {
+            metadata: ObjectMeta {
+                name: Some(name(n)),
+                ..Default::default()
+            },
+            data: Some([("generation".to_owned(), "0".to_owned())].into()),
+            ..Default::default()
+        };
+        objects
+            .create(&PostParams::default(), &object)
+            .await
+            .unwrap();
+    }
+    let leases = Api::<Lease>::namespaced(client.clone(), &namespace);
+    let checker = Arc::new(Mutex::new(Checker::default()));
+    let mut figures = Vec::new();
+
+    // Three replicas share the objects.
+    let started = Instant::now();
+    let mut replicas: Vec<Replica> = (0..3)
+        .map(|i| start_replica(client.clone(), &namespace, i, &checker))
+        .collect();
+    let done = converged(&checker, &leases, 0, "3 replicas").await;
+    figures.push(format!(
+        "3 replicas: every object reconciled {:?} after start",
+        done - started
+    ));
+    // Let the group settle, then see that each replica did a share.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let before = Instant::now();
+    let changed = change_all(&objects, 1).await;
+    let done = converged(&checker, &leases, 1, "3 replicas, changed").await;
+    figures.push(format!(
+        "3 replicas: a change of every object served in {:?}",
+        done - changed
+    ));
+    assert_eq!(checker.lock().unwrap().replicas_serving_since(before), 3);
+
+    // Scale to 5 while the objects change.
+    replicas.extend((3..5).map(|i| start_replica(client.clone(), &namespace, i, &checker)));
+    let changed = change_all(&objects, 2).await;
+    let done = converged(&checker, &leases, 2, "3 → 5 replicas").await;
+    figures.push(format!(
+        "3 → 5: a change of every object served in {:?}",
+        done - changed
+    ));
+    tokio::time::sleep(LEASE_DURATION).await;
+    let before = Instant::now();
+    let changed = change_all(&objects, 3).await;
+    let done = converged(&checker, &leases, 3, "5 replicas").await;
+    figures.push(format!(
+        "5 replicas: a change of every object served in {:?}",
+        done - changed
+    ));
+    assert_eq!(checker.lock().unwrap().replicas_serving_since(before), 5);
+
+    // Scale to 2 (three stop gracefully, handing their slices over) while objects change.
+    let leaving: Vec<Replica> = [0, 2, 4]
+        .into_iter()
+        .rev()
+        .map(|i| replicas.remove(i))
+        .collect();
+    let changing = tokio::spawn({
+        let objects = objects.clone();
+        async move { change_all(&objects, 4).await }
+    });
+    join_all(leaving.into_iter().map(stop)).await;
+    let changed = changing.await.unwrap();
+    let done = converged(&checker, &leases, 4, "5 → 2 replicas").await;
+    figures.push(format!(
+        "5 → 2: a change of every object served {:?} after the writes",
+        done.saturating_duration_since(changed)
+    ));
+
+    // Kill one of the two without releasing anything (SIGKILL: its Lease is no longer
+    // renewed); change everything; the survivor takes its slices once its Lease expires.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let killed = replicas.remove(0);
+    killed.running.abort();
+    let killed_at = Instant::now();
+    let changed = change_all(&objects, 5).await;
+    let done = converged(&checker, &leases, 5, "after the kill").await;
+    let longest_unserved = done - killed_at;
+    figures.push(format!("kill: the last object served {longest_unserved:?} after the kill (Lease duration {LEASE_DURATION:?}; writes done {:?} after it)", changed - killed_at));
+
+    let overlaps = checker.lock().unwrap().overlaps.clone();
+    let reconciles: usize = checker.lock().unwrap().started.values().map(Vec::len).sum();
+    figures.push(format!(
+        "{reconciles} reconciles of {OBJECTS} objects, overlaps: {}",
+        overlaps.len()
+    ));
+    println!("{}", figures.join("\n"));
+    assert!(overlaps.is_empty(), "{overlaps:#?}");
+    // A lease duration, the claim's rounds, and the reconciles of the taken-over slices.
+    assert!(
+        longest_unserved < LEASE_DURATION + Duration::from_secs(4),
+        "{longest_unserved:?}"
+    );
+    for replica in replicas {
+        stop(replica).await;
+    }
+}
+
+/// Lists ConfigMaps of `namespace` with `shardSelector` (kube's `ListParams` has no field for
+/// it, so the query is written by hand): the names listed, and the selector the API server
+/// echoed in `metadata.shardInfo` (none: it did not filter).
+async fn list_sharded(
+    client: &kube::Client,
+    namespace: &str,
+    selector: &str,
+) -> (Vec<String>, Option<String>) {
+    let query: String = url_encode(selector);
+    let request = http::Request::get(format!(
+        "/api/v1/namespaces/{namespace}/configmaps?shardSelector={query}"
+    ))
+    .body(Vec::new())
+    .unwrap();
+    let list: serde_json::Value = client.request(request).await.unwrap();
+    let mut names: Vec<String> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["metadata"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    names.sort();
+    let echoed = list["metadata"]["shardInfo"]["selector"]
+        .as_str()
+        .map(str::to_owned);
+    (names, echoed)
+}
+
+fn url_encode(text: &str) -> String {
+    text.bytes()
+        .map(|byte| match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (byte as char).to_string()
+            }
+            _ => format!("%{byte:02X}"),
+        })
+        .collect()
+}
+
+/// The API server's sharded lists (KEP-5866, gate `ShardedListAndWatch`) select exactly the
+/// objects rkb puts in those slices: same hash, same bounds, same selector syntax. Without
+/// the gate the selector is ignored and no `shardInfo` comes back, which is how a replica
+/// can tell.
+#[tokio::test]
+async fn the_api_servers_sharded_lists_agree_with_rkbs_slices() {
+    use rkb_manager::shard::{Slices, shard_key};
+
+    let gated = rkb_envtest::Environment::start_with_api_server_flags([
+        "--feature-gates=ShardedListAndWatch=true",
+    ])
+    .await
+    .unwrap();
+    let client = gated.client();
+    let namespace = gated.create_namespace().await.unwrap();
+    let objects = Api::<ConfigMap>::namespaced(client.clone(), &namespace);
+    let mut created = Vec::new();
+    for n in 0..64 {
+        let object = ConfigMap {
+            metadata: ObjectMeta {
+                name: Some(name(n)),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        created.push(
+            objects
+                .create(&PostParams::default(), &object)
+                .await
+                .unwrap(),
+        );
+    }
+    let slices = Slices::new(8).unwrap();
+    let in_slices = |wanted: &[u32]| {
+        let mut names: Vec<String> = created
+            .iter()
+            .filter(|o| wanted.contains(&slices.of_key(shard_key(&o.metadata).unwrap())))
+            .map(|o| o.metadata.name.clone().unwrap())
+            .collect();
+        names.sort();
+        names
+    };
+    let mut seen = 0;
+    for slice in slices.all() {
+        let selector = slices.selector([slice]).unwrap();
+        let (names, echoed) = list_sharded(&client, &namespace, &selector).await;
+        assert_eq!(echoed.as_deref(), Some(selector.as_str()), "the gate is on");
+        assert_eq!(names, in_slices(&[slice]), "slice {slice}");
+        seen += names.len();
+    }
+    assert_eq!(seen, 64, "the slices tile the objects");
+    // Several slices, adjacent ones merged into one range.
+    let selector = slices.selector([0, 1, 2, 6]).unwrap();
+    assert_eq!(selector.matches("shardRange").count(), 2);
+    let (names, _) = list_sharded(&client, &namespace, &selector).await;
+    assert_eq!(names, in_slices(&[0, 1, 2, 6]));
+
+    // Without the gate: everything, and no shardInfo.
+    let plain = rkb_envtest::shared().await;
+    let client = plain.client();
+    let namespace = plain.create_namespace().await.unwrap();
+    let objects = Api::<ConfigMap>::namespaced(client.clone(), &namespace);
+    for n in 0..4 {
+        let mut object = ConfigMap::default();
+        object.metadata.name = Some(name(n));
+        objects
+            .create(&PostParams::default(), &object)
+            .await
+            .unwrap();
+    }
+    let (names, echoed) = list_sharded(&client, &namespace, &slices.selector([0]).unwrap()).await;
+    assert_eq!((names.len(), echoed), (4, None));
+}
+
+/// A client whose requests on Leases hang while `cut` is set: a replica cut off from its
+/// Lease renewals (an asymmetric partition) that still receives its watch events.
+fn lease_partitionable(client: kube::Client, cut: Arc<AtomicBool>) -> kube::Client {
+    let service = tower::service_fn(move |request: http::Request<kube::client::Body>| {
+        let (client, cut) = (client.clone(), cut.clone());
+        async move {
+            if cut.load(Ordering::SeqCst) && request.uri().path().contains("/leases") {
+                std::future::pending::<()>().await;
+            }
+            client.send(request).await
+        }
+    });
+    kube::Client::new(service, "default")
+}
+
+/// One of two replicas can no longer renew its Lease but still sees every change: it stops
+/// reconciling at its renew deadline and exits, and the other takes its slices over once its
+/// Lease expired, never while it still reconciled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_cut_off_from_its_lease_stops_before_its_slices_move() {
+    let env = rkb_envtest::shared().await;
+    let client = env.client();
+    let namespace = env.create_namespace().await.unwrap();
+    let objects = Api::<ConfigMap>::namespaced(client.clone(), &namespace);
+    let leases = Api::<Lease>::namespaced(client.clone(), &namespace);
+    for n in 0..OBJECTS {
+        let mut object = ConfigMap::default();
+        object.metadata.name = Some(name(n));
+        objects
+            .create(&PostParams::default(), &object)
+            .await
+            .unwrap();
+    }
+    let checker = Arc::new(Mutex::new(Checker::default()));
+    let cut = Arc::new(AtomicBool::new(false));
+    let partitioned = start_replica(
+        lease_partitionable(client.clone(), cut.clone()),
+        &namespace,
+        0,
+        &checker,
+    );
+    let other = start_replica(client.clone(), &namespace, 1, &checker);
+    converged(&checker, &leases, 0, "2 replicas").await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+
+    cut.store(true, Ordering::SeqCst);
+    let cut_at = Instant::now();
+    change_all(&objects, 1).await;
+    let done = converged(&checker, &leases, 1, "after the partition").await;
+    let exited = tokio::time::timeout(WAIT, partitioned.running)
+        .await
+        .expect("the cut-off replica exits")
+        .unwrap()
+        .unwrap_err();
+    assert!(format!("{exited:#}").contains("shard Lease"), "{exited:#}");
+    let exited_after = cut_at.elapsed();
+    // The survivor serves every slice once the cut-off replica's Lease expired.
+    let before = Instant::now();
+    change_all(&objects, 2).await;
+    let taken_over = converged(&checker, &leases, 2, "after the takeover").await;
+    let overlaps = checker.lock().unwrap().overlaps.clone();
+    println!(
+        "partition: changes before the renew deadline served {:?} after the cut (by both); \
+         the cut-off replica exited {exited_after:?} after the cut; every slice served by the other \
+         {:?} after the cut; overlaps: {}",
+        done - cut_at,
+        taken_over - cut_at,
+        overlaps.len()
+    );
+    assert_eq!(checker.lock().unwrap().replicas_serving_since(before), 1);
+    assert!(overlaps.is_empty(), "{overlaps:#?}");
+    // The cut-off replica reconciled nothing after its renew deadline.
+    let late = checker
+        .lock()
+        .unwrap()
+        .started
+        .values()
+        .flatten()
+        .filter(|(replica, at, _)| *replica == 0 && *at > cut_at + Duration::from_secs(3))
+        .count();
+    assert_eq!(late, 0, "reconciles started after the renew deadline");
+    stop(other).await;
+}
