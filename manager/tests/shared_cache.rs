@@ -200,6 +200,8 @@ fn ignoring_own(
                 let secret = Secret {
                     metadata: ObjectMeta {
                         name: Some("of-a".into()),
+                        // Own writes are known by namespace and name, as the watch brings them.
+                        namespace: a.metadata.namespace.clone(),
                         owner_references: Some(vec![a.controller_owner_ref(&()).unwrap()]),
                         ..ObjectMeta::default()
                     },
