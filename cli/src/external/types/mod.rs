@@ -5,10 +5,12 @@ use rkb_core::attributes::rkb::keywords_where;
 use serde_json::{Map, Value};
 
 use super::ExternalCrd;
-use render::{kube_attributes, module, render_struct};
+use item::render_struct;
+use render::{kube_attributes, module};
 use sample::sample_fields;
 use writer::Writer;
 
+mod item;
 mod keys;
 mod names;
 mod render;

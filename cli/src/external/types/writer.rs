@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::keys::key;
 use super::names::{field_name, type_part};
-use super::render::{doc_comment, render_struct};
+use super::item::{doc_comment, render_struct};
 use super::{ExternalCrd, Limitation, Place, STRUCTURAL, item_keywords, type_keywords};
 
 /// The module being written: its structs, the names they took, what was left out, and
