@@ -135,6 +135,35 @@ impl Context {
         self.ready.pass();
     }
 
+    /// Makes the queue depth count only objects still in the controller's cache (objects
+    /// deleted while waiting never reach a reconcile), and marks this runnable ready once the
+    /// cache has listed: the returned task waits for that; abort it when the controller stops.
+    fn follow_store<K>(
+        &self,
+        controller: &Controller<K>,
+        queue: &super::workqueue::Queue,
+    ) -> tokio::task::JoinHandle<()>
+    where
+        K: Clone + Resource + DeserializeOwned + Debug + Send + Sync + 'static,
+        K::DynamicType: Debug + Eq + Hash + Clone + Unpin + Send + Sync,
+    {
+        let (store, in_store) = (controller.store(), controller.store());
+        queue.count_only(move || {
+            in_store
+                .state()
+                .iter()
+                .map(|o| object_key(o.as_ref()))
+                .collect()
+        });
+        let ready = self.ready.clone();
+        tokio::spawn(async move {
+            // Err: the controller stopped before its first list.
+            if crate::client::store_ready(&store).await.is_ok() {
+                ready.pass();
+            }
+        })
+    }
+
     /// Runs `controller` until the manager shuts down, with the manager's concurrency,
     /// readiness, metrics and graceful shutdown: on SIGTERM it stops taking new work and
     /// returns once in-flight reconciles have finished.
@@ -161,24 +190,7 @@ impl Context {
     {
         let metrics = self.metrics.controller(&self.name, self.concurrency);
         let queue = metrics.queue().clone();
-        let store = controller.store();
-        let in_store = controller.store();
-        // Objects deleted while waiting never reach a reconcile: at each scrape, the depth
-        // counts only objects still in the controller's cache.
-        queue.count_only(move || {
-            in_store
-                .state()
-                .iter()
-                .map(|o| object_key(o.as_ref()))
-                .collect()
-        });
-        let ready = self.ready.clone();
-        let synced = tokio::spawn(async move {
-            // Err: the controller stopped before its first list.
-            if crate::client::store_ready(&store).await.is_ok() {
-                ready.pass();
-            }
-        });
+        let synced = self.follow_store(&controller, &queue);
         // Retries of objects whose reconcile panicked; the user's backoff lives in `Ctx`,
         // out of reach, and is fed only by `error_policy`.
         let panic_backoff = Arc::new(ErrorBackoff::<String>::new());
@@ -188,16 +200,10 @@ impl Context {
             move |object: Arc<K>, ctx| {
                 // With --sharding, only objects of a slice served here, counted in flight
                 // until done, so that a slice is handed over only once drained.
-                let in_slice = match &gate {
-                    Some(gate) => {
-                        match crate::shard::shard_key(object.meta()).and_then(|k| gate.try_start(k))
-                        {
-                            Some(in_slice) => Some(in_slice),
-                            // Its slice's holder reconciles it (every object, when it claims one).
-                            None => return future::ready(Ok(Action::await_change())).left_future(),
-                        }
-                    }
-                    None => None,
+                let in_slice = match gate.as_ref().map(|gate| gate.admit(object.meta())) {
+                    // Its slice's holder reconciles it (every object, when it claims one).
+                    Some(None) => return future::ready(Ok(Action::await_change())).left_future(),
+                    in_slice => in_slice.flatten(),
                 };
                 let key = object_key(object.as_ref());
                 let started = std::panic::catch_unwind(AssertUnwindSafe(|| reconcile(object, ctx)));

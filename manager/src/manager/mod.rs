@@ -366,18 +366,7 @@ impl Manager {
             tracing::warn!("no controllers yet: add one with `rkb create api`");
         }
         let mut tasks = JoinSet::new();
-        if let (Some(config), Some(watch)) = (&self.certificates, certificates) {
-            let ready = self.readiness.add("webhook-certificates");
-            let keeper =
-                crate::certs::Keeper::new(self.client.clone(), config, watch, &self.name, ready);
-            let shutdown = self.shutdown.clone();
-            tasks.spawn(async move {
-                (
-                    "webhook-certificates".to_owned(),
-                    keeper.run(shutdown).await,
-                )
-            });
-        }
+        self.keep_certificates(&mut tasks, certificates);
         let cache = crate::cache::SharedCache::new(self.shutdown.clone());
         for runnable in runnables {
             // Readiness follows every list and watch of the runnable's client too, not
@@ -429,6 +418,27 @@ impl Manager {
             tracing::info!("stopped gracefully");
         }
         result
+    }
+
+    /// With self-managed webhook certificates, their keeper (it writes, so it runs where
+    /// the controllers run: on the leader), beside the controllers in `tasks`.
+    fn keep_certificates(
+        &self,
+        tasks: &mut JoinSet<(String, anyhow::Result<()>)>,
+        watch: Option<crate::certs::SecretWatch>,
+    ) {
+        let (Some(config), Some(watch)) = (&self.certificates, watch) else {
+            return;
+        };
+        let ready = self.readiness.add("webhook-certificates");
+        let keeper = crate::certs::Keeper::new(self.client.clone(), config, watch, &self.name, ready);
+        let shutdown = self.shutdown.clone();
+        tasks.spawn(async move {
+            (
+                "webhook-certificates".to_owned(),
+                keeper.run(shutdown).await,
+            )
+        });
     }
 
     /// Waits for every runnable; the first failure stops the others gracefully and is

@@ -66,6 +66,12 @@ impl Gate {
 
     /// Starts a reconcile of the object with this shard key if its slice is served here;
     /// `None` otherwise (another replica's slice, or one being handed off).
+    /// [`try_start`](Self::try_start) for the object `meta` describes, by its
+    /// [`shard_key`](super::shard_key).
+    pub fn admit(&self, meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> Option<InFlight> {
+        super::shard_key(meta).and_then(|key| self.try_start(key))
+    }
+
     pub fn try_start(&self, key: &str) -> Option<InFlight> {
         let slice = self.slices.of_key(key);
         let mut state = lock(&self.state);
