@@ -83,7 +83,10 @@ fn assert_independent_of_the_checkout(dir: &Path, crates: &Path) {
     let repo = repo.to_str().unwrap();
     // bin/ holds the tools make installs or links (rkb among them), ignored by git as in
     // kubebuilder's projects: not the project's files.
-    for (path, bytes) in common::files(dir).into_iter().filter(|(path, _)| !path.starts_with("bin")) {
+    for (path, bytes) in common::files(dir)
+        .into_iter()
+        .filter(|(path, _)| !path.starts_with("bin"))
+    {
         assert!(
             !String::from_utf8_lossy(&bytes).contains(repo),
             "{} names rkb's checkout {repo}",

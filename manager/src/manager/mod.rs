@@ -431,7 +431,8 @@ impl Manager {
             return;
         };
         let ready = self.readiness.add("webhook-certificates");
-        let keeper = crate::certs::Keeper::new(self.client.clone(), config, watch, &self.name, ready);
+        let keeper =
+            crate::certs::Keeper::new(self.client.clone(), config, watch, &self.name, ready);
         let shutdown = self.shutdown.clone();
         tasks.spawn(async move {
             (

@@ -68,7 +68,10 @@ impl Gate {
     /// `None` otherwise (another replica's slice, or one being handed off).
     /// [`try_start`](Self::try_start) for the object `meta` describes, by its
     /// [`shard_key`](super::shard_key).
-    pub fn admit(&self, meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> Option<InFlight> {
+    pub fn admit(
+        &self,
+        meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+    ) -> Option<InFlight> {
         super::shard_key(meta).and_then(|key| self.try_start(key))
     }
 

@@ -6,9 +6,9 @@ use std::fmt::Write as _;
 use rkb_core::schema::{EMBEDDED_RESOURCE, INT_OR_STRING, PRESERVE_UNKNOWN_FIELDS};
 use serde_json::{Map, Value};
 
+use super::item::{doc_comment, render_struct};
 use super::keys::key;
 use super::names::{field_name, type_part};
-use super::item::{doc_comment, render_struct};
 use super::{ExternalCrd, Limitation, Place, STRUCTURAL, item_keywords, type_keywords};
 
 /// The module being written: its structs, the names they took, what was left out, and
