@@ -16,19 +16,24 @@ unset KUBEBUILDER_ASSETS
 "${rkb[@]}" --version >/dev/null # build rkb before timing
 
 # `timed LABEL COMMAND...`: runs COMMAND, prints LABEL with wall and CPU (user + sys of
-# its children) seconds, and leaves COMMAND's stdout in $out.
+# the shell's finished children) seconds, and leaves COMMAND's stdout in $out.
 timed() {
-  local label="$1" wall cpu_before cpu_after
+  local label="$1" wall cpu_before
   shift
-  cpu_before="$(children_cpu)"
+  children_cpu
+  cpu_before=$cpu
   wall=$SECONDS
-  out="$("$@")"
-  cpu_after="$(children_cpu)"
-  echo "$label: $((SECONDS - wall)) s wall, $((cpu_after - cpu_before)) s CPU"
+  "$@" >"$work/out"
+  out="$(cat "$work/out")"
+  children_cpu
+  echo "$label: $((SECONDS - wall)) s wall, $((cpu - cpu_before)) s CPU"
 }
-# Seconds of CPU the shell's finished children used (`times`' second line: user, sys).
+# Sets $cpu to the seconds this shell's finished children used. `times` runs here, not in a
+# $(...) subshell, which would count its own children; its second line is their user and
+# sys time, e.g. `3m2.1s 0m9.5s`.
 children_cpu() {
-  times | sed -n 2p | awk '{ split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%d\n", u[1] * 60 + u[2] + s[1] * 60 + s[2] }'
+  times >"$work/times"
+  cpu=$(sed -n 2p "$work/times" | awk '{ split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%d\n", u[1] * 60 + u[2] + s[1] * 60 + s[2] }')
 }
 
 versions=("$@")
