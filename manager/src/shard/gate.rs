@@ -2,12 +2,13 @@
 //! reconcile asks whether it may start, so that a slice being released takes no new work.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use futures::Stream;
 use tokio::sync::watch;
 
 use super::Slices;
+use crate::sync::lock;
 
 /// Shared by the manager's controllers and the membership loop; cheap to clone.
 #[derive(Clone, Debug)]
@@ -43,11 +44,6 @@ impl Drop for InFlight {
             }
         }
     }
-}
-
-fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
-    // The state stays consistent under a panic: every update is one step.
-    state.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Gate {
