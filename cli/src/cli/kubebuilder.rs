@@ -59,6 +59,16 @@ fn ignored(flag: &str, why: &str) -> String {
     format!("{flag} (kubebuilder's) changes nothing in rkb: {why}")
 }
 
+/// The note for a `--plugins` value naming the layout every rkb project has.
+fn layout_plugin(plugin: &str) -> Option<String> {
+    LAYOUT_PLUGINS.contains(&plugin).then(|| {
+        ignored(
+            &format!("--plugins {plugin}"),
+            "every rkb project has kubebuilder's go/v4 layout, in Rust",
+        )
+    })
+}
+
 /// Whether a pflag boolean's value is false (`--make=false`).
 fn is_false(value: &str) -> bool {
     matches!(value, "false" | "False" | "FALSE" | "f" | "F" | "0")
@@ -119,11 +129,8 @@ impl InitFlags {
             ));
         }
         for plugin in plugins {
-            if LAYOUT_PLUGINS.contains(&plugin.as_str()) {
-                notes.push(ignored(
-                    &format!("--plugins {plugin}"),
-                    "every rkb project has kubebuilder's go/v4 layout, in Rust",
-                ));
+            if let Some(note) = layout_plugin(plugin) {
+                notes.push(note);
                 continue;
             }
             match EditPlugin::from_str(plugin, false) {
@@ -162,6 +169,34 @@ impl InitFlags {
 const EXTERNAL_CRD_EXAMPLE: &str =
     "rkb create api --external-crd cert-manager.io_certificates.yaml";
 
+/// kubebuilder's flags naming an API of another Go project (`create api` and `create
+/// webhook` take the same three).
+#[derive(Debug, Default, Args)]
+pub struct ExternalApiFlags {
+    /// kubebuilder: the Go package of an external API.
+    #[arg(long, hide = true, value_name = "PACKAGE")]
+    pub external_api_path: Option<String>,
+    /// kubebuilder: the domain of an external API.
+    #[arg(long, hide = true, value_name = "DOMAIN")]
+    pub external_api_domain: Option<String>,
+    /// kubebuilder: the Go module of an external API.
+    #[arg(long, hide = true, value_name = "MODULE")]
+    pub external_api_module: Option<String>,
+}
+
+impl ExternalApiFlags {
+    /// The first of them given, if any.
+    fn given(&self) -> Option<&'static str> {
+        [
+            ("--external-api-path", &self.external_api_path),
+            ("--external-api-domain", &self.external_api_domain),
+            ("--external-api-module", &self.external_api_module),
+        ]
+        .into_iter()
+        .find_map(|(flag, given)| given.is_some().then_some(flag))
+    }
+}
+
 /// kubebuilder's `create api` flags without an rkb flag of their own.
 #[derive(Debug, Default, Args)]
 pub struct CreateApiFlags {
@@ -174,15 +209,8 @@ pub struct CreateApiFlags {
     /// kubebuilder's deploy-image: run `make manifests` afterwards.
     #[arg(long, hide = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_name = "BOOL")]
     pub manifests: Option<String>,
-    /// kubebuilder: the Go package of an external API.
-    #[arg(long, hide = true, value_name = "PACKAGE")]
-    pub external_api_path: Option<String>,
-    /// kubebuilder: the domain of an external API.
-    #[arg(long, hide = true, value_name = "DOMAIN")]
-    pub external_api_domain: Option<String>,
-    /// kubebuilder: the Go module of an external API.
-    #[arg(long, hide = true, value_name = "MODULE")]
-    pub external_api_module: Option<String>,
+    #[command(flatten)]
+    pub external_api: ExternalApiFlags,
     /// kubebuilder: the plugins that scaffold the API.
     #[arg(long, hide = true, value_delimiter = ',', value_name = "PLUGIN,...")]
     pub plugins: Vec<String>,
@@ -190,18 +218,12 @@ pub struct CreateApiFlags {
 
 impl CreateApiFlags {
     fn answer(&self, image: bool, notes: &mut Vec<String>) -> Result<(), Error> {
-        for (flag, given) in [
-            ("--external-api-path", &self.external_api_path),
-            ("--external-api-domain", &self.external_api_domain),
-            ("--external-api-module", &self.external_api_module),
-        ] {
-            if given.is_some() {
-                return Err(anyhow!(
-                    "{flag}: rkb does not import an external API's Go package; it writes Rust types \
-                     from the kind's CustomResourceDefinition, which also names its group and \
-                     versions.\n  Pass the CRD's YAML instead, e.g.:  {EXTERNAL_CRD_EXAMPLE}"
-                ));
-            }
+        if let Some(flag) = self.external_api.given() {
+            return Err(anyhow!(
+                "{flag}: rkb does not import an external API's Go package; it writes Rust types \
+                 from the kind's CustomResourceDefinition, which also names its group and \
+                 versions.\n  Pass the CRD's YAML instead, e.g.:  {EXTERNAL_CRD_EXAMPLE}"
+            ));
         }
         if let Some(ssa) = &self.ssa {
             let why = if is_false(ssa) {
@@ -225,11 +247,8 @@ impl CreateApiFlags {
         }
         for plugin in &self.plugins {
             let plugin = plugin.as_str();
-            if LAYOUT_PLUGINS.contains(&plugin) {
-                notes.push(ignored(
-                    &format!("--plugins {plugin}"),
-                    "every rkb project has kubebuilder's go/v4 layout, in Rust",
-                ));
+            if let Some(note) = layout_plugin(plugin) {
+                notes.push(note);
             } else if DEPLOY_IMAGE_PLUGIN.contains(&plugin) && image {
                 notes.push(ignored(
                     &format!("--plugins {plugin}"),
@@ -269,15 +288,8 @@ pub struct CreateWebhookFlags {
     /// kubebuilder: the validating webhook's URL path.
     #[arg(long, hide = true, value_name = "PATH")]
     pub validation_path: Option<String>,
-    /// kubebuilder: the Go package of an external API.
-    #[arg(long, hide = true, value_name = "PACKAGE")]
-    pub external_api_path: Option<String>,
-    /// kubebuilder: the domain of an external API.
-    #[arg(long, hide = true, value_name = "DOMAIN")]
-    pub external_api_domain: Option<String>,
-    /// kubebuilder: the Go module of an external API.
-    #[arg(long, hide = true, value_name = "MODULE")]
-    pub external_api_module: Option<String>,
+    #[command(flatten)]
+    pub external_api: ExternalApiFlags,
 }
 
 impl CreateWebhookFlags {
@@ -295,18 +307,12 @@ impl CreateWebhookFlags {
                 ));
             }
         }
-        for (flag, given) in [
-            ("--external-api-path", &self.external_api_path),
-            ("--external-api-domain", &self.external_api_domain),
-            ("--external-api-module", &self.external_api_module),
-        ] {
-            if given.is_some() {
-                return Err(anyhow!(
-                    "{flag}: webhooks for a kind another project defines are not supported yet \
-                     (coming in a later rkb), and rkb names such a kind by its CRD, not a Go \
-                     package.\n  For now, add its types and a controller:  {EXTERNAL_CRD_EXAMPLE}"
-                ));
-            }
+        if let Some(flag) = self.external_api.given() {
+            return Err(anyhow!(
+                "{flag}: webhooks for a kind another project defines are not supported yet \
+                 (coming in a later rkb), and rkb names such a kind by its CRD, not a Go \
+                 package.\n  For now, add its types and a controller:  {EXTERNAL_CRD_EXAMPLE}"
+            ));
         }
         if self.plural.is_some() {
             notes.push(ignored(
