@@ -120,6 +120,14 @@ pub struct Args {
     #[arg(long, value_name = "FILE", default_value = "tls.key")]
     #[arg(help_heading = "Webhooks")]
     pub webhook_cert_key: String,
+    /// Offer HTTP/2 on the metrics and webhook servers (over TLS) besides HTTP/1.1. Off by
+    /// default since the HTTP/2 rapid-reset and stream-cancellation CVEs; needs
+    /// rkb-runtime's `http2` feature.
+    #[arg(long, value_name = "BOOL", action = ArgAction::Set, num_args = 0..=1)]
+    #[arg(require_equals = true, default_missing_value = "true")]
+    #[arg(default_value_t = false)]
+    #[arg(help_heading = "Webhooks")]
+    pub enable_http2: bool,
 
     /// Where to serve /healthz (liveness) and /readyz (readiness); `0` turns them off.
     #[arg(long, value_name = "ADDR", default_value = ":8081")]

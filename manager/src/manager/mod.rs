@@ -91,7 +91,7 @@ use std::sync::Arc;
 
 use kube::Client;
 
-use crate::serve::{TlsFiles, server, tls};
+use crate::serve::{HttpVersions, TlsFiles, server, tls};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -245,11 +245,12 @@ impl Manager {
         } else {
             None
         };
+        let http = HttpVersions::from_flag(self.args.enable_http2)?;
         let mut background = JoinSet::new();
         let certificates = self.watch_certificates(&mut background);
-        self.start_servers(&mut background).await?;
+        self.start_servers(http, &mut background).await?;
         let webhooks = self
-            .start_webhooks(certificates.as_ref(), &mut background)
+            .start_webhooks(http, certificates.as_ref(), &mut background)
             .await?;
         watch_signals(self.shutdown.clone(), self.abort.clone(), &mut background);
 
@@ -511,6 +512,7 @@ impl Manager {
     /// token is cancelled; `/readyz` fails until it accepts connections.
     async fn start_webhooks(
         &mut self,
+        http: HttpVersions,
         certificates: Option<&crate::certs::SecretWatch>,
         background: &mut JoinSet<()>,
     ) -> anyhow::Result<Option<(CancellationToken, tokio::task::JoinHandle<()>)>> {
@@ -522,6 +524,7 @@ impl Manager {
             return Ok(None);
         };
         let paths = webhooks.paths().join(", ");
+        let webhooks = webhooks.http_versions(http);
         let server = match certificates {
             // Handshakes fail, and the replica is not ready, until the Secret has a certificate.
             Some(watch) => {
@@ -556,7 +559,11 @@ impl Manager {
     }
 
     /// Binds the probe and metrics servers now, so a taken port fails the start.
-    async fn start_servers(&self, servers: &mut JoinSet<()>) -> anyhow::Result<()> {
+    async fn start_servers(
+        &self,
+        http: HttpVersions,
+        servers: &mut JoinSet<()>,
+    ) -> anyhow::Result<()> {
         if let Some(addr) = self.args.health_probe_bind_address.0 {
             let listener = server::bind(addr, "health probes").await?;
             // The bound address: the port differs from the flag's when that asks for port 0.
@@ -579,7 +586,7 @@ impl Manager {
                         &self.args.metrics_cert_key,
                     )
                 });
-                let (acceptor, reload) = tls::acceptor(files, &["localhost"], "metrics")?;
+                let (acceptor, reload) = tls::acceptor(files, &["localhost"], "metrics", http)?;
                 if let Some(reload) = reload {
                     servers.spawn(reload);
                 }

@@ -543,6 +543,91 @@ async fn metrics_are_served_with_the_certificate_in_metrics_cert_path() {
         .unwrap();
 }
 
+/// `--enable-http2` (as kubebuilder's main.go has it): the metrics server offers HTTP/2 in
+/// the TLS handshake and answers an HTTP/2 scrape; without it a client offering both gets
+/// HTTP/1.1, as controller-runtime has done since the HTTP/2 CVEs.
+#[tokio::test]
+async fn enable_http2_offers_http2_on_the_metrics_server_and_only_then() {
+    use http::StatusCode;
+    use tokio_rustls::rustls;
+
+    async fn negotiate(enable_http2: bool) -> (Vec<u8>, Option<StatusCode>) {
+        let certified = rcgen::generate_simple_self_signed(["localhost".to_owned()]).unwrap();
+        let mounted = tempfile::tempdir().unwrap();
+        std::fs::write(mounted.path().join("tls.crt"), certified.cert.pem()).unwrap();
+        std::fs::write(
+            mounted.path().join("tls.key"),
+            certified.signing_key.serialize_pem(),
+        )
+        .unwrap();
+        let (client, _) = config_map_api(0);
+        let port = free_port("127.0.0.1");
+        let manager = Manager::new(
+            "op",
+            client,
+            Args::parse_from([
+                "manager".to_owned(),
+                "--health-probe-bind-address=0".to_owned(),
+                format!("--metrics-bind-address=127.0.0.1:{port}"),
+                format!("--metrics-cert-path={}", mounted.path().display()),
+                format!("--enable-http2={enable_http2}"),
+            ]),
+        );
+        let shutdown = manager.shutdown_token();
+        let run = tokio::spawn(manager.run([]));
+
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(certified.cert.der().clone()).unwrap();
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+        let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+        let mut stream = None;
+        for _ in 0..100 {
+            if let Ok(tcp) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
+                stream = Some(connector.connect(name.clone(), tcp).await.unwrap());
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let stream = stream.expect("the metrics server listens");
+        let protocol = stream.get_ref().1.alpn_protocol().unwrap().to_vec();
+        let status = if protocol == b"h2" {
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let (mut sender, connection) =
+                hyper::client::conn::http2::handshake(hyper_util::rt::TokioExecutor::new(), io)
+                    .await
+                    .unwrap();
+            tokio::spawn(connection);
+            let request = Request::get("https://localhost/metrics")
+                .body(http_body_util::Empty::<bytes::Bytes>::new())
+                .unwrap();
+            Some(sender.send_request(request).await.unwrap().status())
+        } else {
+            None
+        };
+        shutdown.cancel();
+        tokio::time::timeout(WAIT, run)
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        (protocol, status)
+    }
+
+    // Without a token the scrape is refused: over HTTP/2 as over HTTP/1.1.
+    assert_eq!(
+        negotiate(true).await,
+        (b"h2".to_vec(), Some(StatusCode::UNAUTHORIZED))
+    );
+    assert_eq!(negotiate(false).await, (b"http/1.1".to_vec(), None));
+}
+
 /// `--health-probe-bind-address=:port`, as config/manager passes it, answers on IPv6 and
 /// IPv4 alike: on an IPv6-only cluster the kubelet probes the pod's IPv6 address.
 #[tokio::test]

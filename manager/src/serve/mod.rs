@@ -38,6 +38,44 @@ impl fmt::Display for ListenAddr {
     }
 }
 
+/// The HTTP versions a TLS server offers its clients (by ALPN). HTTP/1.1 always; HTTP/2 only
+/// when asked for (`--enable-http2`, rkb-runtime's `http2` feature), as in controller-runtime,
+/// which turned it off by default after the HTTP/2 rapid-reset and stream-cancellation CVEs.
+/// Plain-text servers (the probes, metrics with `--metrics-secure=false`) speak HTTP/1.1, and
+/// so does every server of a build without the feature.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HttpVersions {
+    #[default]
+    Http1,
+    Http1AndHttp2,
+}
+
+impl HttpVersions {
+    /// `--enable-http2`'s value, refused when this build cannot serve HTTP/2.
+    pub fn from_flag(enable_http2: bool) -> anyhow::Result<Self> {
+        match enable_http2 {
+            false => Ok(Self::Http1),
+            true if cfg!(feature = "http2") => Ok(Self::Http1AndHttp2),
+            true => anyhow::bail!(
+                "--enable-http2: this operator was built without HTTP/2.\n  \
+                 Turn on rkb-runtime's `http2` feature in its Cargo.toml, e.g.:  \
+                 rkb-runtime = {{ version = \"0.2\", features = [\"http2\"] }}"
+            ),
+        }
+    }
+
+    /// The protocols offered in the TLS handshake, preferred first; HTTP/2 only where this
+    /// build can serve it.
+    fn alpn(self) -> Vec<Vec<u8>> {
+        match self {
+            Self::Http1AndHttp2 if cfg!(feature = "http2") => {
+                vec![b"h2".to_vec(), b"http/1.1".to_vec()]
+            }
+            _ => vec![b"http/1.1".to_vec()],
+        }
+    }
+}
+
 /// A server's certificate and key (PEM files): the webhook server's or the metrics server's.
 #[derive(Clone, Debug)]
 pub struct TlsFiles {

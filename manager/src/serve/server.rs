@@ -1,8 +1,9 @@
-//! A small HTTP/1.1 server (plain or TLS) for the probe, metrics and webhook endpoints.
+//! A small HTTP/1.1 server (plain or TLS) for the probe, metrics and webhook endpoints, and
+//! HTTP/2 over TLS where a TLS acceptor offers it ([`HttpVersions`](super::HttpVersions)).
 //!
 //! hyper directly rather than a web framework: kube already compiles hyper, and three fixed
-//! routes need no router. HTTP/2 is not offered, as in controller-runtime, which disables it
-//! by default since the HTTP/2 rapid-reset and stream-cancellation CVEs.
+//! routes need no router. HTTP/2 is off by default, as in controller-runtime, which disables
+//! it since the HTTP/2 rapid-reset and stream-cancellation CVEs.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -38,6 +39,14 @@ const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// an unterminated chunked body) is answered 408 and loses its connection.
 const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Requests one HTTP/2 connection may have in progress at once (hyper's default is 200);
+/// the connection limit below bounds the total.
+#[cfg(feature = "http2")]
+const MAX_HTTP2_STREAMS: u32 = 100;
+/// The headers of one HTTP/2 request, in bytes (hyper's default is 16 MiB); an
+/// AdmissionReview's are a few hundred.
+#[cfg(feature = "http2")]
+const MAX_HTTP2_HEADERS: u32 = 64 * 1024;
 /// Connections one server holds at once. Beyond that the connection idle longest (no
 /// request in progress) is closed to make room, so idle or slow clients cannot keep the
 /// slots from new ones; only when every slot has a request in progress do new clients wait
@@ -288,7 +297,7 @@ async fn connection<H, F>(
     let _registered = Registered(slot.clone());
     // Idle from now, not from the accept: under a flood this task may start late,
     // and the request its client sent at once must not count as idle time.
-    slot.slots.set_idle(slot.id, true);
+    slot.slots.idle_from_now(slot.id);
     let service = service_fn({
         let slot = slot.clone();
         move |request| {
@@ -298,8 +307,7 @@ async fn connection<H, F>(
             if !hyper::body::Body::is_end_stream(request.body()) {
                 // Waiting for the client's body is idle time: a client that sends
                 // headers and no body can lose its slot like an idle one.
-                slot.slots.set_idle(slot.id, true);
-                request.extensions_mut().insert(slot.clone());
+                request.extensions_mut().insert(busy.awaiting_body());
             }
             async move {
                 let response = handle(request).await;
@@ -316,6 +324,10 @@ async fn connection<H, F>(
             None => serve_connection(TokioIo::new(stream), service, &stop).await,
             Some(tls) => {
                 match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, tls.accept(stream)).await {
+                    #[cfg(feature = "http2")]
+                    Ok(Ok(stream)) if stream.get_ref().1.alpn_protocol() == Some(b"h2") => {
+                        serve_http2(TokioIo::new(stream), service, &stop).await
+                    }
                     Ok(Ok(stream)) => serve_connection(TokioIo::new(stream), service, &stop).await,
                     Ok(Err(error)) => {
                         tracing::debug!(%peer, %error, "TLS handshake failed");
@@ -356,6 +368,9 @@ struct SlotState {
     /// Since when no request is in progress (or its body is awaited); `None` while one
     /// is, and before the connection's task first runs.
     idle_since: Option<Instant>,
+    /// Requests in progress, not counting those whose body is awaited (HTTP/2 has several
+    /// on one connection).
+    working: u32,
     /// Whether the client has sent a byte: until then its grace is [`SILENT_GRACE`].
     heard: bool,
     evict: CancellationToken,
@@ -369,9 +384,21 @@ struct Slot {
 }
 
 /// A request in progress on a connection, from its headers until its response's body is
-/// dropped (written out, or the connection gone).
+/// dropped (written out, or the connection gone); it does not count while its body is
+/// awaited.
 #[derive(Debug)]
-struct Busy(Slot);
+struct Busy {
+    slot: Slot,
+    counted: Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// A request whose body is awaited, in its extensions: [`read_body`] counts it again once
+/// the body is in.
+#[derive(Clone, Debug)]
+struct AwaitingBody {
+    slot: Slot,
+    counted: Arc<std::sync::atomic::AtomicBool>,
+}
 
 impl Slots {
     fn open(self: &Arc<Self>) -> (Slot, CancellationToken) {
@@ -379,6 +406,7 @@ impl Slots {
         let evict = CancellationToken::new();
         let state = SlotState {
             idle_since: None,
+            working: 0,
             heard: false,
             evict: evict.clone(),
         };
@@ -444,23 +472,74 @@ impl Slots {
         }
     }
 
-    fn set_idle(&self, id: u64, idle: bool) {
+    /// A new connection, idle until its first request.
+    fn idle_from_now(&self, id: u64) {
         if let Some(state) = lock(&self.open).get_mut(&id) {
-            state.idle_since = idle.then(Instant::now);
+            state.idle_since = Some(Instant::now());
+        }
+    }
+
+    /// A request starts (or its body is in): the connection is not idle.
+    fn enter(&self, id: u64) {
+        if let Some(state) = lock(&self.open).get_mut(&id) {
+            state.working += 1;
+            state.idle_since = None;
+        }
+    }
+
+    /// A request ends (or waits for its body): the connection is idle once none is left.
+    fn leave(&self, id: u64) {
+        if let Some(state) = lock(&self.open).get_mut(&id) {
+            state.working = state.working.saturating_sub(1);
+            if state.working == 0 {
+                state.idle_since = Some(Instant::now());
+            }
         }
     }
 }
 
 impl Slot {
     fn busy(&self) -> Busy {
-        self.slots.set_idle(self.id, false);
-        Busy(self.clone())
+        self.slots.enter(self.id);
+        Busy {
+            slot: self.clone(),
+            counted: Arc::new(true.into()),
+        }
+    }
+}
+
+impl Busy {
+    /// Stops counting the request until its body is in.
+    fn awaiting_body(&self) -> AwaitingBody {
+        let awaiting = AwaitingBody {
+            slot: self.slot.clone(),
+            counted: self.counted.clone(),
+        };
+        awaiting.set_counted(false);
+        awaiting
+    }
+}
+
+impl AwaitingBody {
+    fn set_counted(&self, counted: bool) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if self.counted.swap(counted, Relaxed) != counted {
+            match counted {
+                true => self.slot.slots.enter(self.slot.id),
+                false => self.slot.slots.leave(self.slot.id),
+            }
+        }
     }
 }
 
 impl Drop for Busy {
     fn drop(&mut self) {
-        self.0.slots.set_idle(self.0.id, true);
+        if self
+            .counted
+            .swap(false, std::sync::atomic::Ordering::Relaxed)
+        {
+            self.slot.slots.leave(self.slot.id);
+        }
     }
 }
 
@@ -592,8 +671,8 @@ async fn read_body_within(
     let (parts, body) = request.into_parts();
     match tokio::time::timeout(timeout, Limited::new(body, max).collect()).await {
         Ok(Ok(body)) => {
-            if let Some(slot) = parts.extensions.get::<Slot>() {
-                slot.slots.set_idle(slot.id, false);
+            if let Some(awaiting) = parts.extensions.get::<AwaitingBody>() {
+                awaiting.set_counted(true);
             }
             Ok((parts, body.to_bytes()))
         }
@@ -635,6 +714,37 @@ where
     let mut http = http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(HEADER_TIMEOUT);
+    let connection = http.serve_connection(io, service);
+    tokio::pin!(connection);
+    tokio::select! {
+        served = connection.as_mut() => served,
+        () = stop.cancelled() => {
+            connection.as_mut().graceful_shutdown();
+            connection.await
+        }
+    }
+}
+
+/// One HTTP/2 connection (negotiated by ALPN over TLS); once `stop` is cancelled it tells
+/// the client to open no more streams, finishes those in flight and closes.
+#[cfg(feature = "http2")]
+async fn serve_http2<IO, S>(
+    io: IO,
+    service: S,
+    stop: &CancellationToken,
+) -> Result<(), hyper::Error>
+where
+    IO: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+    S: hyper::service::HttpService<Incoming, ResBody = Tracked> + Send,
+    S::Future: Send + 'static,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    // Rapid reset (CVE-2023-44487): hyper counts the streams a client opens and cancels at
+    // once, and closes the connection past its default of 20 pending.
+    let mut http = hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new());
+    http.timer(TokioTimer::new())
+        .max_concurrent_streams(MAX_HTTP2_STREAMS)
+        .max_header_list_size(MAX_HTTP2_HEADERS);
     let connection = http.serve_connection(io, service);
     tokio::pin!(connection);
     tokio::select! {
@@ -721,6 +831,33 @@ mod tests {
             error.starts_with(&format!("cannot listen on :{port} for health probes: ")),
             "{error}"
         );
+    }
+
+    /// HTTP/2 runs several requests on one connection: it is idle (its slot free for a
+    /// newcomer) only once none is in progress, and a request awaiting its body is idle time.
+    #[test]
+    fn a_connection_is_idle_only_while_no_request_is_in_progress() {
+        let slots = Arc::new(Slots::default());
+        let (slot, _) = slots.open();
+        let idle = || lock(&slots.open)[&slot.id].idle_since.is_some();
+        slots.idle_from_now(slot.id);
+        assert!(idle());
+        let (first, second) = (slot.busy(), slot.busy());
+        drop(first);
+        assert!(!idle(), "the second request is still in progress");
+        let awaiting = second.awaiting_body();
+        assert!(idle(), "the second request awaits its body");
+        awaiting.set_counted(true);
+        assert!(!idle(), "the second request's body is in");
+        drop(second);
+        assert!(idle());
+        // A body that never comes: its request ends without being let go of twice.
+        let (running, bodiless) = (slot.busy(), slot.busy());
+        let _awaiting = bodiless.awaiting_body();
+        drop(bodiless);
+        assert!(!idle(), "the other request is still in progress");
+        drop(running);
+        assert!(idle());
     }
 
     use tokio::io::{AsyncReadExt, AsyncWriteExt};

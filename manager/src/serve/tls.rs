@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
 
-use super::TlsFiles;
+use super::{HttpVersions, TlsFiles};
 use crate::sync::{lock, read, write};
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls::crypto::{CryptoProvider, ring};
@@ -28,6 +28,7 @@ pub(crate) fn acceptor(
     files: Option<TlsFiles>,
     hosts: &[&str],
     what: &'static str,
+    versions: HttpVersions,
 ) -> anyhow::Result<(TlsAcceptor, Option<impl Future<Output = ()> + use<>>)> {
     let provider = Arc::new(ring::default_provider());
     let (resolver, reload) = match files {
@@ -51,20 +52,21 @@ pub(crate) fn acceptor(
             None,
         ),
     };
-    Ok((acceptor_with(resolver, provider)?, reload))
+    Ok((acceptor_with(resolver, provider, versions)?, reload))
 }
 
 /// A TLS acceptor serving what `resolver` holds at each handshake.
 pub(crate) fn acceptor_with(
     resolver: Arc<dyn ResolvesServerCert>,
     provider: Arc<CryptoProvider>,
+    versions: HttpVersions,
 ) -> anyhow::Result<TlsAcceptor> {
     // TLS 1.2 and 1.3 only; rustls offers no weak cipher suites.
     let mut config = ServerConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&version::TLS13, &version::TLS12])?
         .with_no_client_auth()
         .with_cert_resolver(resolver);
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = versions.alpn();
     Ok(TlsAcceptor::from(Arc::new(config)))
 }
 
@@ -246,7 +248,7 @@ mod tests {
 
     #[test]
     fn a_self_signed_certificate_is_generated_without_files() {
-        let (_, reload) = acceptor(None, &["localhost"], "metrics").unwrap();
+        let (_, reload) = acceptor(None, &["localhost"], "metrics", HttpVersions::Http1).unwrap();
         assert!(reload.is_none());
     }
 
@@ -309,6 +311,7 @@ mod tests {
             Some(TlsFiles::in_dir(Path::new("/nonexistent"))),
             &[],
             "metrics",
+            HttpVersions::Http1,
         )
         .err()
         .unwrap();

@@ -62,7 +62,7 @@ pub use rkb_core::webhook::{
     SideEffects,
 };
 
-pub use crate::serve::{DEFAULT_CERT_DIR, TlsFiles};
+pub use crate::serve::{DEFAULT_CERT_DIR, HttpVersions, TlsFiles};
 use crate::serve::{ListenAddr, server, tls};
 
 /// The largest request body accepted (2 MiB): what the memory the server may spend on
@@ -89,6 +89,7 @@ pub struct Webhooks {
     conversions: BTreeMap<(String, String), conversion::Erased>,
     /// Registration mistakes (two webhooks on one path), reported by [`Webhooks::bind`].
     conflicts: Vec<String>,
+    versions: HttpVersions,
 }
 
 impl fmt::Debug for Webhooks {
@@ -170,6 +171,13 @@ impl Webhooks {
         self
     }
 
+    /// The HTTP versions the server offers (HTTP/1.1 only unless told otherwise).
+    #[must_use]
+    pub fn http_versions(mut self, versions: HttpVersions) -> Self {
+        self.versions = versions;
+        self
+    }
+
     /// Whether nothing is registered (the manager then starts no webhook server).
     pub fn is_empty(&self) -> bool {
         self.routes.is_empty() && self.conversions.is_empty()
@@ -189,8 +197,8 @@ impl Webhooks {
         tls: &TlsFiles,
     ) -> anyhow::Result<WebhookServer> {
         self.check_conflicts()?;
-        let (acceptor, reload) =
-            tls::acceptor(Some(tls.clone()), &[], "webhook").map_err(|error| {
+        let (acceptor, reload) = tls::acceptor(Some(tls.clone()), &[], "webhook", self.versions)
+            .map_err(|error| {
                 anyhow::anyhow!(
                     "{error:#}; the webhook server needs a certificate and key (cert-manager \
                  mounts them at {DEFAULT_CERT_DIR}; set --webhook-cert-path otherwise)"
@@ -210,7 +218,7 @@ impl Webhooks {
     ) -> anyhow::Result<WebhookServer> {
         self.check_conflicts()?;
         let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
-        let acceptor = tls::acceptor_with(served, provider)?;
+        let acceptor = tls::acceptor_with(served, provider, self.versions)?;
         self.bind_acceptor(addr, acceptor, None).await
     }
 
