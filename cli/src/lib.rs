@@ -20,6 +20,7 @@ pub mod cli;
 pub mod commands;
 pub mod deploy_image;
 pub mod external;
+pub mod grafana;
 pub mod helm;
 pub mod merge;
 pub mod model;

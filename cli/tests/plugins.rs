@@ -77,6 +77,98 @@ fn grafana_dashboards_are_added_once_and_replayed() {
     }
 }
 
+/// kubebuilder's custom metrics: the list rkb writes once; metrics listed there get a
+/// dashboard at the next run, which follows the list; a bad entry is named and nothing is
+/// written; `alpha generate` keeps the list and remakes its dashboard.
+#[test]
+fn custom_metrics_listed_in_the_config_get_a_dashboard() {
+    const CONFIG: &str = "grafana/custom-metrics/config.yaml";
+    const DASHBOARD: &str = "grafana/custom-metrics/custom-metrics-dashboard.json";
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().join("demo");
+    common::init_demo(&dir, &[]);
+    common::rkb_in(&dir, &["edit", "--plugins", "grafana"]);
+    let scaffolded = fs::read_to_string(dir.join(CONFIG)).unwrap();
+    assert!(scaffolded.contains("customMetrics:"), "{scaffolded}");
+    assert!(!dir.join(DASHBOARD).exists());
+
+    let listed = format!(
+        "{scaffolded}  - metric: demo_retries_total\n    type: counter\n  \
+         - metric: demo_sync_seconds\n    type: histogram\n    unit: s\n"
+    );
+    fs::write(dir.join(CONFIG), &listed).unwrap();
+    let report = common::rkb_in(&dir, &["edit", "--plugins", "grafana"]);
+    assert!(
+        report.contains("a panel for each of the 2 metrics"),
+        "{report}"
+    );
+    let dashboard: Value =
+        serde_json::from_str(&fs::read_to_string(dir.join(DASHBOARD)).unwrap()).unwrap();
+    assert_eq!(dashboard["title"], "demo: custom metrics");
+    let targets: Vec<(&str, &str)> = dashboard["panels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["targets"][0]["expr"].as_str().unwrap(),
+                p["fieldConfig"]["defaults"]["unit"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        targets,
+        [
+            (
+                r#"sum by (pod) (rate(demo_retries_total{job=~"$job"}[$__rate_interval]))"#,
+                "short"
+            ),
+            (
+                r#"histogram_quantile(0.99, sum by (le) (rate(demo_sync_seconds_bucket{job=~"$job"}[$__rate_interval])))"#,
+                "s"
+            ),
+        ]
+    );
+
+    let before = common::files(&dir);
+    fs::write(
+        dir.join(CONFIG),
+        format!("{listed}  - metric: demo_queue\n    type: summary\n"),
+    )
+    .unwrap();
+    let refusal = common::rkb(&[
+        "edit",
+        "--plugins",
+        "grafana",
+        "--dir",
+        dir.to_str().unwrap(),
+    ])
+    .unwrap_err();
+    assert!(refusal.contains(CONFIG), "{refusal}");
+    assert!(refusal.contains("counter, gauge or histogram"), "{refusal}");
+    fs::write(dir.join(CONFIG), &listed).unwrap();
+    assert_eq!(common::files(&dir), before, "{refusal}");
+
+    let output = scratch.path().join("generated");
+    common::rkb(&[
+        "alpha",
+        "generate",
+        "--input-dir",
+        dir.to_str().unwrap(),
+        "--output-dir",
+        output.to_str().unwrap(),
+        "--no-manifests",
+    ])
+    .unwrap();
+    for path in [CONFIG, DASHBOARD] {
+        assert_eq!(
+            fs::read(output.join(path)).unwrap(),
+            before[std::path::Path::new(path)],
+            "{path}"
+        );
+    }
+}
+
 #[test]
 fn a_dashboard_of_the_users_own_is_never_overwritten() {
     let scratch = tempfile::tempdir().unwrap();

@@ -242,6 +242,10 @@ fn dashboard_metrics() -> Vec<(String, String)> {
     let mut metrics = Vec::new();
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
+        // custom-metrics/: the user's own metrics, checked by rkb when it writes their dashboard.
+        if path.is_dir() {
+            continue;
+        }
         // The templates' only tera: raw blocks and the project's name in the titles.
         let source = std::fs::read_to_string(&path).unwrap();
         let json = source

@@ -3,9 +3,10 @@
 //!
 //! It replays what PROJECT records as in-process calls of the other commands (`init`,
 //! every `create api` in PROJECT's order, then every `create webhook`), into an output
-//! directory that is absent or empty; the input is only read. The boilerplate and
-//! `.cargo/config.toml` of the input are copied first, so the headers of the generated
-//! files and the source of rkb's crates stay as they were.
+//! directory that is absent or empty; the input is only read. The boilerplate,
+//! `.cargo/config.toml` and the grafana plugin's list of custom metrics of the input are
+//! copied first, so the headers of the generated files, the source of rkb's crates and the
+//! custom metrics' dashboard stay as they were.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -30,6 +31,12 @@ pub fn alpha_generate(args: &AlphaGenerateArgs, out: &mut dyn Write) -> anyhow::
     check_plugins(&project, input)?;
     let boilerplate = crate::scaffold::read_optional(&input.join(model::BOILERPLATE))?;
     let cargo_config = crate::scaffold::read_optional(&input.join(CARGO_CONFIG))?;
+    // The grafana plugin's list of custom metrics is the user's: the replayed plugin makes
+    // their dashboard of it.
+    let custom_metrics = match project.plugins.grafana {
+        Some(_) => crate::scaffold::read_optional(&input.join(crate::grafana::CONFIG))?,
+        None => None,
+    };
     let created = prepare_output(input, &output)?;
 
     let steps = replay(&project, input, boilerplate.as_deref(), &output);
@@ -39,6 +46,9 @@ pub fn alpha_generate(args: &AlphaGenerateArgs, out: &mut dyn Write) -> anyhow::
         }
         if let Some(text) = &cargo_config {
             write_new(&output.join(CARGO_CONFIG), text)?;
+        }
+        if let Some(text) = &custom_metrics {
+            write_new(&output.join(crate::grafana::CONFIG), text)?;
         }
         for step in &steps {
             writeln!(out, "$ {}", shown(step))?;

@@ -73,6 +73,8 @@ pub(super) const GRAFANA: &[Entry<()>] = &[
         "grafana/controller-resources-metrics.json",
         "grafana/controller-resources-metrics.json.tera",
     ),
+    // The user's list of custom metrics: written once, then theirs.
+    Entry::shared(crate::grafana::CONFIG, crate::grafana::CONFIG_TEMPLATE),
     Entry::project(),
 ];
 
@@ -516,27 +518,63 @@ fn plugins(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 }
 
 fn grafana(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let changes = Changes::open(&args.dir)?;
+    let mut changes = Changes::open(&args.dir)?;
     let mut project = super::load_project(&args.dir, out)?;
-    if project.plugins.grafana.is_some() {
-        writeln!(
-            out,
-            "{} has the grafana plugin already; nothing to change.",
-            args.dir.join(project::FILE_NAME).display()
-        )?;
-        return Ok(());
-    }
+    let recorded = project.plugins.grafana.is_some();
     project.plugins.grafana = Some(Default::default());
     let names = ProjectNames::read(&project, &changes)?;
     let templates = Templates::load()?;
+    // The custom metrics' dashboard follows their list at every run (a list copied by
+    // `alpha generate` included); none while the list is empty.
+    let config = changes.read(crate::grafana::CONFIG)?;
+    let panels = crate::grafana::panels(config.as_deref().unwrap_or_default())?;
+    let custom = if panels.is_empty() {
+        None
+    } else {
+        let context = serde_json::json!({ "project_name": names.project_name, "panels": panels });
+        let text = templates.render_model(crate::grafana::DASHBOARD_TEMPLATE, &context)?;
+        changes.create(crate::grafana::DASHBOARD, text, true)?;
+        Some(panels.len())
+    };
     let context = PluginContext {
         names: &names,
         project: &project,
     };
-    super::scaffold(GRAFANA, &(), &templates, &context, false, changes, out)?;
+    if recorded {
+        if config.is_none() {
+            // A project that took the plugin before rkb had custom metrics gets their list.
+            let text = templates.render_model(crate::grafana::CONFIG_TEMPLATE, &context)?;
+            changes.create(crate::grafana::CONFIG, text, false)?;
+        } else if custom.is_none() {
+            writeln!(
+                out,
+                "{} has the grafana plugin already, and {} lists no metrics; nothing to change.",
+                args.dir.join(project::FILE_NAME).display(),
+                crate::grafana::CONFIG
+            )?;
+            return Ok(());
+        }
+        super::commit(changes, out)?;
+    } else {
+        super::scaffold(GRAFANA, &(), &templates, &context, false, changes, out)?;
+    }
+    match custom {
+        Some(count) => writeln!(
+            out,
+            "\n{} has a panel for each of the {count} metrics of {}.",
+            crate::grafana::DASHBOARD,
+            crate::grafana::CONFIG
+        )?,
+        None => writeln!(
+            out,
+            "\nList the metrics your operator exports itself in {} and run this again for a \
+             dashboard of them.",
+            crate::grafana::CONFIG
+        )?,
+    }
     writeln!(
         out,
-        "\nNext: import the dashboards in grafana/ into Grafana (Dashboards > New > Import), with \
+        "Next: import the dashboards in grafana/ into Grafana (Dashboards > New > Import), with \
          a Prometheus data source that scrapes the manager (config/prometheus)."
     )?;
     Ok(())
