@@ -1,8 +1,8 @@
 //! The end-to-end harness behind generated projects' `tests/e2e.rs` (`make test-e2e`):
 //! after the image is built and the operator deployed to the cluster of the current
-//! KUBECONFIG, the manager must become Ready and reconcile every sample in
-//! config/samples. Without a reachable cluster, [`Deployed::connect`] says so and the
-//! test passes as skipped.
+//! KUBECONFIG, the manager must become Ready, reconcile every sample in config/samples and
+//! serve its metrics to a scraper it authorizes. Without a reachable cluster,
+//! [`Deployed::connect`] says so and the test passes as skipped.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{ListParams, LogParams};
+use kube::api::{DeleteParams, ListParams, LogParams, PostParams};
 use kube::runtime::wait::{Condition, await_condition};
 use kube::{Api, Client};
 
@@ -18,12 +18,18 @@ use kube::{Api, Client};
 /// generous, as the image may still be pulled and the leader elected.
 pub const TIMEOUT: Duration = Duration::from_secs(180);
 
+/// The image of the pod that scrapes the manager's metrics (curl, as kubebuilder's e2e test).
+pub const CURL_IMAGE: &str = "curlimages/curl:8.11.1";
+/// A metric every manager exports once a controller has run.
+const RECONCILE_METRIC: &str = "controller_runtime_reconcile_total";
+
 /// An operator as `make deploy` installs it: the `<project>-controller-manager`
 /// Deployment in the `<project>-system` namespace.
 #[derive(Clone)]
 pub struct Deployed {
     client: Client,
     project_dir: PathBuf,
+    project: String,
     namespace: String,
     deployment: String,
 }
@@ -53,6 +59,7 @@ impl Deployed {
             Ok(Ok(_)) => Some(Deployed {
                 client,
                 project_dir: project_dir.into(),
+                project: project.to_owned(),
                 namespace: format!("{project}-system"),
                 deployment: format!("{project}-controller-manager"),
             }),
@@ -74,6 +81,30 @@ impl Deployed {
         let samples = self.apply_samples();
         self.wait_reconciled(&samples).await;
         self.delete_samples();
+    }
+
+    /// Scrapes the manager's metrics as Prometheus would, and returns them: a pod in the
+    /// operator's namespace runs curl with the token of a ServiceAccount bound to the
+    /// `<project>-metrics-reader` ClusterRole against the metrics Service (HTTPS, port 8443;
+    /// the certificate is not checked, as it may be self-signed). Panics unless the manager
+    /// authorizes the scrape and the metrics include `controller_runtime_reconcile_total`.
+    pub async fn check_metrics_served(&self) -> String {
+        // A name of its own for each run, so that what a failed run left is in no one's way.
+        let run = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs()
+            % 100_000;
+        let name = format!("{}-metrics-e2e-{run}", self.project);
+        let scraper = Scraper::new(self, &name);
+        scraper.create().await;
+        let scraped = scraper.scrape().await;
+        scraper.delete().await;
+        assert!(
+            scraped.contains(RECONCILE_METRIC),
+            "the manager's metrics lack {RECONCILE_METRIC}:\n{scraped}"
+        );
+        scraped
     }
 
     /// Waits (up to [`TIMEOUT`]) until the manager's Deployment has a ready replica.
@@ -165,6 +196,134 @@ impl Deployed {
             String::from_utf8_lossy(&output.stderr)
         );
         String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+}
+
+/// What [`Deployed::check_metrics_served`] creates, under one name: a ServiceAccount, its
+/// binding to the metrics-reader ClusterRole, and the curl pod.
+struct Scraper<'a> {
+    operator: &'a Deployed,
+    name: String,
+}
+
+impl<'a> Scraper<'a> {
+    fn new(operator: &'a Deployed, name: &str) -> Self {
+        Scraper {
+            operator,
+            name: name.to_owned(),
+        }
+    }
+
+    async fn create(&self) {
+        use k8s_openapi::api::core::v1::ServiceAccount;
+        use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
+        let (client, namespace, name) =
+            (self.operator.client(), &self.operator.namespace, &self.name);
+        let accounts = Api::<ServiceAccount>::namespaced(client.clone(), namespace);
+        let account = serde_json::from_value(serde_json::json!({
+            "metadata": { "name": name, "namespace": namespace }
+        }))
+        .expect("a ServiceAccount");
+        accounts
+            .create(&PostParams::default(), &account)
+            .await
+            .expect("the scraper's ServiceAccount can be created");
+        let binding = serde_json::from_value(serde_json::json!({
+            "metadata": { "name": name },
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": format!("{}-metrics-reader", self.operator.project),
+            },
+            "subjects": [{ "kind": "ServiceAccount", "name": name, "namespace": namespace }]
+        }))
+        .expect("a ClusterRoleBinding");
+        Api::<ClusterRoleBinding>::all(client)
+            .create(&PostParams::default(), &binding)
+            .await
+            .expect("the scraper's ClusterRoleBinding can be created");
+    }
+
+    /// Runs the curl pod to its end and returns what it printed.
+    async fn scrape(&self) -> String {
+        let (namespace, name) = (&self.operator.namespace, &self.name);
+        let token = self
+            .operator
+            .kubectl(&["create", "token", name, "--namespace", namespace]);
+        let url = format!(
+            "https://{}-controller-manager-metrics-service.{namespace}.svc:8443/metrics",
+            self.operator.project
+        );
+        // The operator's namespace enforces the restricted Pod Security Standard.
+        let pod: Pod = serde_json::from_value(serde_json::json!({
+            "metadata": { "name": name, "namespace": namespace },
+            "spec": {
+                "restartPolicy": "Never",
+                "serviceAccountName": name,
+                "securityContext": {
+                    "runAsNonRoot": true,
+                    "seccompProfile": { "type": "RuntimeDefault" }
+                },
+                "containers": [{
+                    "name": "curl",
+                    "image": CURL_IMAGE,
+                    "args": ["--silent", "--show-error", "--fail", "--insecure",
+                             "--header", format!("Authorization: Bearer {}", token.trim()), url],
+                    "securityContext": {
+                        "allowPrivilegeEscalation": false,
+                        "capabilities": { "drop": ["ALL"] },
+                        "readOnlyRootFilesystem": true,
+                        "runAsUser": 1000
+                    }
+                }]
+            }
+        }))
+        .expect("a Pod");
+        let pods = Api::<Pod>::namespaced(self.operator.client(), namespace);
+        pods.create(&PostParams::default(), &pod)
+            .await
+            .expect("the curl pod can be created");
+        let finished = |pod: Option<&Pod>| {
+            pod.and_then(|p| p.status.as_ref())
+                .and_then(|s| s.phase.as_deref())
+                .is_some_and(|phase| phase == "Succeeded" || phase == "Failed")
+        };
+        tokio::time::timeout(TIMEOUT, await_condition(pods.clone(), name, finished))
+            .await
+            .unwrap_or_else(|_| {
+                panic!("the curl pod {namespace}/{name} did not finish within {TIMEOUT:?}")
+            })
+            .expect("the curl pod can be watched");
+        let printed = pods
+            .logs(name, &LogParams::default())
+            .await
+            .expect("the curl pod's logs can be read");
+        let phase = pods
+            .get(name)
+            .await
+            .ok()
+            .and_then(|p| p.status?.phase)
+            .unwrap_or_default();
+        assert_eq!(phase, "Succeeded", "scraping {url} failed:\n{printed}");
+        printed
+    }
+
+    async fn delete(&self) {
+        use k8s_openapi::api::core::v1::ServiceAccount;
+        use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
+        let (client, namespace, name) =
+            (self.operator.client(), &self.operator.namespace, &self.name);
+        let params = DeleteParams::default();
+        // Best effort: what is left after a failure is named after the project and the run.
+        let _ = Api::<Pod>::namespaced(client.clone(), namespace)
+            .delete(name, &params)
+            .await;
+        let _ = Api::<ClusterRoleBinding>::all(client.clone())
+            .delete(name, &params)
+            .await;
+        let _ = Api::<ServiceAccount>::namespaced(client, namespace)
+            .delete(name, &params)
+            .await;
     }
 }
 
