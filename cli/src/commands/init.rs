@@ -239,6 +239,7 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let mut project = Project::new(&args.domain, &project_name);
     project.multigroup = args.multigroup;
     project.namespaced = args.namespaced;
+    project.webhook_certs = Some(args.webhook_certs);
     let mut context = Context {
         // The header comes from the boilerplate, rendered below.
         names: ProjectNames::new(&project, ""),
@@ -280,6 +281,7 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             multigroup: None,
             plugins,
             no_chart: true,
+            webhook_certs: None,
             dir: args.dir.clone(),
             kubebuilder: Default::default(),
         };
