@@ -351,9 +351,11 @@ pub struct InitArgs {
     pub namespaced: bool,
     /// Where the webhooks' certificates come from, once `rkb create webhook` adds any:
     /// `self`, the manager makes, injects and rotates them (nothing else to install), or
-    /// `cert-manager`, kubebuilder's way (the cluster needs cert-manager).
-    #[arg(long, value_enum, default_value_t = WebhookCerts::SelfManaged, value_name = "SOURCE")]
-    pub webhook_certs: WebhookCerts,
+    /// `cert-manager`, kubebuilder's way (the cluster needs cert-manager) [default: self;
+    /// cert-manager with --namespaced, whose Role cannot reach the cluster-scoped webhook
+    /// configurations].
+    #[arg(long, value_enum, value_name = "SOURCE")]
+    pub webhook_certs: Option<WebhookCerts>,
     /// Optional plugins to add to the new project, comma-separated, as `rkb edit --plugins`
     /// adds them: `grafana`, `helm` (kubebuilder's keys too, e.g. `grafana/v1-alpha`; its
     /// layout, `go/v4`, is every rkb project's already). The chart follows at the first

@@ -33,6 +33,13 @@ pub enum WebhookCerts {
 }
 
 impl WebhookCerts {
+    /// Why `self` is refused to a namespace-scoped operator, and what to do instead.
+    pub const NOT_NAMESPACED: &str = "--webhook-certs self does not work in a namespace-scoped \
+        operator (--namespaced): the manager would have to patch its webhook configurations and \
+        CRDs, which are cluster-scoped, and such an operator has only a Role in its namespace.\n  \
+        Its webhooks take their certificates from cert-manager (--webhook-certs cert-manager, \
+        the default with --namespaced).";
+
     /// How PROJECT and the flag spell it.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -71,9 +78,9 @@ pub struct Project {
     pub resources: Vec<Resource>,
     /// The PROJECT file format, `"3"`.
     pub version: String,
-    /// Where the webhooks' serving certificates come from (`init --webhook-certs`, `edit
-    /// --webhook-certs`); absent in projects from before rkb offered a choice, which use
-    /// cert-manager.
+    /// Where the webhooks' serving certificates come from: `self` (the manager makes, injects
+    /// and rotates them) or `cert-manager` (`init --webhook-certs`, `edit --webhook-certs`).
+    /// Absent in projects from before the choice, which use cert-manager.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webhook_certs: Option<WebhookCerts>,
     /// Fields rkb does not know (e.g. added by other tools) survive a rewrite.

@@ -31,6 +31,9 @@ pub(super) fn switch(args: &EditArgs, to: WebhookCerts, out: &mut dyn Write) -> 
         )?;
         return Ok(());
     }
+    if project.namespaced && to == WebhookCerts::SelfManaged {
+        bail!("{}", WebhookCerts::NOT_NAMESPACED);
+    }
     let mut after = project.clone();
     after.webhook_certs = Some(to);
 
