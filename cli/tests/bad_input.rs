@@ -2614,16 +2614,26 @@ fn webhook_certs_refuses_unknown_values_namespaced_operators_and_hand_edited_par
     assert_rejected(
         dir,
         &["edit", "--webhook-certs", "none"],
-        &["invalid value 'none' for '--webhook-certs <SOURCE>'", "self, cert-manager"],
+        &[
+            "invalid value 'none' for '--webhook-certs <SOURCE>'",
+            "self, cert-manager",
+        ],
     );
     let issuer = dir.join("config/certmanager/issuer.yaml");
     let original = std::fs::read_to_string(&issuer).unwrap();
-    std::fs::write(&issuer, format!("{original}# our own CA, see the runbook\n")).unwrap();
+    std::fs::write(
+        &issuer,
+        format!("{original}# our own CA, see the runbook\n"),
+    )
+    .unwrap();
     let kustomization = dir.join("config/default/kustomization.yaml");
     let before = std::fs::read_to_string(&kustomization).unwrap();
     std::fs::write(
         &kustomization,
-        before.replace("      name: serving-cert\n", "      name: our-serving-cert\n"),
+        before.replace(
+            "      name: serving-cert\n",
+            "      name: our-serving-cert\n",
+        ),
     )
     .unwrap();
     assert_rejected(

@@ -317,7 +317,10 @@ fn with_default_values_the_chart_deploys_what_config_default_deploys() {
         figures.push(compare(name, &chart, &common::kustomize(dir, config)));
         if name == "project-memcached-webhook" {
             // The manager's own certificates: nothing of cert-manager, and the Secret's rules.
-            assert!(!chart.contains("cert-manager"), "{name}: cert-manager in the chart");
+            assert!(
+                !chart.contains("cert-manager"),
+                "{name}: cert-manager in the chart"
+            );
             assert!(
                 chart.contains("- memcached-webhook-webhook-server-cert\n"),
                 "{name}: no rule naming the webhook certificates' Secret"

@@ -9,21 +9,17 @@ use std::path::{Path, PathBuf};
 
 fn scaffold(dir: &Path, certs: &str) {
     common::init_demo(dir, &["--webhook-certs", certs]);
-    for version in ["v1alpha1", "v1beta1"] {
-        common::rkb_in(
-            dir,
-            &[
-                "create",
-                "api",
-                "--group",
-                "cache",
-                "--version",
-                version,
-                "--kind",
-                "Memcached",
-            ],
-        );
-    }
+    let api = [
+        "create",
+        "api",
+        "--group",
+        "cache",
+        "--kind",
+        "Memcached",
+        "--version",
+    ];
+    common::rkb_in(dir, &[&api[..], &["v1alpha1"]].concat());
+    common::rkb_in(dir, &[&api[..], &["v1beta1", "--no-controller"]].concat());
     let webhook = [
         "create",
         "webhook",
