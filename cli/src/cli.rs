@@ -7,6 +7,8 @@ use clap::{Arg, ArgAction, Args, Parser, Subcommand, ValueEnum};
 
 pub mod kubebuilder;
 
+pub use crate::project::WebhookCerts;
+
 const ROOT_EXAMPLES: &str = "\
 Examples:
   # Start an operator project in the current directory
@@ -347,6 +349,13 @@ pub struct InitArgs {
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true",
           default_value_t = false, hide_default_value = true, action = ArgAction::Set, value_name = "BOOL")]
     pub namespaced: bool,
+    /// Where the webhooks' certificates come from, once `rkb create webhook` adds any:
+    /// `self`, the manager makes, injects and rotates them (nothing else to install), or
+    /// `cert-manager`, kubebuilder's way (the cluster needs cert-manager) [default: self;
+    /// cert-manager with --namespaced, whose Role cannot reach the cluster-scoped webhook
+    /// configurations].
+    #[arg(long, value_enum, value_name = "SOURCE")]
+    pub webhook_certs: Option<WebhookCerts>,
     /// Optional plugins to add to the new project, comma-separated, as `rkb edit --plugins`
     /// adds them: `grafana`, `helm` (kubebuilder's keys too, e.g. `grafana/v1-alpha`; its
     /// layout, `go/v4`, is every rkb project's already). The chart follows at the first
@@ -449,6 +458,11 @@ pub struct EditArgs {
     /// to the next `make manifests` (`alpha generate --no-manifests`, before the CRDs exist).
     #[arg(long, hide = true, requires = "plugins")]
     pub no_chart: bool,
+    /// Switch where the webhooks' certificates come from: `self` (the manager's own) or
+    /// `cert-manager`. Rewrites the parts of config/, src/ and PROJECT that differ; refused
+    /// while a file it would replace was edited by hand.
+    #[arg(long, value_enum, conflicts_with_all = ["plugins", "multigroup"], value_name = "SOURCE")]
+    pub webhook_certs: Option<WebhookCerts>,
     /// The project directory.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub dir: PathBuf,

@@ -28,6 +28,8 @@ pub const EXTERNAL_API_MOD: &str = "src/api/external/mod.rs";
 pub const CONTROLLERS: &str = "src/controller/mod.rs";
 /// The webhooks the manager serves, and their modules (from the first webhook on).
 pub const WEBHOOKS: &str = "src/webhook/mod.rs";
+/// The certificates the manager keeps for its webhooks (`webhookCerts: self`).
+pub const WEBHOOK_CERTS: &str = "src/webhook/certs.rs";
 /// The manager's Deployment.
 pub const MANAGER: &str = "config/manager/manager.yaml";
 pub const DEFAULT_KUSTOMIZATION: &str = "config/default/kustomization.yaml";

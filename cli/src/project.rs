@@ -18,6 +18,37 @@ const HEADER: &str = "\
 # edit the project predictably. Its fields follow kubebuilder's PROJECT file.
 ";
 
+/// Where a project's webhook certificates come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+pub enum WebhookCerts {
+    /// The manager makes its CA and serving certificate, keeps them in a Secret, writes the
+    /// CA into its webhook configurations and CRDs, and rotates both: nothing else to install.
+    #[serde(rename = "self")]
+    #[value(name = "self")]
+    SelfManaged,
+    /// cert-manager issues the certificate and injects the CA (kubebuilder's way): the
+    /// cluster needs cert-manager.
+    #[serde(rename = "cert-manager")]
+    CertManager,
+}
+
+impl WebhookCerts {
+    /// Why `self` is refused to a namespace-scoped operator, and what to do instead.
+    pub const NOT_NAMESPACED: &str = "--webhook-certs self does not work in a namespace-scoped \
+        operator (--namespaced): the manager would have to patch its webhook configurations and \
+        CRDs, which are cluster-scoped, and such an operator has only a Role in its namespace.\n  \
+        Its webhooks take their certificates from cert-manager (--webhook-certs cert-manager, \
+        the default with --namespaced).";
+
+    /// How PROJECT and the flag spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WebhookCerts::SelfManaged => "self",
+            WebhookCerts::CertManager => "cert-manager",
+        }
+    }
+}
+
 /// Fields sort alphabetically on output, as kubebuilder writes them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -47,6 +78,11 @@ pub struct Project {
     pub resources: Vec<Resource>,
     /// The PROJECT file format, `"3"`.
     pub version: String,
+    /// Where the webhooks' serving certificates come from: `self` (the manager makes, injects
+    /// and rotates them) or `cert-manager` (`init --webhook-certs`, `edit --webhook-certs`).
+    /// Absent in projects from before the choice, which use cert-manager.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook_certs: Option<WebhookCerts>,
     /// Fields rkb does not know (e.g. added by other tools) survive a rewrite.
     #[serde(flatten)]
     pub other: BTreeMap<String, serde_yaml_ng::Value>,
@@ -286,8 +322,15 @@ impl Project {
             project_name: project_name.into(),
             resources: Vec::new(),
             version: "3".into(),
+            webhook_certs: None,
             other: BTreeMap::new(),
         }
+    }
+
+    /// Where the webhooks' certificates come from: cert-manager in a project that does not
+    /// say (one from before the choice).
+    pub fn webhook_certs(&self) -> WebhookCerts {
+        self.webhook_certs.unwrap_or(WebhookCerts::CertManager)
     }
 
     /// Reads `dir/PROJECT`, explaining how to get one when it is missing.

@@ -2575,3 +2575,83 @@ fn init_takes_the_license_header_from_a_file() {
         );
     }
 }
+
+#[test]
+fn webhook_certs_refuses_unknown_values_namespaced_operators_and_hand_edited_parts() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "mine").unwrap();
+    let init = ["init", "--domain", "example.com", "--project-name", "op"];
+    let mut unknown = init.to_vec();
+    unknown.extend(["--webhook-certs", "selfsigned"]);
+    assert_rejected(
+        dir.path(),
+        &unknown,
+        &[
+            "invalid value 'selfsigned' for '--webhook-certs <SOURCE>'",
+            "[possible values: self, cert-manager]",
+        ],
+    );
+    let mut namespaced = init.to_vec();
+    namespaced.extend(["--namespaced", "--webhook-certs", "self"]);
+    assert_rejected(
+        dir.path(),
+        &namespaced,
+        &[
+            "--webhook-certs self does not work in a namespace-scoped operator",
+            "cluster-scoped",
+            "--webhook-certs cert-manager",
+        ],
+    );
+
+    let project = scaffolded(
+        &[DEMO, &["--webhook-certs", "cert-manager"]].concat(),
+        &[
+            api("cache", "v1alpha1", "Memcached", &[]),
+            webhook_args("v1alpha1", &["--defaulting"]),
+        ],
+    );
+    let dir = project.path();
+    assert_rejected(
+        dir,
+        &["edit", "--webhook-certs", "none"],
+        &[
+            "invalid value 'none' for '--webhook-certs <SOURCE>'",
+            "self, cert-manager",
+        ],
+    );
+    let issuer = dir.join("config/certmanager/issuer.yaml");
+    let original = std::fs::read_to_string(&issuer).unwrap();
+    std::fs::write(
+        &issuer,
+        format!("{original}# our own CA, see the runbook\n"),
+    )
+    .unwrap();
+    let kustomization = dir.join("config/default/kustomization.yaml");
+    let before = std::fs::read_to_string(&kustomization).unwrap();
+    std::fs::write(
+        &kustomization,
+        before.replace(
+            "      name: serving-cert\n",
+            "      name: our-serving-cert\n",
+        ),
+    )
+    .unwrap();
+    assert_rejected(
+        dir,
+        &["edit", "--webhook-certs", "self"],
+        &[
+            "nothing was changed",
+            "from cert-manager to self",
+            "config/certmanager/issuer.yaml: changed since rkb scaffolded it",
+            "config/default/kustomization.yaml: the lines rkb inserted are not there",
+            "run `rkb edit --webhook-certs self` again",
+            "`webhookCerts: self` in PROJECT",
+        ],
+    );
+    // As the message says: the edited parts deleted (or put back), the switch goes through.
+    std::fs::remove_file(&issuer).unwrap();
+    std::fs::write(&kustomization, before).unwrap();
+    rkb_ok(dir, &["edit", "--webhook-certs", "self"]);
+    assert!(!dir.join("config/certmanager").exists());
+    assert!(dir.join("src/webhook/certs.rs").is_file());
+}

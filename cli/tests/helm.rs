@@ -299,6 +299,10 @@ fn with_default_values_the_chart_deploys_what_config_default_deploys() {
         "project-memcached-webhook with namespaced Roles".into(),
         with_namespaced_roles(),
     ));
+    projects.push((
+        "project-memcached-webhook with cert-manager".into(),
+        common::switched_to_cert_manager(&golden("project-memcached-webhook")),
+    ));
     for (name, project) in &projects {
         let dir = project.path();
         add_chart(dir);
@@ -311,6 +315,17 @@ fn with_default_values_the_chart_deploys_what_config_default_deploys() {
             "config/default"
         };
         figures.push(compare(name, &chart, &common::kustomize(dir, config)));
+        if name == "project-memcached-webhook" {
+            // The manager's own certificates: nothing of cert-manager, and the Secret's rules.
+            assert!(
+                !chart.contains("cert-manager"),
+                "{name}: cert-manager in the chart"
+            );
+            assert!(
+                chart.contains("- memcached-webhook-webhook-server-cert\n"),
+                "{name}: no rule naming the webhook certificates' Secret"
+            );
+        }
         if name.ends_with("with namespaced Roles") {
             for namespace in ["team-a", "team-b"] {
                 assert!(
@@ -331,8 +346,17 @@ fn with_every_section_on_the_chart_deploys_what_config_default_does_with_them_on
         return;
     };
     let mut figures = Vec::new();
-    for name in ["project-memcached", "project-memcached-webhook"] {
-        let project = copy_of(&golden(name));
+    for (name, project) in [
+        ("project-memcached", copy_of(&golden("project-memcached"))),
+        (
+            "project-memcached-webhook",
+            copy_of(&golden("project-memcached-webhook")),
+        ),
+        (
+            "project-memcached-webhook with cert-manager",
+            common::switched_to_cert_manager(&golden("project-memcached-webhook")),
+        ),
+    ] {
         let dir = project.path();
         add_chart(dir);
         lint(&helm, dir, ALL_ON);

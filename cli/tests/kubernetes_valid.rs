@@ -56,15 +56,19 @@ fn check_schemas(project: &Path, built: &str, crds: bool) {
     );
 }
 
-/// The webhook golden's deployment wires its parts together, which no schema checks: the
-/// certificate names the webhook Service as kustomize renamed it, cert-manager injects its
-/// CA into both webhook configurations and the converted CRD, every webhook (admission and
-/// conversion) calls that Service, and the manager mounts the certificate's Secret.
+/// The webhook golden switched to cert-manager (`rkb edit --webhook-certs cert-manager`)
+/// wires its parts together, which no schema checks: the certificate names the webhook
+/// Service as kustomize renamed it, cert-manager injects its CA into both webhook
+/// configurations and the converted CRD, every webhook (admission and conversion) calls
+/// that Service, and the manager mounts the certificate's Secret.
 #[test]
-fn webhook_deployment_wires_service_certificate_and_ca_injection() {
-    let project =
+fn with_cert_manager_the_webhook_deployment_wires_service_certificate_and_ca_injection() {
+    let golden =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/project-memcached-webhook");
-    let built = common::kustomize_default(&project);
+    let switched = common::switched_to_cert_manager(&golden);
+    let project = switched.path();
+    let built = common::kustomize_default(project);
+    check_schemas(project, &built, false);
     let objects: Vec<Value> = built
         .split("\n---\n")
         .map(|doc| serde_yaml_ng::from_str(doc).unwrap())
@@ -154,6 +158,110 @@ fn webhook_deployment_wires_service_certificate_and_ca_injection() {
             .any(|p| p["containerPort"] == 9443),
         "{manager}"
     );
+}
+
+/// The webhook golden as generated (`webhookCerts: self`): config/default has no part of
+/// cert-manager, the manager mounts no certificate, and the names src/webhook/certs.rs gives
+/// the manager (its Secret, the webhook Service, the configurations and the CRD whose
+/// `caBundle` it keeps) are those of the deployed objects, which its RBAC names, by name
+/// only: exactly the rules of `rkb_runtime::webhook_certificate_rules`, nothing wider.
+#[test]
+fn with_self_managed_certificates_the_webhook_deployment_names_its_objects_and_needs_no_cert_manager()
+ {
+    let project =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/project-memcached-webhook");
+    let certmanager = std::fs::read_dir(project.join("config/certmanager"));
+    assert!(
+        certmanager.map_or(true, |mut files| files.next().is_none()),
+        "files in config/certmanager"
+    );
+    let built = common::kustomize_default(&project);
+    assert!(!built.contains("cert-manager"), "{built}");
+    let objects = parse(&built);
+
+    // The names in certs.rs, in order: the Secret, the Service, then what keeps a caBundle.
+    let certs = std::fs::read_to_string(project.join("src/webhook/certs.rs")).unwrap();
+    let names: Vec<&str> = certs
+        .split("(\"")
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap())
+        .collect();
+    let [secret, service, mutating, validating, crd] = names[..] else {
+        panic!("unexpected names in certs.rs: {names:?}")
+    };
+    for (kind, name) in [
+        ("Service", service),
+        ("MutatingWebhookConfiguration", mutating),
+        ("ValidatingWebhookConfiguration", validating),
+        ("CustomResourceDefinition", crd),
+    ] {
+        assert!(
+            objects
+                .iter()
+                .any(|o| o["kind"] == kind && o["metadata"]["name"] == name),
+            "certs.rs names the {kind} {name}, which config/default does not deploy"
+        );
+    }
+
+    let pod =
+        &named(&objects, "Deployment", "controller-manager").unwrap()["spec"]["template"]["spec"];
+    let none = |list: &Value| list.as_array().is_none_or(Vec::is_empty);
+    assert!(none(&pod["volumes"]), "{pod}");
+    assert!(none(&pod["containers"][0]["volumeMounts"]), "{pod}");
+
+    let rules = |kind: &str| -> Vec<Value> {
+        named(&objects, kind, "manager-role").unwrap()["rules"]
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    let namespaced = rules("Role");
+    assert_eq!(
+        namespaced,
+        serde_json::json!([
+            {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]},
+            {"apiGroups": [""], "resourceNames": [secret], "resources": ["secrets"],
+             "verbs": ["get", "list", "update", "watch"]},
+        ])
+        .as_array()
+        .unwrap()
+        .clone()
+    );
+    let cluster = rules("ClusterRole");
+    for (group, resource, name) in [
+        (
+            "admissionregistration.k8s.io",
+            "mutatingwebhookconfigurations",
+            mutating,
+        ),
+        (
+            "admissionregistration.k8s.io",
+            "validatingwebhookconfigurations",
+            validating,
+        ),
+        ("apiextensions.k8s.io", "customresourcedefinitions", crd),
+    ] {
+        let rule = serde_json::json!({
+            "apiGroups": [group], "resourceNames": [name], "resources": [resource],
+            "verbs": ["get", "patch"],
+        });
+        assert!(cluster.contains(&rule), "no {rule} in {cluster:?}");
+        // No other rule of the manager reaches that resource.
+        let reaching = cluster
+            .iter()
+            .filter(|r| {
+                r["resources"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|x| x == resource)
+            })
+            .count();
+        assert_eq!(reaching, 1, "{resource}: {cluster:?}");
+    }
+    for rule in cluster.iter().chain(&namespaced) {
+        assert!(!rule.to_string().contains('*'), "a wildcard: {rule}");
+    }
 }
 
 fn parse(built: &str) -> Vec<Value> {

@@ -355,6 +355,12 @@ impl Replay<'_> {
         if project.namespaced {
             init.push("--namespaced".into());
         }
+        // Always said: a project that does not record it is from before the choice, when
+        // every project used cert-manager, not init's default.
+        init.extend(words(&[
+            "--webhook-certs",
+            project.webhook_certs().as_str(),
+        ]));
         // The copied `.cargo/config.toml` keeps the input's source of rkb's crates; without
         // one, the input took them from the registry.
         init.extend(words(&["--rkb-source", "registry"]));

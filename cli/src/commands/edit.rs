@@ -97,10 +97,13 @@ pub fn edit(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     if !args.plugins.is_empty() {
         return plugins(args, out);
     }
+    if let Some(to) = args.webhook_certs {
+        return super::webhook_certs::switch(args, to, out);
+    }
     if args.multigroup != Some(true) {
         bail!(
-            "edit needs a change to make: --multigroup (the multigroup layout) or --plugins \
-             grafana,helm.\n  e.g.:  rkb edit --multigroup"
+            "edit needs a change to make: --multigroup (the multigroup layout), --plugins \
+             grafana,helm or --webhook-certs self|cert-manager.\n  e.g.:  rkb edit --multigroup"
         );
     }
     let mut changes = Changes::open(&args.dir)?;

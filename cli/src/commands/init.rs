@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::cli::{InitArgs, License, RkbSource};
 use crate::model::{self, ProjectNames};
 use crate::names;
-use crate::project::{self, Project};
+use crate::project::{self, Project, WebhookCerts};
 use crate::rkb_crates;
 use crate::scaffold::{Changes, Entry, IfExists, Templates, plan};
 
@@ -39,6 +39,19 @@ pub(super) struct Context {
 impl plan::Model for Context {
     fn project(&self) -> &Project {
         &self.project
+    }
+}
+
+/// Where the webhooks' certificates come from: `--webhook-certs`, else the manager itself,
+/// except in a namespace-scoped operator, which cannot make them.
+fn webhook_certs(args: &InitArgs) -> anyhow::Result<WebhookCerts> {
+    match (args.webhook_certs, args.namespaced) {
+        (Some(WebhookCerts::SelfManaged), true) => {
+            bail!("{}", WebhookCerts::NOT_NAMESPACED)
+        }
+        (Some(certs), _) => Ok(certs),
+        (None, true) => Ok(WebhookCerts::CertManager),
+        (None, false) => Ok(WebhookCerts::SelfManaged),
     }
 }
 
@@ -206,6 +219,7 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     if let Some(owner) = &args.owner {
         names::check_owner(owner)?;
     }
+    let webhook_certs = webhook_certs(args)?;
     // Opened first: an interrupted earlier `rkb init` is undone (or finished) before the
     // directory is judged, so a retry is not refused for the files it had left.
     let changes = Changes::open(&args.dir)?;
@@ -239,6 +253,7 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let mut project = Project::new(&args.domain, &project_name);
     project.multigroup = args.multigroup;
     project.namespaced = args.namespaced;
+    project.webhook_certs = Some(webhook_certs);
     let mut context = Context {
         // The header comes from the boilerplate, rendered below.
         names: ProjectNames::new(&project, ""),
@@ -280,6 +295,7 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             multigroup: None,
             plugins,
             no_chart: true,
+            webhook_certs: None,
             dir: args.dir.clone(),
             kubebuilder: Default::default(),
         };

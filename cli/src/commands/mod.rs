@@ -12,6 +12,7 @@ mod edit;
 mod init;
 mod meant;
 pub mod setup_envtest;
+mod webhook_certs;
 
 use std::io::Write;
 use std::path::Path;
@@ -518,6 +519,7 @@ mod tests {
                         &project, &hub, &layout, &webhooks,
                     ),
                     layout: layout.clone(),
+                    cert_manager: true,
                     project: project.clone(),
                 }),
                 edit: json(&super::super::edit::Context {

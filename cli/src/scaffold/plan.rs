@@ -70,6 +70,8 @@ markers! {
     Webhook = "webhook",
     WebhookPatches = "webhook-patches",
     WebhookReplacements = "webhook-replacements",
+    /// `src/webhook/certs.rs`: the configurations and CRDs whose `caBundle` the manager keeps.
+    WebhookCertificates = "webhook-certificates",
     /// `config/webhook/kustomization.yaml`: the rendered webhook configurations.
     WebhookManifests = "webhook-manifests",
     /// `config/network-policy/kustomization.yaml`: the webhook port's policy.
@@ -364,6 +366,39 @@ pub fn render<S>(
         });
     }
     Ok(rendered)
+}
+
+/// Plans what `rendered` says into `changes`: each file created (one that exists is an
+/// error), each insertion made at its marker; then formats the Rust files that asked for
+/// it, as [`apply`] does. Returns rustfmt's warning, if any.
+pub fn apply_rendered(
+    rendered: &[Rendered],
+    changes: &mut Changes,
+) -> anyhow::Result<Option<String>> {
+    let mut to_format: Vec<String> = Vec::new();
+    for r in rendered {
+        match r.action {
+            Action::Write(_) => changes.create(&r.path, r.text.clone(), false)?,
+            Action::AtMarker(marker, edit) => {
+                changes.edit_at_marker(&r.path, marker, edit, &r.text)?
+            }
+            Action::Remove => changes.remove(&r.path)?,
+        }
+        if r.rustfmt && !to_format.contains(&r.path) {
+            to_format.push(r.path.clone());
+        }
+    }
+    let mut sources = Vec::with_capacity(to_format.len());
+    let mut originals = Vec::with_capacity(to_format.len());
+    for path in &to_format {
+        sources.push(changes.read(path)?.context("a file planned above")?);
+        originals.push(changes.original(path)?);
+    }
+    let (formatted, warning) = super::rustfmt(&to_format, sources, &originals)?;
+    for (path, source) in to_format.iter().zip(formatted) {
+        changes.create(path, source, true)?;
+    }
+    Ok(warning)
 }
 
 /// What other APIs (and `init`) still need: files they write, and insertions, by file and

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use heck::ToLowerCamelCase;
 use rkb::project::{
     Api, DeployImagePlugin, DeployImageResource, NamedController, Plugins, Project, Resource,
-    Webhooks,
+    WebhookCerts, Webhooks,
 };
 use serde_yaml_ng::Value;
 use syn::{Fields, GenericArgument, Item, ItemStruct, PathArguments, Type};
@@ -101,6 +101,10 @@ const KUBEBUILDER: &[(&str, &str)] = &[
     ("resources[].webhooks.validation", "`validation`"),
     ("resources[].webhooks.webhookVersion", "`webhookVersion`"),
     ("version", "`version`"),
+    (
+        "webhookCerts",
+        "none: kubebuilder's webhooks take their certificates from cert-manager",
+    ),
 ];
 
 /// One key of PROJECT, as the structs define it.
@@ -122,8 +126,16 @@ fn project_reference_page() {
             _ => None,
         })
         .collect();
+    let enums: BTreeSet<String> = file
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Enum(e) => Some(e.ident.to_string()),
+            _ => None,
+        })
+        .collect();
     let mut rows = Vec::new();
-    walk(&structs, "Project", "", &mut rows);
+    walk(&structs, &enums, "Project", "", &mut rows);
 
     let keys: BTreeSet<String> = rows.iter().map(|r| r.path.clone()).collect();
     assert_eq!(
@@ -178,7 +190,13 @@ fn project_reference_page() {
 }
 
 /// The rows of struct `name`'s fields under `prefix`, recursing into the structs they hold.
-fn walk(structs: &BTreeMap<String, &ItemStruct>, name: &str, prefix: &str, rows: &mut Vec<Row>) {
+fn walk(
+    structs: &BTreeMap<String, &ItemStruct>,
+    enums: &BTreeSet<String>,
+    name: &str,
+    prefix: &str,
+    rows: &mut Vec<Row>,
+) {
     let item = structs[name];
     let camel = serde_args(&item.attrs).contains(&("rename_all".into(), "camelCase".into()));
     let Fields::Named(fields) = &item.fields else {
@@ -202,7 +220,11 @@ fn walk(structs: &BTreeMap<String, &ItemStruct>, name: &str, prefix: &str, rows:
             !doc.is_empty(),
             "{name}::{ident} (PROJECT's {path}) has no doc comment"
         );
-        let (kind, inner) = kind_of(&field.ty);
+        let (kind, inner) = match kind_of(&field.ty) {
+            // An enum of the file (e.g. `webhookCerts`) is written as one of its names.
+            ("map", Some(inner)) if enums.contains(&inner) => ("string", None),
+            other => other,
+        };
         rows.push(Row {
             path: path.clone(),
             kind,
@@ -210,7 +232,7 @@ fn walk(structs: &BTreeMap<String, &ItemStruct>, name: &str, prefix: &str, rows:
         });
         if let Some(inner) = inner.filter(|i| structs.contains_key(i)) {
             let nested = if kind.starts_with("list") { "[]." } else { "." };
-            walk(structs, &inner, &format!("{path}{nested}"), rows);
+            walk(structs, enums, &inner, &format!("{path}{nested}"), rows);
         }
     }
 }
@@ -342,6 +364,7 @@ fn serialised_keys() -> BTreeSet<String> {
             other: BTreeMap::new(),
         },
         resources: vec![resource, named],
+        webhook_certs: Some(WebhookCerts::SelfManaged),
         ..Project::new("example.com", "demo")
     };
     let value: Value = serde_yaml_ng::from_str(&project.to_yaml()).unwrap();

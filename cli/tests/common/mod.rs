@@ -196,3 +196,17 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// A copy of `project` (PROJECT, Makefile, Cargo.toml, hack/, src/ and config/) whose
+/// webhook certificates `rkb edit --webhook-certs cert-manager` moved to cert-manager.
+pub fn switched_to_cert_manager(project: &Path) -> tempfile::TempDir {
+    let copy = tempfile::tempdir().unwrap();
+    for file in ["PROJECT", "Makefile", "Cargo.toml"] {
+        fs::copy(project.join(file), copy.path().join(file)).unwrap();
+    }
+    for dir in ["hack", "src", "config"] {
+        copy_dir(&project.join(dir), &copy.path().join(dir));
+    }
+    rkb_in(copy.path(), &["edit", "--webhook-certs", "cert-manager"]);
+    copy
+}

@@ -31,6 +31,7 @@ pub fn manifests() -> rkb_runtime::Manifests {
     ];
     let rbac = vec![
         rkb_runtime::rbac_rules::<controller::memcached::MemcachedReconciler>(),
+        rkb_runtime::webhook_certificate_rules(&webhook::certs::certificates()),
         // +rkb:scaffold:rbac
     ];
     let webhooks = vec![

@@ -9,7 +9,7 @@ use super::resolve::Resolved;
 use crate::cli::CreateWebhookArgs;
 use crate::commands::derive::{Derived, derive};
 use crate::model::{self, Layout, ProjectNames};
-use crate::project::{self, Project};
+use crate::project::{self, Project, WebhookCerts};
 use crate::scaffold::Changes;
 use crate::scaffold::plan as scaffold_plan;
 
@@ -21,6 +21,8 @@ pub(in crate::commands) struct Context {
     pub names: ProjectNames,
     pub hook: Hook,
     pub layout: Layout,
+    /// cert-manager issues the webhooks' certificates, else the manager itself.
+    pub cert_manager: bool,
     /// PROJECT with the kind's webhooks.
     #[serde(skip)]
     pub project: Project,
@@ -147,6 +149,7 @@ pub(super) fn context(
         new_conversion: asked.conversion && !before.conversion,
         extend_admission: !args.force && changes.exists(&layout.admission_file)?,
         first_webhook: project.resources.iter().all(|r| r.webhooks.is_none()),
+        cert_manager: project.webhook_certs() == WebhookCerts::CertManager,
     };
     if let Some(entry) = project.resources.iter_mut().find(|r| api.is(r)) {
         entry.webhooks = Some(after.clone());
@@ -155,6 +158,7 @@ pub(super) fn context(
         names: ProjectNames::read(&project, changes)?,
         hook: Hook::new(&project, &api, &layout, &after),
         layout,
+        cert_manager: switches.cert_manager,
         project,
     };
     Ok((context, switches))
@@ -187,11 +191,13 @@ pub(in crate::commands) fn recorded(
         // The admission file holds the other webhook: this one was inserted into it.
         extend_admission: others_admit,
         first_webhook: false,
+        cert_manager: project.webhook_certs() == WebhookCerts::CertManager,
     };
     let context = Context {
         names: ProjectNames::read(project, changes)?,
         hook: Hook::new(project, &api, &layout, &has),
         layout,
+        cert_manager: switches.cert_manager,
         project: project.clone(),
     };
     Ok((context, switches))

@@ -49,11 +49,17 @@ pub(super) struct Switches {
     extend_admission: bool,
     /// The project had no webhook before.
     first_webhook: bool,
+    /// cert-manager issues the certificates (PROJECT's `webhookCerts`), else the manager.
+    cert_manager: bool,
 }
 
 impl Switches {
     fn admission(&self) -> bool {
         self.defaulting || self.validation
+    }
+
+    fn self_certs(&self) -> bool {
+        !self.cert_manager
     }
 }
 
@@ -64,6 +70,7 @@ const VERSION_MOD: &str = "{{ layout.webhook_version_file }}";
 const GROUP_MOD: &str = "{{ layout.webhook_group_file }}";
 const WEBHOOKS: &str = model::WEBHOOKS;
 const DEFAULT: &str = model::DEFAULT_KUSTOMIZATION;
+const CERTS: &str = model::WEBHOOK_CERTS;
 const REPLACEMENTS: Marker = Marker::WebhookReplacements;
 pub(super) const REPLACEMENTS_KEY: &str = "replacements:";
 
@@ -101,6 +108,45 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         Template("webhook/insert/main.rs.tera"),
     )
     .rustfmt(),
+    // The manager's own certificates: src/webhook/certs.rs names what it keeps, the manager
+    // gets them, and `make manifests` the RBAC they need.
+    Entry::insert_sorted(WEBHOOKS, Marker::Modules, Inline("pub mod certs;")).when(Switches::self_certs),
+    Entry::shared(CERTS, "webhook/certs.rs.tera").rustfmt().when(Switches::self_certs),
+    Entry::insert(
+        CERTS,
+        Marker::WebhookCertificates,
+        Inline(".mutating_webhook_configuration(\"{{ project_name }}-mutating-webhook-configuration\")"),
+    )
+    .rustfmt()
+    .when(|s| s.self_certs() && s.has_defaulting),
+    Entry::insert(
+        CERTS,
+        Marker::WebhookCertificates,
+        Inline(".validating_webhook_configuration(\"{{ project_name }}-validating-webhook-configuration\")"),
+    )
+    .rustfmt()
+    .when(|s| s.self_certs() && s.has_validation),
+    Entry::insert(
+        CERTS,
+        Marker::WebhookCertificates,
+        Inline(".conversion_webhook_crd(\"{{ hook.crd }}\")"),
+    )
+    .rustfmt()
+    .when(|s| s.self_certs() && s.has_conversion),
+    Entry::insert(
+        model::MAIN,
+        Marker::Webhooks,
+        Template("webhook/insert/main_certs.rs.tera"),
+    )
+    .rustfmt()
+    .when(Switches::self_certs),
+    Entry::insert(
+        model::LIB,
+        Marker::Rbac,
+        Template("webhook/insert/manifest_certs.rs.tera"),
+    )
+    .rustfmt()
+    .when(Switches::self_certs),
     // Admission: one file per kind and version, a Defaulter and/or Validator impl each.
     Entry::file(ADMISSION, "webhook/admission.rs.tera")
         .if_exists(IfExists::Overwrite)
@@ -200,19 +246,23 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     Entry::shared(
         "config/certmanager/certificate.yaml",
         "webhook/config/certmanager/certificate.yaml.tera",
-    ),
+    )
+    .when(|s| s.cert_manager),
     Entry::shared(
         "config/certmanager/issuer.yaml",
         "webhook/config/certmanager/issuer.yaml.tera",
-    ),
+    )
+    .when(|s| s.cert_manager),
     Entry::shared(
         "config/certmanager/kustomization.yaml",
         "webhook/config/certmanager/kustomization.yaml.tera",
-    ),
+    )
+    .when(|s| s.cert_manager),
     Entry::shared(
         "config/certmanager/kustomizeconfig.yaml",
         "webhook/config/certmanager/kustomizeconfig.yaml.tera",
-    ),
+    )
+    .when(|s| s.cert_manager),
     // With the network policies on, the webhook port stays open to the API server.
     Entry::shared(
         "config/network-policy/allow-webhook-traffic.yaml",
@@ -231,7 +281,9 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         DEFAULT,
         Marker::Webhook,
         Inline("- ../webhook\n- ../certmanager"),
-    ),
+    )
+    .when(|s| s.cert_manager),
+    Entry::insert(DEFAULT, Marker::Webhook, Inline("- ../webhook")).when(Switches::self_certs),
     Entry::insert(
         DEFAULT,
         Marker::WebhookPatches,
@@ -251,25 +303,26 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         DEFAULT,
         REPLACEMENTS,
         Template("webhook/insert/certificate_dns_names.yaml.tera"),
-    ),
+    )
+    .when(|s| s.cert_manager),
     Entry::insert(
         DEFAULT,
         REPLACEMENTS,
         Template("webhook/insert/inject_mutating.yaml.tera"),
     )
-    .when(|s| s.has_defaulting),
+    .when(|s| s.cert_manager && s.has_defaulting),
     Entry::insert(
         DEFAULT,
         REPLACEMENTS,
         Template("webhook/insert/inject_validating.yaml.tera"),
     )
-    .when(|s| s.has_validation),
+    .when(|s| s.cert_manager && s.has_validation),
     Entry::insert(
         DEFAULT,
         REPLACEMENTS,
         Template("webhook/insert/inject_crd.yaml.tera"),
     )
-    .when(|s| s.has_conversion),
+    .when(|s| s.cert_manager && s.has_conversion),
     Entry::project(),
 ];
 
@@ -299,12 +352,20 @@ fn next_steps(out: &mut dyn Write, hook: &Hook, switches: &Switches) -> anyhow::
             ""
         }
     )?;
-    if switches.first_webhook {
+    if switches.first_webhook && switches.cert_manager {
         writeln!(
             out,
             "The manager now serves HTTPS on :9443 with the certificate in \
              /tmp/k8s-webhook-server/serving-certs; `make deploy` needs cert-manager in the \
              cluster, and `make run` needs that certificate locally (or RUN_ARGS=--webhook-bind-address=0)."
+        )?;
+    } else if switches.first_webhook {
+        writeln!(
+            out,
+            "The manager now serves HTTPS on :9443 with a certificate it makes, keeps in a \
+             Secret and writes into its webhook configurations itself (src/webhook/certs.rs); \
+             `make deploy` needs nothing else in the cluster, and `make run` serves the webhooks \
+             only to a cluster that reaches your machine (or RUN_ARGS=--webhook-bind-address=0)."
         )?;
     }
     Ok(())

@@ -298,7 +298,7 @@ fn finish(
 }
 
 /// Removes the directories above `rel` that its removal left empty, as `create` made them.
-fn remove_empty_parents(root: &Path, rel: &Path) {
+pub(super) fn remove_empty_parents(root: &Path, rel: &Path) {
     let mut dir = rel.parent();
     while let Some(d) = dir.filter(|d| !d.as_os_str().is_empty()) {
         // Fails, and stops, at the first directory that still holds something.
