@@ -63,26 +63,46 @@ pub(super) const PLAN: &[Entry<()>] = &[
 const RUST_DIRS: &[&str] = &["src", "tests", "benches", "examples"];
 
 /// `rkb edit --plugins grafana`: dashboards of the metrics every manager exports, under
-/// controller-runtime's names, as kubebuilder's grafana plugin writes them.
-pub(super) const GRAFANA: &[Entry<()>] = &[
+/// controller-runtime's names, as kubebuilder's grafana plugin writes them, and one of the
+/// operator's own metrics, which `grafana/custom-metrics/config.yaml` lists.
+pub(super) const GRAFANA: &[Entry<GrafanaRun>] = &[
     Entry::file(
         "grafana/controller-runtime-metrics.json",
         "grafana/controller-runtime-metrics.json.tera",
-    ),
+    )
+    .when(|run| run.first),
     Entry::file(
         "grafana/controller-resources-metrics.json",
         "grafana/controller-resources-metrics.json.tera",
-    ),
-    // The user's list of custom metrics: written once, then theirs.
+    )
+    .when(|run| run.first),
+    // The user's list of custom metrics: written once (a project that took the plugin
+    // before rkb had them gets it at the next run), then theirs.
     Entry::shared(crate::grafana::CONFIG, crate::grafana::CONFIG_TEMPLATE),
+    // Follows the list at every run.
+    Entry::file(
+        crate::grafana::DASHBOARD,
+        crate::grafana::DASHBOARD_TEMPLATE,
+    )
+    .if_exists(plan::IfExists::Overwrite)
+    .when(|run| run.custom),
     Entry::project(),
 ];
 
-/// What the plugins' templates see: the project's names.
+/// What a run of the grafana plugin writes.
+pub(super) struct GrafanaRun {
+    /// The plugin is new to the project.
+    first: bool,
+    /// The list of custom metrics names some.
+    custom: bool,
+}
+
+/// What the plugins' templates see: the project's names (and the custom metrics' panels).
 #[derive(Debug, Serialize)]
 pub(super) struct PluginContext<'a> {
     #[serde(flatten)]
     pub names: &'a ProjectNames,
+    pub panels: Vec<crate::grafana::Panel>,
     #[serde(skip)]
     pub project: &'a Project,
 }
@@ -521,59 +541,48 @@ fn plugins(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 }
 
 fn grafana(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    let mut changes = Changes::open(&args.dir)?;
+    let changes = Changes::open(&args.dir)?;
     let mut project = super::load_project(&args.dir, out)?;
-    let recorded = project.plugins.grafana.is_some();
+    let config = changes.read(crate::grafana::CONFIG)?;
+    // A list copied by `alpha generate` counts at the plugin's first run too.
+    let panels = crate::grafana::panels(config.as_deref().unwrap_or_default())?;
+    let run = GrafanaRun {
+        first: project.plugins.grafana.is_none(),
+        custom: !panels.is_empty(),
+    };
+    if !run.first && !run.custom && config.is_some() {
+        writeln!(
+            out,
+            "{} has the grafana plugin already, and {} lists no metrics; nothing to change.",
+            args.dir.join(project::FILE_NAME).display(),
+            crate::grafana::CONFIG
+        )?;
+        return Ok(());
+    }
     project.plugins.grafana = Some(Default::default());
     let names = ProjectNames::read(&project, &changes)?;
     let templates = Templates::load()?;
-    // The custom metrics' dashboard follows their list at every run (a list copied by
-    // `alpha generate` included); none while the list is empty.
-    let config = changes.read(crate::grafana::CONFIG)?;
-    let panels = crate::grafana::panels(config.as_deref().unwrap_or_default())?;
-    let custom = if panels.is_empty() {
-        None
-    } else {
-        let context = serde_json::json!({ "project_name": names.project_name, "panels": panels });
-        let text = templates.render_model(crate::grafana::DASHBOARD_TEMPLATE, &context)?;
-        changes.create(crate::grafana::DASHBOARD, text, true)?;
-        Some(panels.len())
-    };
+    let count = panels.len();
     let context = PluginContext {
         names: &names,
+        panels,
         project: &project,
     };
-    if recorded {
-        if config.is_none() {
-            // A project that took the plugin before rkb had custom metrics gets their list.
-            let text = templates.render_model(crate::grafana::CONFIG_TEMPLATE, &context)?;
-            changes.create(crate::grafana::CONFIG, text, false)?;
-        } else if custom.is_none() {
-            writeln!(
-                out,
-                "{} has the grafana plugin already, and {} lists no metrics; nothing to change.",
-                args.dir.join(project::FILE_NAME).display(),
-                crate::grafana::CONFIG
-            )?;
-            return Ok(());
-        }
-        super::commit(changes, out)?;
-    } else {
-        super::scaffold(GRAFANA, &(), &templates, &context, false, changes, out)?;
-    }
-    match custom {
-        Some(count) => writeln!(
+    super::scaffold(GRAFANA, &run, &templates, &context, false, changes, out)?;
+    if run.custom {
+        writeln!(
             out,
             "\n{} has a panel for each of the {count} metrics of {}.",
             crate::grafana::DASHBOARD,
             crate::grafana::CONFIG
-        )?,
-        None => writeln!(
+        )?;
+    } else {
+        writeln!(
             out,
             "\nList the metrics your operator exports itself in {} and run this again for a \
              dashboard of them.",
             crate::grafana::CONFIG
-        )?,
+        )?;
     }
     writeln!(
         out,

@@ -351,6 +351,9 @@ mod tests {
                         continue;
                     };
                     inner[each.value.as_str()] = first;
+                    // tera's own loop variables.
+                    inner["loop"] =
+                        serde_json::json!({"index": 1, "index0": 0, "first": true, "last": true});
                     walk(tera, &each.body, &inner, at, problems);
                 }
                 Node::Include(_, names, _) => {
@@ -530,6 +533,15 @@ mod tests {
                 }),
                 plugins: json(&super::super::edit::PluginContext {
                     names: &names,
+                    panels: vec![crate::grafana::Panel {
+                        title: "demo_retries_total".into(),
+                        description: "demo_retries_total, per second, by pod".into(),
+                        expr: "sum by (pod) (rate(demo_retries_total[5m]))".into(),
+                        legend: "{{pod}}".into(),
+                        unit: "short".into(),
+                        x: 0,
+                        y: 0,
+                    }],
                     project: &project,
                 }),
             }
