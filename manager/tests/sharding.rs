@@ -1,7 +1,9 @@
 //! Sharded managers on a real API server (envtest): replicas in one process reconcile a few
 //! hundred ConfigMaps, scale 3 → 5 → 2 while the objects change, and one replica is dropped
 //! without releasing anything. A checker records every reconcile's start and end per object
-//! and replica, and fails on any overlap and on any object left unreconciled.
+//! and replica, and fails on any overlap and on any object left unreconciled. With the API
+//! server's `ShardedListAndWatch` gate on, each replica's watch holds only its slices'
+//! objects; without it, every object.
 //!
 //! Run with `--nocapture` to see the figures.
 
@@ -17,9 +19,11 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 use kube::api::{ObjectMeta, Patch, PatchParams, PostParams};
-use kube::runtime::controller::{Action, Controller};
+use kube::runtime::controller::Action;
+use kube::runtime::reflector::Store;
 use kube::runtime::watcher;
 use rkb_manager::manager::{Args, Context, Manager, Runnable};
+use rkb_manager::shard::{Gate, Slices, shard_key};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
@@ -108,9 +112,22 @@ fn name(n: usize) -> String {
     format!("object-{n:03}")
 }
 
+/// A replica's gate and its controller's store, once its controller is built.
+type View = Arc<Mutex<Option<(Gate, Store<ConfigMap>)>>>;
+
 struct Replica {
     shutdown: CancellationToken,
     running: JoinHandle<anyhow::Result<()>>,
+    view: View,
+}
+
+impl Replica {
+    /// The slices it serves and the names of the objects its watch holds.
+    fn view(&self) -> Option<(Gate, Vec<Arc<ConfigMap>>)> {
+        let view = self.view.lock().unwrap();
+        let (gate, store) = view.as_ref()?;
+        Some((gate.clone(), store.state()))
+    }
 }
 
 fn start_replica(
@@ -138,13 +155,16 @@ fn start_replica(
     // ANCHOR_END: flags
     let manager = Manager::new("sharding-test", client, args);
     let shutdown = manager.shutdown_token();
+    let view = View::default();
     let controller = Runnable::new("configmap", {
-        let (namespace, checker) = (namespace.to_owned(), checker.clone());
+        let (namespace, checker, view) = (namespace.to_owned(), checker.clone(), view.clone());
         move |ctx: Context| async move {
-            let controller = Controller::new(
+            // rkb's controller: its watch follows the slices this replica serves.
+            let controller = rkb_manager::cache::controller_of_every_change(
                 Api::<ConfigMap>::namespaced(ctx.client(), &namespace),
                 watcher::Config::default(),
             );
+            *view.lock().unwrap() = Some((ctx.shard().unwrap().clone(), controller.store()));
             let reconcile = move |object: Arc<ConfigMap>, checker: Arc<Mutex<Checker>>| async move {
                 let key = object.metadata.name.clone().unwrap_or_default();
                 let generation = object
@@ -166,6 +186,7 @@ fn start_replica(
     Replica {
         shutdown,
         running: tokio::spawn(manager.run([controller])),
+        view,
     }
 }
 
@@ -400,8 +421,6 @@ fn url_encode(text: &str) -> String {
 /// can tell.
 #[tokio::test]
 async fn the_api_servers_sharded_lists_agree_with_rkbs_slices() {
-    use rkb_manager::shard::{Slices, shard_key};
-
     let gated = rkb_envtest::Environment::start_with_api_server_flags([
         "--feature-gates=ShardedListAndWatch=true",
     ])
@@ -550,4 +569,113 @@ async fn a_replica_cut_off_from_its_lease_stops_before_its_slices_move() {
         .count();
     assert_eq!(late, 0, "reconciles started after the renew deadline");
     stop(other).await;
+}
+
+/// Two replicas, then three, reconcile every object once per change, never two at once; at
+/// the end, with the API server's `ShardedListAndWatch` gate on, each replica's watch holds
+/// exactly the objects of the slices it serves, and without it every object.
+async fn watches_follow_the_served_slices(client: kube::Client, namespace: &str, gated: bool) {
+    let objects = Api::<ConfigMap>::namespaced(client.clone(), namespace);
+    for n in 0..OBJECTS {
+        let mut object = ConfigMap::default();
+        object.metadata.name = Some(name(n));
+        object.data = Some([("generation".to_owned(), "0".to_owned())].into());
+        objects
+            .create(&PostParams::default(), &object)
+            .await
+            .unwrap();
+    }
+    let leases = Api::<Lease>::namespaced(client.clone(), namespace);
+    let checker = Arc::new(Mutex::new(Checker::default()));
+    let mut replicas: Vec<Replica> = (0..2)
+        .map(|i| start_replica(client.clone(), namespace, i, &checker))
+        .collect();
+    converged(&checker, &leases, 0, "2 replicas").await;
+    change_all(&objects, 1).await;
+    converged(&checker, &leases, 1, "2 replicas, changed").await;
+
+    // A third replica takes slices from both: their watches list again, under new selectors.
+    replicas.push(start_replica(client.clone(), namespace, 2, &checker));
+    let slices = Slices::new(32).unwrap();
+    let settled = |replicas: &[Replica]| {
+        let views: Vec<_> = replicas.iter().filter_map(Replica::view).collect();
+        let served: Vec<u32> = views.iter().flat_map(|(gate, _)| gate.serving()).collect();
+        views.len() == 3
+            && views.iter().all(|(gate, _)| !gate.serving().is_empty())
+            && served.len() == 32
+            && views.iter().all(|(gate, store)| {
+                let held = store.len() == OBJECTS
+                    || store.iter().all(|object| {
+                        let key = shard_key(&object.metadata).unwrap();
+                        gate.serving().contains(&slices.of_key(key))
+                    });
+                held && gate.server_side().is_some()
+            })
+    };
+    let deadline = Instant::now() + WAIT;
+    while !settled(&replicas) {
+        assert!(Instant::now() < deadline, "3 replicas never settled");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let before = Instant::now();
+    let changed = change_all(&objects, 2).await;
+    let done = converged(&checker, &leases, 2, "3 replicas").await;
+    assert_eq!(checker.lock().unwrap().replicas_serving_since(before), 3);
+
+    let mut held = Vec::new();
+    for replica in &replicas {
+        let (gate, store) = replica.view().unwrap();
+        assert_eq!(
+            gate.server_side(),
+            Some(gated),
+            "the server filters iff gated"
+        );
+        for object in &store {
+            let slice = slices.of_key(shard_key(&object.metadata).unwrap());
+            assert!(
+                !gated || gate.serving().contains(&slice),
+                "{:?} in slice {slice}, not served here ({:?})",
+                object.metadata.name,
+                gate.serving()
+            );
+        }
+        held.push(store.len());
+    }
+    let overlaps = checker.lock().unwrap().overlaps.clone();
+    println!(
+        "gate {}: objects each replica's watch holds {held:?} of {OBJECTS}; a change of \
+         every object served in {:?}; overlaps: {}",
+        if gated { "on" } else { "off" },
+        done - changed,
+        overlaps.len()
+    );
+    assert!(overlaps.is_empty(), "{overlaps:#?}");
+    if gated {
+        assert_eq!(
+            held.iter().sum::<usize>(),
+            OBJECTS,
+            "the slices tile the objects"
+        );
+    } else {
+        assert_eq!(held, [OBJECTS; 3]);
+    }
+    join_all(replicas.into_iter().map(stop)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_gate_each_replica_watches_only_its_slices() {
+    let gated = rkb_envtest::Environment::start_with_api_server_flags([
+        "--feature-gates=ShardedListAndWatch=true",
+    ])
+    .await
+    .unwrap();
+    let namespace = gated.create_namespace().await.unwrap();
+    watches_follow_the_served_slices(gated.client(), &namespace, true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_gate_each_replica_watches_everything_and_reconciles_its_slices() {
+    let env = rkb_envtest::shared().await;
+    let namespace = env.create_namespace().await.unwrap();
+    watches_follow_the_served_slices(env.client(), &namespace, false).await;
 }
