@@ -143,41 +143,27 @@ impl Watches {
             .collect();
         let this = self.clone();
         let start = move |served: &BTreeSet<u32>| -> (Watched, BoxStream<'static, _>) {
-            let mut selectors = lock(&this.selectors);
             let selector = this.gate.slices().selector(served.iter().copied());
-            match selector {
-                _ if this.gate.server_side() == Some(false) => {
-                    for path in &paths {
-                        selectors.remove(path);
-                    }
-                    (
-                        Watched::Everything,
-                        crate::cache::watch(objects.clone(), config.clone(), reader.clone())
-                            .boxed(),
-                    )
-                }
+            let (watched, selector) = match (this.gate.server_side(), selector) {
+                (Some(false), _) => (Watched::Everything, None),
                 // No slice: nothing to list (the server refuses an empty selector).
-                None => {
-                    for path in &paths {
-                        selectors.remove(path);
-                    }
-                    let nothing = [Ok(Event::Init), Ok(Event::InitDone)];
-                    (
-                        Watched::Nothing,
-                        stream::iter(nothing).chain(stream::pending()).boxed(),
-                    )
-                }
-                Some(selector) => {
-                    for path in &paths {
-                        selectors.insert(path.clone(), selector.clone());
-                    }
-                    (
-                        Watched::Slices,
-                        crate::cache::watch(objects.clone(), config.clone(), reader.clone())
-                            .boxed(),
-                    )
-                }
+                (_, None) => (Watched::Nothing, None),
+                (_, Some(selector)) => (Watched::Slices, Some(selector)),
+            };
+            let mut selectors = lock(&this.selectors);
+            for path in &paths {
+                match &selector {
+                    Some(selector) => selectors.insert(path.clone(), selector.clone()),
+                    None => selectors.remove(path),
+                };
             }
+            let events = match watched {
+                Watched::Nothing => stream::iter([Ok(Event::Init), Ok(Event::InitDone)])
+                    .chain(stream::pending())
+                    .boxed(),
+                _ => crate::cache::watch(objects.clone(), config.clone(), reader.clone()).boxed(),
+            };
+            (watched, events)
         };
         let restart = Restart {
             gate: self.gate.clone(),
@@ -186,23 +172,14 @@ impl Watches {
             watched: Watched::Nothing,
             events: stream::empty().boxed(),
         };
-        let gate = self.gate.clone();
         let events = stream::unfold(restart.started(), |mut restart| async move {
             restart.next().await.map(|event| (event, restart))
         });
         // Once the store holds a new selection, reconcile it all: an object of a slice
         // taken back may be unchanged since this replica last saw it.
-        let relisted = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let (flag, after) = (relisted.clone(), relisted);
-        let events = events.inspect(move |event| {
-            if let Ok(Event::Init) = event {
-                flag.store(true, std::sync::atomic::Ordering::SeqCst);
-            }
-        });
+        let gate = self.gate.clone();
         reflector::reflector(writer, events).inspect(move |event| {
-            if let Ok(Event::InitDone) = event
-                && after.swap(false, std::sync::atomic::Ordering::SeqCst)
-            {
+            if let Ok(Event::InitDone) = event {
                 gate.reconcile_all();
             }
         })
@@ -285,4 +262,85 @@ fn percent_encode(text: &str) -> String {
             _ => format!("%{byte:02X}"),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shard::Slices;
+
+    /// A client whose API server answers every GET with an empty list, echoing `shardInfo`
+    /// when `filters`, and records the URIs asked for.
+    fn api_server(filters: bool) -> (Client, Arc<Mutex<Vec<String>>>) {
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let seen = asked.clone();
+        let service = tower::service_fn(move |request: Request<Body>| {
+            let uri = request.uri().to_string();
+            lock(&seen).push(uri);
+            let mut metadata = serde_json::json!({"resourceVersion": "1"});
+            if filters {
+                metadata["shardInfo"] = serde_json::json!({"selector": "…"});
+            }
+            let list = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMapList", "metadata": metadata, "items": []});
+            let response = Response::new(Body::from(serde_json::to_vec(&list).unwrap()));
+            async move { Ok::<_, std::convert::Infallible>(response) }
+        });
+        (Client::new(service, "default"), asked)
+    }
+
+    async fn list(client: &Client, uri: &str) {
+        let request = Request::get(uri).body(Vec::new()).unwrap();
+        client.request::<serde_json::Value>(request).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn only_registered_collections_carry_the_selector_until_the_server_ignores_it() {
+        let gate = Gate::new(Slices::new(2).unwrap());
+        let watches = Watches::new(gate.clone());
+        let path = "/api/v1/namespaces/a/configmaps";
+        let selector = gate.slices().selector([0]).unwrap();
+        lock(&watches.selectors).insert(path.to_owned(), selector);
+        let (inner, asked) = api_server(false);
+        let client = watches.client(inner);
+
+        list(&client, "/api/v1/namespaces/a/secrets?limit=500").await;
+        list(&client, &format!("{path}?limit=500")).await;
+        assert_eq!(
+            gate.server_side(),
+            Some(false),
+            "no shardInfo: not filtered"
+        );
+        list(&client, &format!("{path}?limit=500")).await;
+        assert_eq!(
+            *lock(&asked),
+            [
+                "/api/v1/namespaces/a/secrets?limit=500".to_owned(),
+                format!(
+                    "{path}?limit=500&shardSelector=shardRange%28object.metadata.uid%2C%20%270x0000000000000000%27%2C%20%270x8000000000000000%27%29"
+                ),
+                // Found ignored: no selector any more.
+                format!("{path}?limit=500"),
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_list_that_echoes_shard_info_was_filtered() {
+        let gate = Gate::new(Slices::new(2).unwrap());
+        let watches = Watches::new(gate.clone());
+        let path = "/api/v1/configmaps";
+        lock(&watches.selectors).insert(path.to_owned(), "shardRange(…)".to_owned());
+        let (inner, asked) = api_server(true);
+        let client = watches.client(inner);
+        list(&client, &format!("{path}?watch=true&resourceVersion=1")).await;
+        assert_eq!(gate.server_side(), None, "a watch says nothing of it");
+        list(&client, path).await;
+        assert_eq!(gate.server_side(), Some(true));
+        list(&client, path).await;
+        assert!(
+            lock(&asked)
+                .iter()
+                .all(|uri| uri.contains("shardSelector="))
+        );
+    }
 }
