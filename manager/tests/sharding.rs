@@ -771,3 +771,39 @@ async fn without_the_gate_each_replica_watches_everything_and_reconciles_its_sli
     let namespace = env.create_namespace().await.unwrap();
     watches_follow_the_served_slices(env.client(), &namespace, false).await;
 }
+
+/// A sharded replica whose controller returns before shutdown would keep renewing its
+/// Lease and holding slices it no longer serves: the manager stops instead, releasing them.
+#[tokio::test]
+async fn a_sharded_replica_whose_controller_stops_hands_its_slices_over() {
+    let env = rkb_envtest::shared().await;
+    let namespace = env.create_namespace().await.unwrap();
+    let args = Args::parse_from([
+        "manager",
+        "--sharding",
+        "--health-probe-bind-address=0",
+        "--metrics-bind-address=0",
+        &format!("--leader-election-namespace={namespace}"),
+    ]);
+    let manager = Manager::new("stopping", env.client(), args);
+    let stops = Runnable::new("stops", |_ctx: Context| async { Ok(()) });
+    let result = tokio::time::timeout(WAIT, manager.run([stops])).await;
+    let error = result.expect("the manager stops").unwrap_err();
+    assert!(
+        format!("{error:#}").contains("controller stops stopped before shutdown"),
+        "{error:#}"
+    );
+    let leases = Api::<Lease>::namespaced(env.client(), &namespace);
+    let left: Vec<String> = leases
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .into_iter()
+        .filter_map(|lease| lease.metadata.name)
+        .filter(|name| name.starts_with("stopping-shard-"))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "its member Lease is deleted on the way out: {left:?}"
+    );
+}

@@ -470,6 +470,12 @@ impl Manager {
                 // With nothing (left) to run, keep serving probes and metrics until shutdown.
                 () = self.shutdown.cancelled(), if tasks.is_empty() => break,
                 Some(joined) = tasks.join_next() => match joined {
+                    Ok((name, Ok(()))) if !self.shutdown.is_cancelled() && sharding.is_some() => {
+                        // It would hold its slices and serve none: hand them over instead.
+                        tracing::error!(controller = %name, "controller stopped before shutdown; with --sharding its slices would go unserved: shutting down");
+                        failure.get_or_insert(anyhow::anyhow!("controller {name} stopped before shutdown, leaving this replica's slices unserved"));
+                        self.shutdown.cancel();
+                    }
                     Ok((name, Ok(()))) => {
                         if !self.shutdown.is_cancelled() {
                             tracing::warn!(controller = %name, "controller stopped before shutdown");

@@ -5,9 +5,9 @@
 //! controller client adds it as a query parameter to the lists and watches of the
 //! collections registered here: those of each controller's own kind (the primary watch of
 //! [`crate::cache::controller`] and its variants). The watch of one collection restarts
-//! whenever the served slices change, and so lists anew under the new selector; its first
-//! list after a change has the controller reconcile everything it holds (the objects of
-//! a slice taken back may be unchanged since this replica last saw them).
+//! whenever the served slices change, and so lists anew under the new selector; each list,
+//! once in the store, has the controller reconcile everything it holds (the objects of a
+//! slice taken back may be unchanged since this replica last saw them).
 //!
 //! A cluster that does not filter answers the list without `metadata.shardInfo`: that is
 //! reported once, and from then on every watch lists every object and is never restarted;
