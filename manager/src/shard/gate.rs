@@ -153,8 +153,10 @@ impl Gate {
     }
 
     /// Whether the API server restricts this replica's watches to its slices
-    /// (`shardSelector`, KEP-5866); `None` until its first list of a sharded watch. Without
-    /// it, every replica watches every object, and the gate alone keeps to the slices.
+    /// (`shardSelector`, KEP-5866): `None` until it answered a list of a sharded watch,
+    /// `Some(true)` while it filtered every one, `Some(false)` once it ignored one (a kind it
+    /// does not filter: custom resources, as of Kubernetes 1.37). A watch it does not filter
+    /// holds every object of its kind, and the gate alone keeps the replica to its slices.
     pub fn server_side(&self) -> Option<bool> {
         match self.server_side.load(Ordering::SeqCst) {
             SERVER_SIDE => Some(true),
@@ -163,13 +165,18 @@ impl Gate {
         }
     }
 
-    /// Records what a list with `shardSelector` showed; true the first time only, so that
-    /// it is reported once.
-    pub(crate) fn found_server_side(&self, served: bool) -> bool {
-        let found = if served { SERVER_SIDE } else { CLIENT_SIDE };
-        self.server_side
-            .compare_exchange(UNKNOWN, found, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
+    /// Records what a list with `shardSelector` showed.
+    pub(crate) fn record_server_side(&self, filtered: bool) {
+        if filtered {
+            let _ = self.server_side.compare_exchange(
+                UNKNOWN,
+                SERVER_SIDE,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            );
+        } else {
+            self.server_side.store(CLIENT_SIDE, Ordering::SeqCst);
+        }
     }
 
     /// Yields once every time slices start being served here.
@@ -221,16 +228,14 @@ mod tests {
     }
 
     #[test]
-    fn what_the_server_does_with_selectors_is_found_once() {
+    fn the_server_side_is_whether_every_sharded_list_was_filtered() {
         let gate = Gate::new(Slices::new(4).unwrap());
         assert_eq!(gate.server_side(), None);
-        assert!(
-            gate.found_server_side(false),
-            "the first finding is reported"
-        );
-        assert!(!gate.found_server_side(false), "and only the first");
-        assert!(!gate.found_server_side(true));
-        assert_eq!(gate.server_side(), Some(false));
+        gate.record_server_side(true);
+        assert_eq!(gate.server_side(), Some(true));
+        gate.record_server_side(false);
+        gate.record_server_side(true);
+        assert_eq!(gate.server_side(), Some(false), "one kind not filtered");
     }
 
     #[test]

@@ -28,7 +28,7 @@ use kube::runtime::watcher::{self, Event};
 use serde::Deserialize;
 use tokio::sync::watch;
 
-use super::Gate;
+use super::{Gate, Slices};
 use crate::cache::Scoped;
 use crate::client::Object;
 use crate::sync::lock;
@@ -38,21 +38,30 @@ tokio::task_local! {
     static WATCHES: Watches;
 }
 
-/// One manager's sharded watches: the slices they follow, and the selector each restricted
+/// One manager's sharded watches: the slices they follow, and what each restricted
 /// collection lists and watches with now.
 #[derive(Clone, Debug)]
 pub(crate) struct Watches {
     gate: Gate,
     /// Collection path (`/apis/<group>/<version>/<plural>`, with its namespace if any) →
-    /// the `shardSelector` its watch uses now.
-    selectors: Arc<Mutex<HashMap<String, String>>>,
+    /// its selector, and whether the server filters it.
+    collections: Arc<Mutex<HashMap<String, Collection>>>,
+}
+
+#[derive(Debug, Default)]
+struct Collection {
+    /// The `shardSelector` its watch uses now, and the slices it selects; none while this
+    /// replica serves no slice.
+    selector: Option<(String, BTreeSet<u32>)>,
+    /// Whether the server filtered it: unknown until a list with the selector is answered.
+    filtered: Option<bool>,
 }
 
 impl Watches {
     pub(crate) fn new(gate: Gate) -> Self {
         Self {
             gate,
-            selectors: Arc::default(),
+            collections: Arc::default(),
         }
     }
 
@@ -86,10 +95,17 @@ impl Watches {
         client: &Client,
         mut request: Request<Body>,
     ) -> Result<Response<Body>, kube::Error> {
-        let selector = (request.method() == Method::GET && self.gate.server_side() != Some(false))
-            .then(|| lock(&self.selectors).get(request.uri().path()).cloned())
+        let path = request.uri().path().to_owned();
+        let selector = (request.method() == Method::GET)
+            .then(|| {
+                let collections = lock(&self.collections);
+                let collection = collections.get(&path)?;
+                (collection.filtered != Some(false))
+                    .then(|| collection.selector.clone())
+                    .flatten()
+            })
             .flatten();
-        let Some(selector) = selector else {
+        let Some((selector, slices)) = selector else {
             return client.send(request).await;
         };
         let query = request.uri().query().unwrap_or_default();
@@ -97,8 +113,7 @@ impl Watches {
             .split('&')
             .any(|pair| pair == "watch=true" || pair == "watch=1");
         let uri = format!(
-            "{}?{query}{}shardSelector={}",
-            request.uri().path(),
+            "{path}?{query}{}shardSelector={}",
             if query.is_empty() { "" } else { "&" },
             percent_encode(&selector),
         );
@@ -106,25 +121,42 @@ impl Watches {
             kube::Error::HttpError(http::Error::from(error))
         })?;
         let response = client.send(request).await?;
-        if !listing || self.gate.server_side().is_some() || !response.status().is_success() {
+        if !listing || !response.status().is_success() {
             return Ok(response);
         }
+        // Every list with a selector is checked: one that turns out unfiltered (a server
+        // that ignores the parameter) ends the selection for good.
         let (parts, body) = response.into_parts();
         let bytes = body.collect().await?.to_bytes();
         let filtered = serde_json::from_slice::<ListHead>(&bytes)
-            .is_ok_and(|list| list.metadata.shard_info.is_some());
-        if self.gate.found_server_side(filtered) {
-            if filtered {
-                tracing::info!(
-                    "the API server filters watches by shardSelector: each replica receives only its slices"
-                );
-            } else {
-                tracing::warn!(
-                    "the API server ignores shardSelector (Kubernetes before 1.36, or the ShardedListAndWatch feature gate is off): every replica watches every object and reconciles only those of its slices"
-                );
+            .ok()
+            .and_then(|list| list.filtered(self.gate.slices(), &slices));
+        if let Some(filtered) = filtered {
+            let before = lock(&self.collections)
+                .get_mut(&path)
+                .and_then(|collection| collection.filtered.replace(filtered));
+            self.gate.record_server_side(filtered);
+            match (before, filtered) {
+                (None, true) => {
+                    tracing::info!(collection = %path, "the API server filters this watch by shardSelector: this replica receives only its slices");
+                }
+                (None | Some(true), false) => {
+                    tracing::warn!(collection = %path, "the API server ignores shardSelector (Kubernetes before 1.36, or the ShardedListAndWatch feature gate is off): this replica watches every object of this collection and reconciles only those of its slices");
+                }
+                _ => {}
             }
         }
         Ok(Response::from_parts(parts, Body::from(bytes)))
+    }
+
+    /// Whether the server was found not to filter one of `paths`.
+    fn unfiltered(&self, paths: &[String]) -> bool {
+        let collections = lock(&self.collections);
+        paths.iter().any(|path| {
+            collections
+                .get(path)
+                .is_some_and(|c| c.filtered == Some(false))
+        })
     }
 
     /// The events of `objects`, applied to `writer`'s store: restricted to the served
@@ -141,22 +173,25 @@ impl Watches {
             .iter()
             .map(|api| api.resource_url().to_owned())
             .collect();
+        let unfiltered = {
+            let (watches, paths) = (self.clone(), paths.clone());
+            Box::new(move || watches.unfiltered(&paths))
+        };
         let this = self.clone();
         let start = move |served: &BTreeSet<u32>| -> (Watched, BoxStream<'static, _>) {
             let selector = this.gate.slices().selector(served.iter().copied());
-            let (watched, selector) = match (this.gate.server_side(), selector) {
-                (Some(false), _) => (Watched::Everything, None),
+            let (watched, selector) = match (this.unfiltered(&paths), selector) {
+                (true, _) => (Watched::Everything, None),
                 // No slice: nothing to list (the server refuses an empty selector).
-                (_, None) => (Watched::Nothing, None),
-                (_, Some(selector)) => (Watched::Slices, Some(selector)),
+                (false, None) => (Watched::Nothing, None),
+                (false, Some(selector)) => (Watched::Slices, Some(selector)),
             };
-            let mut selectors = lock(&this.selectors);
+            let mut collections = lock(&this.collections);
             for path in &paths {
-                match &selector {
-                    Some(selector) => selectors.insert(path.clone(), selector.clone()),
-                    None => selectors.remove(path),
-                };
+                collections.entry(path.clone()).or_default().selector =
+                    selector.clone().map(|selector| (selector, served.clone()));
             }
+            drop(collections);
             let events = match watched {
                 Watched::Nothing => stream::iter([Ok(Event::Init), Ok(Event::InitDone)])
                     .chain(stream::pending())
@@ -166,7 +201,7 @@ impl Watches {
             (watched, events)
         };
         let restart = Restart {
-            gate: self.gate.clone(),
+            unfiltered,
             served: self.gate.served(),
             start: Box::new(start),
             watched: Watched::Nothing,
@@ -204,7 +239,8 @@ type Start<K> = Box<
 
 /// The watch of one restricted collection, started anew when the served slices change.
 struct Restart<K> {
-    gate: Gate,
+    /// Whether the server was found not to filter this collection.
+    unfiltered: Box<dyn Fn() -> bool + Send>,
     served: watch::Receiver<BTreeSet<u32>>,
     start: Start<K>,
     watched: Watched,
@@ -220,9 +256,11 @@ impl<K> Restart<K> {
 
     async fn next(&mut self) -> Option<watcher::Result<Event<K>>> {
         loop {
-            if self.watched == Watched::Slices && self.gate.server_side() == Some(false) {
-                // The server ignored the selector: this watch has every object already.
-                self.watched = Watched::Everything;
+            if self.watched == Watched::Slices && (self.unfiltered)() {
+                // The server ignored the selector (or seemed to): list everything anew, so
+                // that the store holds the objects of slices taken later too.
+                let served = self.served.borrow_and_update().clone();
+                (self.watched, self.events) = (self.start)(&served);
             }
             let following = self.watched != Watched::Everything;
             tokio::select! {
@@ -240,16 +278,53 @@ impl<K> Restart<K> {
     }
 }
 
-/// The part of a list response that says whether the server filtered it.
+/// The parts of a list response that say whether the server filtered it.
 #[derive(Deserialize)]
 struct ListHead {
     metadata: ListMetadata,
+    #[serde(default)]
+    items: Vec<ItemHead>,
 }
 
 #[derive(Deserialize)]
 struct ListMetadata {
     #[serde(rename = "shardInfo")]
     shard_info: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct ItemHead {
+    metadata: ItemMetadata,
+}
+
+#[derive(Deserialize)]
+struct ItemMetadata {
+    uid: Option<String>,
+}
+
+impl ListHead {
+    /// Whether the server filtered this list by the selector of `selected`: it says so in
+    /// `shardInfo`; or it does not (custom resources, as of Kubernetes 1.37), and every
+    /// object listed is in those slices; or one is not. `None` when that tells nothing: an
+    /// empty list, or a selector of every slice.
+    fn filtered(&self, slices: Slices, selected: &BTreeSet<u32>) -> Option<bool> {
+        if self.metadata.shard_info.is_some() {
+            return Some(true);
+        }
+        if slices.all().all(|slice| selected.contains(&slice)) {
+            return None;
+        }
+        let mut uids = self
+            .items
+            .iter()
+            .filter_map(|item| item.metadata.uid.as_deref());
+        let mut any = false;
+        let all_selected = uids.all(|uid| {
+            any = true;
+            selected.contains(&slices.of_key(uid))
+        });
+        any.then_some(all_selected)
+    }
 }
 
 /// `text` as a query parameter's value.
@@ -281,11 +356,72 @@ mod tests {
             if filters {
                 metadata["shardInfo"] = serde_json::json!({"selector": "…"});
             }
-            let list = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMapList", "metadata": metadata, "items": []});
+            // One object of each slice: all of them, unless it says it filtered.
+            let slices = Slices::new(2).unwrap();
+            let items: Vec<_> = slices
+                .all()
+                .map(|slice| serde_json::json!({"metadata": {"uid": uid_in(slices, slice)}}))
+                .collect();
+            let list = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMapList", "metadata": metadata, "items": items});
             let response = Response::new(Body::from(serde_json::to_vec(&list).unwrap()));
             async move { Ok::<_, std::convert::Infallible>(response) }
         });
         (Client::new(service, "default"), asked)
+    }
+
+    fn register(watches: &Watches, path: &str, selected: &[u32]) {
+        let selector = watches
+            .gate
+            .slices()
+            .selector(selected.iter().copied())
+            .unwrap();
+        lock(&watches.collections).insert(
+            path.to_owned(),
+            Collection {
+                selector: Some((selector, selected.iter().copied().collect())),
+                filtered: None,
+            },
+        );
+    }
+
+    /// A UID in `slice` of `slices`.
+    fn uid_in(slices: Slices, slice: u32) -> String {
+        (0..)
+            .map(|n| format!("uid-{n}"))
+            .find(|uid| slices.of_key(uid) == slice)
+            .unwrap()
+    }
+
+    #[test]
+    fn a_list_was_filtered_if_the_server_says_so_or_every_object_is_selected() {
+        let slices = Slices::new(2).unwrap();
+        let list = |shard_info: bool, uids: &[String]| -> ListHead {
+            let mut metadata = serde_json::json!({});
+            if shard_info {
+                metadata["shardInfo"] = serde_json::json!({"selector": "…"});
+            }
+            let items: Vec<_> = uids
+                .iter()
+                .map(|uid| serde_json::json!({"metadata": {"uid": uid}}))
+                .collect();
+            serde_json::from_value(serde_json::json!({"metadata": metadata, "items": items}))
+                .unwrap()
+        };
+        let (zero, one) = (uid_in(slices, 0), uid_in(slices, 1));
+        let selected = BTreeSet::from([0]);
+        assert_eq!(list(true, &[]).filtered(slices, &selected), Some(true));
+        assert_eq!(
+            list(false, std::slice::from_ref(&zero)).filtered(slices, &selected),
+            Some(true),
+            "filtered without saying so"
+        );
+        assert_eq!(
+            list(false, &[zero, one.clone()]).filtered(slices, &selected),
+            Some(false)
+        );
+        assert_eq!(list(false, &[]).filtered(slices, &selected), None);
+        let every = BTreeSet::from([0, 1]);
+        assert_eq!(list(false, &[one]).filtered(slices, &every), None);
     }
 
     async fn list(client: &Client, uri: &str) {
@@ -298,8 +434,7 @@ mod tests {
         let gate = Gate::new(Slices::new(2).unwrap());
         let watches = Watches::new(gate.clone());
         let path = "/api/v1/namespaces/a/configmaps";
-        let selector = gate.slices().selector([0]).unwrap();
-        lock(&watches.selectors).insert(path.to_owned(), selector);
+        register(&watches, path, &[0]);
         let (inner, asked) = api_server(false);
         let client = watches.client(inner);
 
@@ -329,7 +464,7 @@ mod tests {
         let gate = Gate::new(Slices::new(2).unwrap());
         let watches = Watches::new(gate.clone());
         let path = "/api/v1/configmaps";
-        lock(&watches.selectors).insert(path.to_owned(), "shardRange(…)".to_owned());
+        register(&watches, path, &[1]);
         let (inner, asked) = api_server(true);
         let client = watches.client(inner);
         list(&client, &format!("{path}?watch=true&resourceVersion=1")).await;
