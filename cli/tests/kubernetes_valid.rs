@@ -36,6 +36,17 @@ fn deployments_with_every_section_on_build_and_pass_the_official_schemas() {
     }
 }
 
+/// The same with [SHARDING] switched on: the Component's Role, binding and patch.
+#[test]
+fn deployments_with_sharding_on_build_and_pass_the_official_schemas() {
+    for project in common::projects() {
+        let on = common::sharding_on(&project);
+        let built = common::kustomize_default(on.path());
+        assert!(built.contains("- --sharding\n"), "{}", project.display());
+        check_schemas(&project, &built, false);
+    }
+}
+
 /// `built` (config/default of `project`) passes the official schemas; with `crds`, so do
 /// the CRDs, validated on their own too (config/default leaves them out until an API exists).
 fn check_schemas(project: &Path, built: &str, crds: bool) {

@@ -210,6 +210,60 @@ fn rbac_is_least_privilege() {
     }
 }
 
+/// [SHARDING] switched on: every replica runs with --sharding instead of --leader-elect,
+/// three of them, and a Role grants the shard Leases exactly the requests rkb_runtime's
+/// sharding makes (shard/membership.rs), in the manager's namespace only. As generated,
+/// none of it.
+#[test]
+fn sharding_switches_every_replica_on_with_a_role_for_leases_only() {
+    for project in common::projects() {
+        let at = project.display();
+        assert!(
+            !objects(&project)
+                .iter()
+                .any(|o| name(o).ends_with("shard-role")),
+            "{at}: sharding is off as generated"
+        );
+        let on = common::sharding_on(&project);
+        let objects = objects(on.path());
+        let deployment = objects
+            .iter()
+            .find(|o| kind(o) == "Deployment")
+            .expect("a manager Deployment");
+        assert_eq!(deployment["spec"]["replicas"], Value::from(3), "{at}");
+        let args = strings(&deployment["spec"]["template"]["spec"]["containers"][0]["args"]);
+        assert!(args.contains(&"--sharding"), "{at}: {args:?}");
+        assert!(!args.contains(&"--leader-elect"), "{at}: {args:?}");
+
+        let role = objects
+            .iter()
+            .find(|o| name(o).ends_with("-shard-role"))
+            .unwrap_or_else(|| panic!("{at}: no shard Role"));
+        assert_eq!(kind(role), "Role", "{at}: the Leases are namespaced");
+        let rules = role["rules"].as_sequence().unwrap();
+        assert_eq!(rules.len(), 1, "{at}: {rules:?}");
+        assert_eq!(strings(&rules[0]["apiGroups"]), ["coordination.k8s.io"]);
+        assert_eq!(strings(&rules[0]["resources"]), ["leases"], "{at}");
+        assert_eq!(
+            strings(&rules[0]["verbs"]),
+            ["create", "delete", "get", "list", "update"],
+            "{at}"
+        );
+        let binding = objects
+            .iter()
+            .find(|o| kind(o) == "RoleBinding" && name(o).ends_with("-shard-rolebinding"))
+            .unwrap_or_else(|| panic!("{at}: no shard RoleBinding"));
+        assert_eq!(binding["roleRef"]["name"], role["metadata"]["name"], "{at}");
+        assert_eq!(
+            binding["subjects"][0]["name"].as_str().unwrap_or_default(),
+            deployment["spec"]["template"]["spec"]["serviceAccountName"]
+                .as_str()
+                .unwrap_or_default(),
+            "{at}: bound to the manager's service account"
+        );
+    }
+}
+
 #[test]
 fn metrics_are_served_over_https_and_no_optional_crd_kinds_are_deployed() {
     for project in common::projects() {

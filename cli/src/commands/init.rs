@@ -169,6 +169,22 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         "init/config/network-policy/allow-metrics-traffic.yaml.tera",
     ),
     Entry::shared(
+        "config/sharding/kustomization.yaml",
+        "init/config/sharding/kustomization.yaml.tera",
+    ),
+    Entry::shared(
+        "config/sharding/manager_sharding_patch.yaml",
+        "init/config/sharding/manager_sharding_patch.yaml.tera",
+    ),
+    Entry::shared(
+        "config/sharding/shard_role.yaml",
+        "init/config/sharding/shard_role.yaml.tera",
+    ),
+    Entry::shared(
+        "config/sharding/shard_role_binding.yaml",
+        "init/config/sharding/shard_role_binding.yaml.tera",
+    ),
+    Entry::shared(
         "config/default/cert_metrics_manager_patch.yaml",
         "init/config/default/cert_metrics_manager_patch.yaml.tera",
     ),

@@ -146,10 +146,31 @@ pub fn init_demo(dir: &Path, extra: &[&str]) {
 
 /// A copy of `project`'s config/ in a temporary directory with every optional section of
 /// config/default and config/prometheus switched on, the way a user uncomments them:
-/// [METRICS-WITH-CERTS], [PROMETHEUS], [PROMETHEUS-WITH-CERTS] and [NETWORK POLICY]. A
+/// [METRICS-WITH-CERTS], [PROMETHEUS], [PROMETHEUS-WITH-CERTS] and [NETWORK POLICY].
+/// [SHARDING] is a way of running the manager rather than a section, and the Helm chart has
+/// no switch for it: [`sharding_on`] switches it on alone.
+pub fn all_sections_on(project: &Path) -> tempfile::TempDir {
+    let (copy, switched) = sections_on(project, |section| section != "SHARDING");
+    assert!(
+        switched >= 8,
+        "{}: only {switched} commented-out lines to switch on",
+        project.display()
+    );
+    copy
+}
+
+/// A copy of `project`'s config/ with [SHARDING] switched on in config/default.
+pub fn sharding_on(project: &Path) -> tempfile::TempDir {
+    let (copy, switched) = sections_on(project, |section| section == "SHARDING");
+    assert_eq!(switched, 2, "{}: [SHARDING]'s two lines", project.display());
+    copy
+}
+
+/// A copy of `project`'s config/ with the commented-out lines of the sections `on` accepts
+/// uncommented, and how many. A section is what follows a `# [SECTION]` comment. A
 /// commented-out YAML line is `#` right before the YAML (`#- ../prometheus`, `#  target:`,
 /// `#patches:`); explanations are `# ` and a word, and stay.
-pub fn all_sections_on(project: &Path) -> tempfile::TempDir {
+fn sections_on(project: &Path, on: impl Fn(&str) -> bool) -> (tempfile::TempDir, usize) {
     let copy = tempfile::tempdir().unwrap();
     copy_dir(&project.join("config"), &copy.path().join("config"));
     let mut switched = 0;
@@ -160,11 +181,19 @@ pub fn all_sections_on(project: &Path) -> tempfile::TempDir {
         let path = copy.path().join(file);
         let text = fs::read_to_string(&path).unwrap();
         let mut out = String::new();
+        let mut section = "";
         for line in text.lines() {
+            if let Some(tag) = line
+                .strip_prefix("# [")
+                .and_then(|rest| rest.split_once(']'))
+            {
+                section = tag.0;
+            }
             let yaml = line
                 .strip_prefix('#')
                 .filter(|rest| rest.starts_with("  ") || !rest.starts_with([' ', '#']))
-                .filter(|rest| !rest.is_empty());
+                .filter(|rest| !rest.is_empty())
+                .filter(|_| on(section));
             match yaml {
                 Some(rest) => {
                     switched += 1;
@@ -176,12 +205,7 @@ pub fn all_sections_on(project: &Path) -> tempfile::TempDir {
         }
         fs::write(&path, out).unwrap();
     }
-    assert!(
-        switched >= 8,
-        "{}: only {switched} commented-out lines to switch on",
-        project.display()
-    );
-    copy
+    (copy, switched)
 }
 
 pub fn copy_dir(from: &Path, to: &Path) {

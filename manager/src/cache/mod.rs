@@ -36,6 +36,7 @@ use crate::sync::lock;
 
 pub(crate) mod managed_fields;
 mod namespaces;
+pub(crate) use namespaces::watch;
 pub use namespaces::{Namespaces, Scoped};
 
 /// A controller of the objects of `api` that reconciles one when its generation (its spec),
@@ -152,11 +153,15 @@ fn primary<K: Object>(
     impl Stream<Item = Result<K, watcher::Error>> + Send + 'static,
 ) {
     let (store, writer) = reflector::store();
-    let events = namespaces::watch(objects, config, writer.as_reader());
-    (
-        store,
-        reflector::reflector(writer, events).applied_objects(),
-    )
+    // With --sharding, only the served slices' objects, where the API server filters.
+    let events = match crate::shard::watch::Watches::current() {
+        Some(watches) => watches.reflect(objects, config, writer).left_stream(),
+        None => {
+            let events = watch(objects, config, writer.as_reader());
+            reflector::reflector(writer, events).right_stream()
+        }
+    };
+    (store, events.applied_objects())
 }
 
 /// A controller of `store`'s objects, reconciled on `changes`, each counted as an add to

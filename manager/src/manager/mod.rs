@@ -369,20 +369,26 @@ impl Manager {
         let mut tasks = JoinSet::new();
         self.keep_certificates(&mut tasks, certificates);
         let cache = crate::cache::SharedCache::new(self.shutdown.clone());
+        let gate = sharding
+            .as_ref()
+            .map(crate::shard::membership::Sharding::gate);
+        let watches = gate.clone().map(crate::shard::watch::Watches::new);
         for runnable in runnables {
             // Readiness follows every list and watch of the runnable's client too, not
             // only the primary store `Context::run` waits for.
             let reads = reads::Reads::default();
+            let client = reads.follow(self.client.clone());
             let ctx = Context {
                 concurrency: self.args.concurrency_of(&runnable.name),
-                client: reads.follow(self.client.clone()),
+                client: match &watches {
+                    Some(watches) => watches.client(client),
+                    None => client,
+                },
                 shutdown: self.shutdown.clone(),
                 metrics: self.metrics.clone(),
                 cache: cache.clone(),
                 namespaces: self.args.watch_namespace.clone(),
-                shard: sharding
-                    .as_ref()
-                    .map(crate::shard::membership::Sharding::gate),
+                shard: gate.clone(),
                 ready: self
                     .readiness
                     .add_following(format!("controller/{}", runnable.name), reads),
@@ -391,7 +397,9 @@ impl Manager {
             tracing::info!(controller = %runnable.name, concurrency = ctx.concurrency, namespaces = %ctx.namespaces, "starting controller");
             let name = runnable.name;
             let start = runnable.start;
-            tasks.spawn(async move { (name, start(ctx).await) });
+            // Its controllers' own watches follow the served slices (`shard::watch`).
+            let running = crate::shard::watch::Watches::scope(watches.clone(), start(ctx));
+            tasks.spawn(async move { (name, running.await) });
         }
 
         let result = self
@@ -463,6 +471,12 @@ impl Manager {
                 // With nothing (left) to run, keep serving probes and metrics until shutdown.
                 () = self.shutdown.cancelled(), if tasks.is_empty() => break,
                 Some(joined) = tasks.join_next() => match joined {
+                    Ok((name, Ok(()))) if !self.shutdown.is_cancelled() && sharding.is_some() => {
+                        // It would hold its slices and serve none: hand them over instead.
+                        tracing::error!(controller = %name, "controller stopped before shutdown; with --sharding its slices would go unserved: shutting down");
+                        failure.get_or_insert(anyhow::anyhow!("controller {name} stopped before shutdown, leaving this replica's slices unserved"));
+                        self.shutdown.cancel();
+                    }
                     Ok((name, Ok(()))) => {
                         if !self.shutdown.is_cancelled() {
                             tracing::warn!(controller = %name, "controller stopped before shutdown");

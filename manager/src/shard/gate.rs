@@ -2,6 +2,7 @@
 //! reconcile asks whether it may start, so that a slice being released takes no new work.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures::Stream;
@@ -15,10 +16,20 @@ use crate::sync::lock;
 pub struct Gate {
     slices: Slices,
     state: Arc<Mutex<State>>,
-    /// Bumped whenever slices start being served: controllers then reconcile everything
-    /// they hold, and the objects of the new slices pass the gate.
+    /// Bumped whenever slices start being served, and when a watch restricted to the
+    /// slices has listed them anew: controllers then reconcile everything they hold, and
+    /// the objects of the new slices pass the gate.
     acquired: Arc<watch::Sender<u64>>,
+    /// The slices served, for the watches that list only theirs.
+    served: Arc<watch::Sender<BTreeSet<u32>>>,
+    /// Whether the API server filters lists by `shardSelector`: [`UNKNOWN`] until a list
+    /// with one was answered.
+    server_side: Arc<AtomicU8>,
 }
+
+const UNKNOWN: u8 = 0;
+const SERVER_SIDE: u8 = 1;
+const CLIENT_SIDE: u8 = 2;
 
 #[derive(Debug, Default)]
 struct State {
@@ -53,6 +64,8 @@ impl Gate {
             slices,
             state: Arc::default(),
             acquired: Arc::new(watch::channel(0).0),
+            served: Arc::new(watch::channel(BTreeSet::new()).0),
+            server_side: Arc::new(AtomicU8::new(UNKNOWN)),
         }
     }
 
@@ -60,10 +73,8 @@ impl Gate {
         self.slices
     }
 
-    /// Starts a reconcile of the object with this shard key if its slice is served here;
-    /// `None` otherwise (another replica's slice, or one being handed off).
     /// [`try_start`](Self::try_start) for the object `meta` describes, by its
-    /// [`shard_key`](super::shard_key).
+    /// [`shard_key`](super::shard_key): its UID, as the API server's `shardSelector` sees it.
     pub fn admit(
         &self,
         meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
@@ -71,6 +82,8 @@ impl Gate {
         super::shard_key(meta).and_then(|key| self.try_start(key))
     }
 
+    /// Starts a reconcile of the object with this shard key if its slice is served here;
+    /// `None` otherwise (another replica's slice, or one being handed off).
     pub fn try_start(&self, key: &str) -> Option<InFlight> {
         let slice = self.slices.of_key(key);
         let mut state = lock(&self.state);
@@ -105,19 +118,65 @@ impl Gate {
         let before = state.serving.len();
         state.serving.extend(slices);
         if state.serving.len() != before {
+            self.served.send_replace(state.serving.clone());
             drop(state);
-            self.acquired.send_modify(|generation| *generation += 1);
+            self.reconcile_all();
         }
     }
 
     /// Starts no more reconciles in `slice`; those in flight go on ([`Self::in_flight`]).
     pub(crate) fn stop(&self, slice: u32) {
-        lock(&self.state).serving.remove(&slice);
+        let mut state = lock(&self.state);
+        if state.serving.remove(&slice) {
+            self.served.send_replace(state.serving.clone());
+        }
     }
 
     /// Serves nothing any more (the replica lost its Lease or shuts down).
     pub(crate) fn stop_all(&self) {
-        lock(&self.state).serving.clear();
+        let mut state = lock(&self.state);
+        if !state.serving.is_empty() {
+            state.serving.clear();
+            self.served.send_replace(BTreeSet::new());
+        }
+    }
+
+    /// Has the controllers reconcile every object they hold (those of other slices stop
+    /// at the gate).
+    pub(crate) fn reconcile_all(&self) {
+        self.acquired.send_modify(|generation| *generation += 1);
+    }
+
+    /// The slices served, updated as they change.
+    pub(crate) fn served(&self) -> watch::Receiver<BTreeSet<u32>> {
+        self.served.subscribe()
+    }
+
+    /// Whether the API server restricts this replica's watches to its slices
+    /// (`shardSelector`, KEP-5866): `None` until it answered a list of a sharded watch,
+    /// `Some(true)` while it filtered every one, `Some(false)` once it ignored one (a kind it
+    /// does not filter: custom resources, as of Kubernetes 1.37). A watch it does not filter
+    /// holds every object of its kind, and the gate alone keeps the replica to its slices.
+    pub fn server_side(&self) -> Option<bool> {
+        match self.server_side.load(Ordering::SeqCst) {
+            SERVER_SIDE => Some(true),
+            CLIENT_SIDE => Some(false),
+            _ => None,
+        }
+    }
+
+    /// Records what a list with `shardSelector` showed.
+    pub(crate) fn record_server_side(&self, filtered: bool) {
+        if filtered {
+            let _ = self.server_side.compare_exchange(
+                UNKNOWN,
+                SERVER_SIDE,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            );
+        } else {
+            self.server_side.store(CLIENT_SIDE, Ordering::SeqCst);
+        }
     }
 
     /// Yields once every time slices start being served here.
@@ -166,6 +225,32 @@ mod tests {
         drop(first);
         drop(second);
         assert_eq!(gate.in_flight(1), 0);
+    }
+
+    #[test]
+    fn the_server_side_is_whether_every_sharded_list_was_filtered() {
+        let gate = Gate::new(Slices::new(4).unwrap());
+        assert_eq!(gate.server_side(), None);
+        gate.record_server_side(true);
+        assert_eq!(gate.server_side(), Some(true));
+        gate.record_server_side(false);
+        gate.record_server_side(true);
+        assert_eq!(gate.server_side(), Some(false), "one kind not filtered");
+    }
+
+    #[test]
+    fn watches_hear_of_every_change_of_the_served_slices() {
+        let gate = Gate::new(Slices::new(4).unwrap());
+        let mut served = gate.served();
+        gate.serve([0, 1]);
+        assert!(served.has_changed().unwrap());
+        assert_eq!(*served.borrow_and_update(), BTreeSet::from([0, 1]));
+        gate.serve([1]);
+        assert!(!served.has_changed().unwrap(), "nothing new");
+        gate.stop(0);
+        assert_eq!(*served.borrow_and_update(), BTreeSet::from([1]));
+        gate.stop_all();
+        assert!(served.borrow_and_update().is_empty());
     }
 
     #[tokio::test]

@@ -12,16 +12,11 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
     })
 }
 
-/// What decides an object's slice: the UID of its controller owner, so that owned objects
-/// (a Memcached's Deployment) land in their owner's slice, or else its own UID. `None`
-/// for an object not yet created (no UID).
+/// What decides an object's slice: its UID, which the API server's `shardRange()` hashes
+/// too. `None` for an object not yet created (no UID). Objects a controller owns need no
+/// key of their own: a change of one reconciles its owner, in the owner's slice.
 pub fn shard_key(meta: &ObjectMeta) -> Option<&str> {
-    meta.owner_references
-        .iter()
-        .flatten()
-        .find(|owner| owner.controller == Some(true))
-        .map(|owner| owner.uid.as_str())
-        .or(meta.uid.as_deref())
+    meta.uid.as_deref()
 }
 
 /// The hash space `[0, 2^64)` cut into `count` equal slices; slice `i` is
@@ -173,20 +168,18 @@ mod tests {
     }
 
     #[test]
-    fn owned_objects_follow_their_controller_owner() {
-        let owner = |uid: &str, controller| OwnerReference {
-            uid: uid.into(),
-            controller,
-            ..Default::default()
-        };
+    fn an_object_is_keyed_by_its_own_uid_as_the_api_server_hashes_it() {
         let mut meta = ObjectMeta {
             uid: Some("own".into()),
             ..Default::default()
         };
         assert_eq!(shard_key(&meta), Some("own"));
-        meta.owner_references = Some(vec![owner("other", None), owner("memcached", Some(true))]);
-        assert_eq!(shard_key(&meta), Some("memcached"));
-        meta.owner_references = Some(vec![owner("other", Some(false))]);
+        // A controller owner does not move it: the server's selector sees only its UID.
+        meta.owner_references = Some(vec![OwnerReference {
+            uid: "memcached".into(),
+            controller: Some(true),
+            ..Default::default()
+        }]);
         assert_eq!(shard_key(&meta), Some("own"));
         assert_eq!(shard_key(&ObjectMeta::default()), None);
     }

@@ -8,11 +8,13 @@
 //! - [`Table`] and [`plan`]: who holds each slice, and what a replica claims and releases.
 //! - [`Gate`]: the slices this replica serves, and the reconciles in flight in each.
 //! - `membership`: the Leases that carry all this between replicas.
+//! - `watch`: watches restricted to the served slices by the API server's `shardSelector`.
 
 mod gate;
 mod hash;
 pub(crate) mod membership;
 mod table;
+pub(crate) mod watch;
 
 pub use gate::{Gate, InFlight};
 pub use hash::{Slices, fnv1a64, shard_key};
