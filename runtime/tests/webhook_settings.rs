@@ -57,7 +57,6 @@ impl Defaulter<ConfigMap> for ConfigMapHooks {
     )
 )]
 impl Validator<ConfigMap> for ConfigMapHooks {
-    // ANCHOR_END: settings
     async fn validate_create(&self, _: &Request, map: &ConfigMap) -> Result<Warnings, Denied> {
         refuse_deny(map.data.as_ref())
     }
@@ -71,6 +70,7 @@ impl Validator<ConfigMap> for ConfigMapHooks {
         refuse_deny(map.data.as_ref())
     }
 }
+// ANCHOR_END: settings
 
 /// A webhook out of the cluster: the configuration names its URL, and the manager
 /// serves it at the URL's path.
