@@ -24,6 +24,9 @@ pub use rkb_core::webhook::CONVERSION_PATH;
 pub const WEBHOOK_FILE: &str = "config/webhook/manifests.yaml";
 
 /// One webhook of an operator, for [`Manifests::webhooks`](crate::Manifests::webhooks).
+// A handful per operator, made once by `make manifests`: boxing the settings would only
+// make them harder to match on.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Webhook {
     /// A defaulting (mutating) or validating webhook for one version of a resource.

@@ -63,14 +63,14 @@ fn check_paths(args: &CreateWebhookArgs, example: &str) -> anyhow::Result<()> {
             );
         }
     }
-    if let (Some(defaulting), Some(validation)) = (&args.defaulting_path, &args.validation_path) {
-        if defaulting == validation {
-            bail!(
-                "--defaulting-path and --validation-path are both {defaulting:?}: each webhook \
-                 needs a path of its own.\n  example:  {example} --defaulting --programmatic-validation \
-                 --defaulting-path /my-mutate-path --validation-path /my-validate-path"
-            );
-        }
+    if let (Some(defaulting), Some(validation)) = (&args.defaulting_path, &args.validation_path)
+        && defaulting == validation
+    {
+        bail!(
+            "--defaulting-path and --validation-path are both {defaulting:?}: each webhook \
+             needs a path of its own.\n  example:  {example} --defaulting --programmatic-validation \
+             --defaulting-path /my-mutate-path --validation-path /my-validate-path"
+        );
     }
     Ok(())
 }
