@@ -254,14 +254,52 @@ fn match_condition(cx: &mut Ctxt, entry: &Entry) -> Option<MatchCondition> {
     Some(MatchCondition { name, expression })
 }
 
+/// `reinvocation_policy`, refused on a validator (`kind` is the trait's).
+fn reinvocation(
+    cx: &mut Ctxt,
+    entry: &Entry,
+    kind: Option<Kind>,
+) -> Option<rules::ReinvocationPolicy> {
+    use rules::ReinvocationPolicy;
+    if kind == Some(Kind::Validating) {
+        cx.error_at(
+            entry.key.span(),
+            rules::SettingError::ReinvocationOnValidating,
+        );
+    }
+    let choices = [
+        ("never", ReinvocationPolicy::Never),
+        ("ifneeded", ReinvocationPolicy::IfNeeded),
+    ];
+    choice(cx, entry, &choices)
+}
+
+/// Adds `condition` unless one of `conditions` has its name.
+fn add_condition(
+    cx: &mut Ctxt,
+    entry: &Entry,
+    condition: MatchCondition,
+    conditions: &mut Vec<MatchCondition>,
+) {
+    if conditions.iter().any(|c| c.name == condition.name) {
+        cx.error_at(
+            entry.span(),
+            rules::SettingError::DuplicateMatchCondition(condition.name),
+        );
+    } else {
+        conditions.push(condition);
+    }
+}
+
 /// The attribute's entries as rkb-core's typed settings, every problem reported with
-/// its span; unset keys keep kubebuilder's defaults. `kind` is the trait's (`None` when the attribute is misplaced, which is reported).
+/// its span; unset keys keep kubebuilder's defaults. `kind` is the trait's (`None` when
+/// the attribute is misplaced, which is reported).
 fn parse_settings(
     cx: &mut Ctxt,
     entries: &syn::punctuated::Punctuated<Entry, syn::Token![,]>,
     kind: Option<Kind>,
 ) -> rules::Settings {
-    use rules::{FailurePolicy, MatchPolicy, ReinvocationPolicy, SideEffects};
+    use rules::{FailurePolicy, MatchPolicy, SideEffects};
     let mut settings = rules::Settings::default();
     let names: Vec<&'static str> = table::KEYS.iter().map(|k| k.name).collect();
     let mut keys =
@@ -307,17 +345,7 @@ fn parse_settings(
                 }
             }
             "reinvocation_policy" => {
-                if kind == Some(Kind::Validating) {
-                    cx.error_at(
-                        entry.key.span(),
-                        rules::SettingError::ReinvocationOnValidating,
-                    );
-                }
-                let choices = [
-                    ("never", ReinvocationPolicy::Never),
-                    ("ifneeded", ReinvocationPolicy::IfNeeded),
-                ];
-                settings.reinvocation_policy = choice(cx, entry, &choices);
+                settings.reinvocation_policy = reinvocation(cx, entry, kind);
             }
             "admission_review_versions" => {
                 if let Some(versions) = review_versions(cx, entry) {
@@ -336,24 +364,19 @@ fn parse_settings(
             }
             "match_condition" => {
                 if let Some(condition) = match_condition(cx, entry) {
-                    if settings
-                        .match_conditions
-                        .iter()
-                        .any(|c| c.name == condition.name)
-                    {
-                        cx.error_at(
-                            entry.span(),
-                            rules::SettingError::DuplicateMatchCondition(condition.name),
-                        );
-                    } else {
-                        settings.match_conditions.push(condition);
-                    }
+                    add_condition(cx, entry, condition, &mut settings.match_conditions);
                 }
             }
             // `keys` accepts only the table's keys; the test below has every one parsed.
             _ => {}
         }
     }
+    check_together(cx, &keys, &settings);
+    settings
+}
+
+/// The rules between keys: `url` without `path`, at most so many conditions.
+fn check_together(cx: &mut Ctxt, keys: &Keys<'_>, settings: &rules::Settings) {
     let given = |key: &str| {
         keys.given()
             .iter()
@@ -370,7 +393,6 @@ fn parse_settings(
             rules::SettingError::TooManyMatchConditions(settings.match_conditions.len()),
         );
     }
-    settings
 }
 
 /// `settings` as the expression `settings()` returns: a `rkb_runtime::webhook::Settings`.
