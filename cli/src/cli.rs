@@ -670,6 +670,14 @@ pub struct CreateWebhookArgs {
         requires = "conversion"
     )]
     pub spoke: Vec<String>,
+    /// With --defaulting: the URL path the defaulting webhook is served at, instead of
+    /// `/mutate-<group>-<version>-<kind>` (e.g. /my-custom-mutate-path).
+    #[arg(long, value_name = "PATH", requires = "defaulting")]
+    pub defaulting_path: Option<String>,
+    /// With --programmatic-validation: the URL path the validating webhook is served at,
+    /// instead of `/validate-<group>-<version>-<kind>`.
+    #[arg(long, value_name = "PATH", requires = "programmatic_validation")]
+    pub validation_path: Option<String>,
     /// Regenerate the webhook files rkb owns for this kind even when they exist (user edits
     /// in them are lost).
     #[arg(long)]

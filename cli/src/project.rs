@@ -197,12 +197,18 @@ pub struct Webhooks {
     /// A mutating webhook that sets defaults (`--defaulting`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub defaulting: bool,
+    /// The defaulting webhook's URL path when it is not kubebuilder's (`--defaulting-path`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defaulting_path: Option<String>,
     /// The versions converted to and from this one, the hub.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub spoke: Vec<String>,
     /// A validating webhook (`--programmatic-validation`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub validation: bool,
+    /// The validating webhook's URL path when it is not kubebuilder's (`--validation-path`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validation_path: Option<String>,
     /// The admission API version of the webhook configurations, `v1`.
     pub webhook_version: String,
 }

@@ -282,7 +282,8 @@ fn the_multigroup_layout_and_a_license_without_owner_are_replayed() {
             "Deployment",
             "--no-resource",
         ],
-        // Webhooks for a built-in kind the project has no API or controller for.
+        // Webhooks for a built-in kind the project has no API or controller for, at a
+        // path of their own (PROJECT's defaultingPath, replayed as --defaulting-path).
         &[
             "create",
             "webhook",
@@ -293,6 +294,8 @@ fn the_multigroup_layout_and_a_license_without_owner_are_replayed() {
             "--kind",
             "ConfigMap",
             "--defaulting",
+            "--defaulting-path",
+            "/mutate-configmaps",
         ],
         // An API after it: PROJECT keeps the order (the replay adds webhooks last).
         &[

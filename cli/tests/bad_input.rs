@@ -1062,6 +1062,49 @@ fn create_webhook_rejects_bad_input_without_touching_files() {
             "example:  rkb create webhook --group cache --version v1alpha1 --kind Memcached --defaulting",
         ],
     );
+    // Custom paths the API server or the manager cannot serve.
+    assert_rejected(
+        dir,
+        &webhook_args("v1alpha1", &["--defaulting", "--defaulting-path", "mutate"]),
+        &[
+            "--defaulting-path \"mutate\": webhook path \"mutate\" must start with '/'",
+            "example:  rkb create webhook --group cache --version v1alpha1 --kind Memcached --defaulting --defaulting-path /my-custom-path",
+        ],
+    );
+    assert_rejected(
+        dir,
+        &webhook_args(
+            "v1alpha1",
+            &["--programmatic-validation", "--validation-path", "/convert"],
+        ),
+        &[
+            "--validation-path \"/convert\": the manager serves conversion reviews there",
+            "--programmatic-validation --validation-path /my-custom-path",
+        ],
+    );
+    assert_rejected(
+        dir,
+        &webhook_args(
+            "v1alpha1",
+            &[
+                "--defaulting",
+                "--programmatic-validation",
+                "--defaulting-path",
+                "/hook",
+                "--validation-path",
+                "/hook",
+            ],
+        ),
+        &["--defaulting-path and --validation-path are both \"/hook\""],
+    );
+    assert_rejected(
+        dir,
+        &webhook_args(
+            "v1alpha1",
+            &["--programmatic-validation", "--defaulting-path", "/m"],
+        ),
+        &["--defaulting-path <PATH>", "--defaulting"],
+    );
     // A kind, or a version of it, the project does not have.
     let mut typo = webhook_args("v1alpha1", &["--defaulting"]);
     typo[7] = "Memcache";
@@ -2385,8 +2428,8 @@ const KUBEBUILDER_FLAGS: &[FlagRow] = {
         ]),
         ("create webhook", "--plural", Ignored, &["create webhook --group cache --version v1alpha1 --kind Memcached --defaulting --plural memcacheds"]),
         ("create webhook", "--make", Ignored, &["create webhook --group cache --version v1alpha1 --kind Memcached --defaulting --make=false"]),
-        ("create webhook", "--defaulting-path", Refused, &["create webhook --group cache --version v1alpha1 --kind Memcached --defaulting --defaulting-path /my-custom-mutate-path"]),
-        ("create webhook", "--validation-path", Refused, &["create webhook --group cache --version v1alpha1 --kind Memcached --programmatic-validation --validation-path /my-custom-validate-path"]),
+        ("create webhook", "--defaulting-path", Same, &["create webhook --group cache --version v1alpha1 --kind Memcached --defaulting --defaulting-path /my-custom-mutate-path"]),
+        ("create webhook", "--validation-path", Same, &["create webhook --group cache --version v1alpha1 --kind Memcached --programmatic-validation --validation-path /my-custom-validate-path"]),
         ("create webhook", "--external-api-path", Refused, &["create webhook --group cert-manager --version v1 --kind Issuer --defaulting --external-api-path github.com/cert-manager/cert-manager/pkg/apis/certmanager/v1"]),
         ("create webhook", "--external-api-domain", Refused, &["create webhook --group cert-manager --version v1 --kind Issuer --defaulting --external-api-domain io"]),
         ("create webhook", "--external-api-module", Refused, &["create webhook --group cert-manager --version v1 --kind Issuer --defaulting --external-api-module github.com/cert-manager/cert-manager@v1.20.2"]),

@@ -249,6 +249,44 @@ fn every_kind_of_webhook_comes_and_goes() {
         &webhook("delete", "v1alpha1", &["--programmatic-validation"]),
     );
     assert_tree(dir, &no_webhooks, "deleting them one after the other");
+    // Custom paths (kubebuilder's --defaulting-path, --validation-path): in the attributes
+    // and PROJECT, and gone with their webhooks.
+    let custom = [
+        "--defaulting",
+        "--programmatic-validation",
+        "--defaulting-path",
+        "/my-mutate-path",
+        "--validation-path",
+        "/my-validate-path",
+    ];
+    create_then_delete(
+        dir,
+        &webhook("create", "v1alpha1", &custom),
+        &webhook("delete", "v1alpha1", &both),
+    );
+    let admission = fs::read_to_string(dir.join("src/webhook/v1alpha1/memcached.rs")).unwrap();
+    assert!(
+        admission.contains(r#"path = "/my-mutate-path""#)
+            && admission.contains(r#"path = "/my-validate-path""#),
+        "{admission}"
+    );
+    let project = fs::read_to_string(dir.join("PROJECT")).unwrap();
+    assert!(
+        project.contains("defaultingPath: /my-mutate-path")
+            && project.contains("validationPath: /my-validate-path"),
+        "{project}"
+    );
+    rkb_in(dir, &webhook("delete", "v1alpha1", &["--defaulting"]));
+    let project = fs::read_to_string(dir.join("PROJECT")).unwrap();
+    assert!(
+        !project.contains("defaultingPath") && project.contains("validationPath"),
+        "{project}"
+    );
+    rkb_in(
+        dir,
+        &webhook("delete", "v1alpha1", &["--programmatic-validation"]),
+    );
+    assert_tree(dir, &no_webhooks, "deleting the webhooks with custom paths");
 }
 
 /// Webhooks for a built-in kind need no API or controller of the project (kubebuilder's

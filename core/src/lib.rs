@@ -9,9 +9,12 @@
 //!   group spellings (`core` is `""`), resource names, and the shape of a PolicyRule.
 //! - [`schema`]: the `x-kubernetes-*` OpenAPI extension keywords, and the [`schema::Shape`]
 //!   a field's schema takes under `#[rkb(...)]`.
-//! - [`webhook`]: admission webhook settings (path, name, failure policy, timeout, ...).
+//! - [`webhook`]: admission webhook settings (path or url, name, failure policy, timeout,
+//!   selectors, match conditions, ...).
 //!
-//! No dependencies: it is linked by a proc-macro crate as well as by operators.
+//! No dependencies, so it is linked by a proc-macro crate as well as by operators; only
+//! the `cel` feature (on in rkb-derive and rkb-manifests) brings a CEL parser, for
+//! webhooks' match conditions.
 //!
 //! Operators do not depend on it directly: `rkb-runtime` is their crate. How rkb's crates
 //! fit together: [the rkb Book][crates].

@@ -29,6 +29,14 @@ pub enum NameError {
         label: String,
         error: Box<NameError>,
     },
+    /// A qualified name or label value starts or ends with something else than a letter
+    /// or digit.
+    EdgeNotAlphanumeric,
+    /// The `prefix/` of a qualified name is not a DNS-1123 subdomain.
+    Prefix {
+        prefix: String,
+        error: Box<NameError>,
+    },
 }
 
 impl fmt::Display for NameError {
@@ -47,6 +55,12 @@ impl fmt::Display for NameError {
             ),
             NameError::Label { label, error } => {
                 write!(f, "its label {label:?} is invalid: {error}")
+            }
+            NameError::EdgeNotAlphanumeric => {
+                f.write_str("it must start and end with a letter or digit")
+            }
+            NameError::Prefix { prefix, error } => {
+                write!(f, "its prefix {prefix:?} is invalid: {error}")
             }
         }
     }
@@ -117,6 +131,48 @@ pub fn dns1035_label(s: &str) -> Result<(), NameError> {
     }
 }
 
+/// A label key or a match condition's name: `[prefix/]name`, the prefix a DNS-1123
+/// subdomain, the name at most 63 letters, digits, `-`, `_` and `.`, starting and ending
+/// with a letter or digit (the API server's `IsQualifiedName`).
+pub fn qualified_name(s: &str) -> Result<(), NameError> {
+    let name = match s.split_once('/') {
+        Some((prefix, name)) => {
+            dns1123_subdomain(prefix).map_err(|error| NameError::Prefix {
+                prefix: prefix.to_owned(),
+                error: Box::new(error),
+            })?;
+            name
+        }
+        None => s,
+    };
+    if name.is_empty() {
+        return Err(NameError::Empty);
+    }
+    label_value(name)
+}
+
+/// A label value: empty, or at most 63 letters, digits, `-`, `_` and `.`, starting and
+/// ending with a letter or digit (the API server's `IsValidLabelValue`).
+pub fn label_value(s: &str) -> Result<(), NameError> {
+    if s.len() > MAX_LABEL_LEN {
+        return Err(NameError::TooLong {
+            len: s.len(),
+            max: MAX_LABEL_LEN,
+        });
+    }
+    if let Some(c) = s
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+    {
+        return Err(NameError::InvalidChar(c));
+    }
+    let alphanumeric = |c: Option<char>| c.is_none_or(|c| c.is_ascii_alphanumeric());
+    if !alphanumeric(s.chars().next()) || !alphanumeric(s.chars().last()) {
+        return Err(NameError::EdgeNotAlphanumeric);
+    }
+    Ok(())
+}
+
 pub fn is_dns1123_label(s: &str) -> bool {
     dns1123_label(s).is_ok()
 }
@@ -146,6 +202,27 @@ mod tests {
         );
         assert_eq!(dns1035_label("1a"), Err(NameError::NoLeadingLetter));
         assert_eq!(dns1035_label("v1"), Ok(()));
+    }
+
+    #[test]
+    fn qualified_names_and_label_values() {
+        assert_eq!(qualified_name("app.kubernetes.io/name"), Ok(()));
+        assert_eq!(qualified_name("Tier_1.x"), Ok(()));
+        assert_eq!(qualified_name(""), Err(NameError::Empty));
+        assert_eq!(qualified_name("example.com/"), Err(NameError::Empty));
+        assert_eq!(qualified_name("-tier"), Err(NameError::EdgeNotAlphanumeric));
+        assert_eq!(qualified_name("a b"), Err(NameError::InvalidChar(' ')));
+        assert!(matches!(
+            qualified_name("Example.com/name"),
+            Err(NameError::Prefix { .. })
+        ));
+        assert_eq!(label_value(""), Ok(()));
+        assert_eq!(label_value("v1.2_b"), Ok(()));
+        assert_eq!(label_value("x."), Err(NameError::EdgeNotAlphanumeric));
+        assert_eq!(
+            label_value(&"a".repeat(64)),
+            Err(NameError::TooLong { len: 64, max: 63 })
+        );
     }
 
     #[test]

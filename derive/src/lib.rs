@@ -188,6 +188,9 @@ pub fn schema(args: TokenStream, input: TokenStream) -> TokenStream {
 ///     operations(create, update),     // and delete, connect
 ///     match_policy = "equivalent",    // or "exact"
 ///     timeout_seconds = 5,            // 1 to 30
+///     namespace_selector = "environment in (prod, staging)",
+///     object_selector = "!skip-validation",
+///     match_condition(name = "not-kube-system", expression = "request.namespace != 'kube-system'"),
 /// )]
 /// impl Validator<Pod> for PodWebhook {
 ///     async fn validate_create(&self, _: &Request, _: &Pod) -> Result<Warnings, Denied> {
@@ -201,10 +204,14 @@ pub fn schema(args: TokenStream, input: TokenStream) -> TokenStream {
 /// ```
 ///
 /// Keys: `failure_policy`, `side_effects`, `operations`, `match_policy`,
-/// `timeout_seconds`, `path` and `name`. `path` and `name` set the URL path and the webhook's name, which kubebuilder's
-/// conventions give by default (`/validate-<group>-<version>-<kind>`,
-/// `v<kind>-<version>.kb.io`). Every key is optional; each is checked at compile time,
-/// and the impl gets the `settings()` the manager serves and `make manifests` renders.
+/// `timeout_seconds`, `reinvocation_policy` (defaulters only), `admission_review_versions`,
+/// `namespace_selector` and `object_selector` (kubectl's selector syntax),
+/// `match_condition` (once per CEL condition), `path`, `url` and `name`. `path` and `name`
+/// set the URL path and the webhook's name, which kubebuilder's conventions give by
+/// default (`/validate-<group>-<version>-<kind>`, `v<kind>-<version>.kb.io`); `url` sends
+/// the API server to a webhook out of the cluster instead of the manager's Service. Every
+/// key is optional; each is checked at compile time, and the impl gets the `settings()`
+/// the manager serves and `make manifests` renders.
 #[proc_macro_attribute]
 pub fn webhook(args: TokenStream, input: TokenStream) -> TokenStream {
     let original = proc_macro2::TokenStream::from(input.clone());

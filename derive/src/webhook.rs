@@ -10,8 +10,8 @@ use crate::ctxt::Ctxt;
 use crate::keys::Keys;
 use crate::meta::{self, Entry, Value};
 use crate::suggest;
-use rkb_core::attributes::webhook::{self as table, ALIASES};
-use rkb_core::webhook::{self as rules, Operation};
+use rkb_core::attributes::webhook::{self as table, ALIASES, REPEATABLE};
+use rkb_core::webhook::{self as rules, Kind, MatchCondition, Operation, ReviewVersion};
 
 /// Where the attribute may be written.
 const PLACEMENT: &str = "#[rkb_runtime::webhook] goes on an `impl Defaulter<Kind> for ...` or \
@@ -26,9 +26,14 @@ pub(crate) fn expand(args: TokenStream, input: TokenStream) -> syn::Result<Token
         .as_ref()
         .and_then(|(_, path, _)| path.segments.last())
         .map(|segment| segment.ident.to_string());
-    if !matches!(trait_name.as_deref(), Some("Defaulter" | "Validator")) {
-        cx.error_at(item.impl_token.span, PLACEMENT);
-    }
+    let kind = match trait_name.as_deref() {
+        Some("Defaulter") => Some(Kind::Mutating),
+        Some("Validator") => Some(Kind::Validating),
+        _ => {
+            cx.error_at(item.impl_token.span, PLACEMENT);
+            None
+        }
+    };
     if let Some(existing) = item
         .items
         .iter()
@@ -41,7 +46,7 @@ pub(crate) fn expand(args: TokenStream, input: TokenStream) -> syn::Result<Token
         );
     }
     let entries = meta::parse_entries(args)?;
-    let settings = settings_tokens(&parse_settings(&mut cx, &entries));
+    let settings = settings_tokens(&parse_settings(&mut cx, &entries, kind));
     cx.check()?;
     let function: syn::ImplItemFn = syn::parse2(quote! {
         fn settings() -> ::rkb_runtime::webhook::Settings {
@@ -174,16 +179,131 @@ fn operations(cx: &mut Ctxt, entry: &Entry) -> Option<Vec<Operation>> {
     Some(parsed)
 }
 
+fn review_versions(cx: &mut Ctxt, entry: &Entry) -> Option<Vec<ReviewVersion>> {
+    let Value::Nested(_, items) = &entry.value else {
+        cx.error_at(
+            entry.span(),
+            format!(
+                "`admission_review_versions` takes a list: {}",
+                example("admission_review_versions")
+            ),
+        );
+        return None;
+    };
+    let mut parsed = Vec::new();
+    for item in items {
+        match (ReviewVersion::parse(&item.name()), &item.value) {
+            (Some(version), Value::Flag) => {
+                if parsed.contains(&version) {
+                    cx.error_at(
+                        item.key.span(),
+                        rules::SettingError::DuplicateReviewVersion(version),
+                    );
+                }
+                parsed.push(version);
+            }
+            _ => cx.error_at(
+                item.span(),
+                format!(
+                    "unknown admission review version `{}`: use v1 or v1beta1",
+                    item.name()
+                ),
+            ),
+        }
+    }
+    if !parsed.contains(&ReviewVersion::V1) && parsed.len() == items.len() {
+        cx.error_at(entry.span(), rules::SettingError::ReviewVersionsWithoutV1);
+    }
+    Some(parsed)
+}
+
+/// `match_condition(name = "...", expression = "...")`: one condition, each part
+/// checked at its literal.
+fn match_condition(cx: &mut Ctxt, entry: &Entry) -> Option<MatchCondition> {
+    let usage = example("match_condition");
+    let Value::Nested(_, items) = &entry.value else {
+        cx.error_at(
+            entry.span(),
+            format!("`match_condition` takes a name and an expression: {usage}"),
+        );
+        return None;
+    };
+    let mut keys = Keys::new("`match_condition(...)`", &["name", "expression"], &[]);
+    let (mut name, mut expression) = (None, None);
+    for item in items {
+        match keys.accept(cx, &item.name(), item.key.span()) {
+            Some("name") => name = checked_string(cx, item, rules::check_match_condition_name),
+            Some("expression") => expression = string(cx, item),
+            _ => {}
+        }
+    }
+    for missing in ["name", "expression"]
+        .into_iter()
+        .filter(|key| !keys.named(key))
+    {
+        cx.error_at(
+            entry.span(),
+            format!("`match_condition` needs `{missing}`: {usage}"),
+        );
+    }
+    let (name, (expression, span)) = (name?, expression?);
+    if let Err(error) = rules::check_match_condition_expression(&name, &expression) {
+        cx.error_at(span, error);
+        return None;
+    }
+    Some(MatchCondition { name, expression })
+}
+
+/// `reinvocation_policy`, refused on a validator (`kind` is the trait's).
+fn reinvocation(
+    cx: &mut Ctxt,
+    entry: &Entry,
+    kind: Option<Kind>,
+) -> Option<rules::ReinvocationPolicy> {
+    use rules::ReinvocationPolicy;
+    if kind == Some(Kind::Validating) {
+        cx.error_at(
+            entry.key.span(),
+            rules::SettingError::ReinvocationOnValidating,
+        );
+    }
+    let choices = [
+        ("never", ReinvocationPolicy::Never),
+        ("ifneeded", ReinvocationPolicy::IfNeeded),
+    ];
+    choice(cx, entry, &choices)
+}
+
+/// Adds `condition` unless one of `conditions` has its name.
+fn add_condition(
+    cx: &mut Ctxt,
+    entry: &Entry,
+    condition: MatchCondition,
+    conditions: &mut Vec<MatchCondition>,
+) {
+    if conditions.iter().any(|c| c.name == condition.name) {
+        cx.error_at(
+            entry.span(),
+            rules::SettingError::DuplicateMatchCondition(condition.name),
+        );
+    } else {
+        conditions.push(condition);
+    }
+}
+
 /// The attribute's entries as rkb-core's typed settings, every problem reported with
-/// its span; unset keys keep kubebuilder's defaults.
+/// its span; unset keys keep kubebuilder's defaults. `kind` is the trait's (`None` when
+/// the attribute is misplaced, which is reported).
 fn parse_settings(
     cx: &mut Ctxt,
     entries: &syn::punctuated::Punctuated<Entry, syn::Token![,]>,
+    kind: Option<Kind>,
 ) -> rules::Settings {
     use rules::{FailurePolicy, MatchPolicy, SideEffects};
     let mut settings = rules::Settings::default();
     let names: Vec<&'static str> = table::KEYS.iter().map(|k| k.name).collect();
-    let mut keys = Keys::new("#[rkb_runtime::webhook(...)]", &names, ALIASES);
+    let mut keys =
+        Keys::new("#[rkb_runtime::webhook(...)]", &names, ALIASES).repeatable(REPEATABLE);
     for entry in entries {
         let Some(key) = keys.accept(cx, &entry.name(), entry.key.span()) else {
             continue;
@@ -224,11 +344,55 @@ fn parse_settings(
                     settings.operations = ops;
                 }
             }
+            "reinvocation_policy" => {
+                settings.reinvocation_policy = reinvocation(cx, entry, kind);
+            }
+            "admission_review_versions" => {
+                if let Some(versions) = review_versions(cx, entry) {
+                    settings.admission_review_versions = versions;
+                }
+            }
+            "url" => settings.url = checked_string(cx, entry, rules::check_url),
+            "namespace_selector" => {
+                settings.namespace_selector = checked_string(cx, entry, |s| {
+                    rules::check_selector("namespace_selector", s)
+                });
+            }
+            "object_selector" => {
+                settings.object_selector =
+                    checked_string(cx, entry, |s| rules::check_selector("object_selector", s));
+            }
+            "match_condition" => {
+                if let Some(condition) = match_condition(cx, entry) {
+                    add_condition(cx, entry, condition, &mut settings.match_conditions);
+                }
+            }
             // `keys` accepts only the table's keys; the test below has every one parsed.
             _ => {}
         }
     }
+    check_together(cx, &keys, &settings);
     settings
+}
+
+/// The rules between keys: `url` without `path`, at most so many conditions.
+fn check_together(cx: &mut Ctxt, keys: &Keys<'_>, settings: &rules::Settings) {
+    let given = |key: &str| {
+        keys.given()
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, span)| *span)
+    };
+    if let (Some(url), Some(_)) = (given("url"), given("path")) {
+        cx.error_at(url, rules::SettingError::UrlAndPath);
+    }
+    if settings.match_conditions.len() > rules::MAX_MATCH_CONDITIONS {
+        let span = given("match_condition").unwrap_or_else(Span::call_site);
+        cx.error_at(
+            span,
+            rules::SettingError::TooManyMatchConditions(settings.match_conditions.len()),
+        );
+    }
 }
 
 /// `settings` as the expression `settings()` returns: a `rkb_runtime::webhook::Settings`.
@@ -256,6 +420,31 @@ fn settings_tokens(settings: &rules::Settings) -> TokenStream {
         Some(seconds) => quote!(::core::option::Option::Some(#seconds)),
         None => quote!(::core::option::Option::None),
     };
+    let reinvocation = match settings.reinvocation_policy {
+        Some(policy) => {
+            let policy = variant(policy.as_str());
+            quote!(::core::option::Option::Some(::rkb_runtime::webhook::ReinvocationPolicy::#policy))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let review_versions = settings.admission_review_versions.iter().map(|version| {
+        variant(match version {
+            ReviewVersion::V1 => "V1",
+            ReviewVersion::V1beta1 => "V1beta1",
+        })
+    });
+    let url = some_string(&settings.url);
+    let namespace_selector = some_string(&settings.namespace_selector);
+    let object_selector = some_string(&settings.object_selector);
+    let conditions = settings
+        .match_conditions
+        .iter()
+        .map(|MatchCondition { name, expression }| {
+            quote!(::rkb_runtime::webhook::MatchCondition {
+                name: #name.to_owned(),
+                expression: #expression.to_owned(),
+            })
+        });
     quote! {
         ::rkb_runtime::webhook::Settings {
             path: #path,
@@ -265,6 +454,12 @@ fn settings_tokens(settings: &rules::Settings) -> TokenStream {
             operations: ::std::vec![#(::rkb_runtime::webhook::RuleOperation::#operations),*],
             match_policy: ::rkb_runtime::webhook::MatchPolicy::#match_policy,
             timeout_seconds: #timeout,
+            reinvocation_policy: #reinvocation,
+            admission_review_versions: ::std::vec![#(::rkb_runtime::webhook::ReviewVersion::#review_versions),*],
+            url: #url,
+            namespace_selector: #namespace_selector,
+            object_selector: #object_selector,
+            match_conditions: ::std::vec![#(#conditions),*],
         }
     }
 }
@@ -279,7 +474,7 @@ mod tests {
         for key in table::KEYS {
             let mut cx = Ctxt::default();
             let entries = meta::parse_entries(key.example.parse().unwrap()).unwrap();
-            let settings = parse_settings(&mut cx, &entries);
+            let settings = parse_settings(&mut cx, &entries, Some(Kind::Mutating));
             assert!(cx.check().is_ok(), "{}", key.example);
             assert_ne!(settings, rules::Settings::default(), "{}", key.example);
         }

@@ -43,7 +43,12 @@ struct PodWebhook;
 #[rkb_runtime::webhook(
     failure_policy = "ignore",
     operations(create, update, delete),
-    timeout_seconds = 5
+    timeout_seconds = 5,
+    namespace_selector = "environment in (prod, staging)",
+    match_condition(
+        name = "not-kube-system",
+        expression = "request.namespace != 'kube-system'"
+    )
 )]
 impl Validator<Pod> for PodWebhook {
     async fn validate_create(&self, _: &Request, _: &Pod) -> Result<Warnings, Denied> {
@@ -68,4 +73,9 @@ fn the_examples_do_what_the_reference_says() {
     let settings = <PodWebhook as Validator<Pod>>::settings();
     assert_eq!(settings.timeout_seconds, Some(5));
     assert_eq!(settings.operations.len(), 3);
+    assert_eq!(
+        settings.namespace_selector.as_deref(),
+        Some("environment in (prod, staging)")
+    );
+    assert_eq!(settings.match_conditions[0].name, "not-kube-system");
 }

@@ -63,17 +63,23 @@ impl WebhookCerts {
 
     /// Points every webhook of a Mutating/ValidatingWebhookConfiguration, and the
     /// conversion webhook of a CRD, at `https://<addr><path>` trusting this CA; the path
-    /// is the one of its `clientConfig.service` (as `make manifests` writes them). Other
-    /// objects are left alone.
+    /// is the one of its `clientConfig.service` (as `make manifests` writes them), or of
+    /// its `clientConfig.url` (a webhook out of the cluster). Other objects are left alone.
     pub fn point_at(&self, addr: SocketAddr, object: &mut Value) {
         let bundle =
             serde_json::to_value(ByteString(self.ca.clone().into_bytes())).unwrap_or(Value::Null);
         let retarget = |config: &mut Value| {
+            let url_path = config
+                .get("url")
+                .and_then(Value::as_str)
+                .and_then(|url| url.strip_prefix("https://"))
+                .and_then(|rest| rest.find('/').map(|i| rest[i..].to_owned()));
             let path = config
                 .pointer("/service/path")
                 .and_then(Value::as_str)
-                .unwrap_or("/")
-                .to_owned();
+                .map(str::to_owned)
+                .or(url_path)
+                .unwrap_or_else(|| "/".to_owned());
             let mut target = serde_json::Map::new();
             target.insert("url".to_owned(), format!("https://{addr}{path}").into());
             target.insert("caBundle".to_owned(), bundle.clone());
@@ -134,6 +140,15 @@ mod tests {
         assert_eq!(
             crd["spec"]["conversion"]["webhook"]["clientConfig"]["url"],
             "https://127.0.0.1:4443/convert"
+        );
+        let mut out_of_cluster = json!({
+            "kind": "MutatingWebhookConfiguration",
+            "webhooks": [{"clientConfig": {"url": "https://hooks.example.com:9443/mutate-x"}}]
+        });
+        certs.point_at(addr, &mut out_of_cluster);
+        assert_eq!(
+            out_of_cluster["webhooks"][0]["clientConfig"]["url"],
+            "https://127.0.0.1:4443/mutate-x"
         );
         let dir = certs.dir().to_owned();
         drop(certs);

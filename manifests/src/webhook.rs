@@ -5,10 +5,13 @@
 use std::collections::BTreeSet;
 
 use k8s_openapi::api::admissionregistration::v1::{
-    MutatingWebhook, MutatingWebhookConfiguration, RuleWithOperations, ServiceReference,
-    ValidatingWebhook, ValidatingWebhookConfiguration, WebhookClientConfig,
+    MatchCondition, MutatingWebhook, MutatingWebhookConfiguration, RuleWithOperations,
+    ServiceReference, ValidatingWebhook, ValidatingWebhookConfiguration, WebhookClientConfig,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+    LabelSelector, LabelSelectorRequirement, ObjectMeta,
+};
+use rkb_core::webhook::selector::{self, Operator};
 use rkb_core::webhook::{Kind, Settings};
 
 /// The Service kubebuilder's `config/webhook/service.yaml` declares; kustomize prefixes
@@ -21,6 +24,9 @@ pub use rkb_core::webhook::CONVERSION_PATH;
 pub const WEBHOOK_FILE: &str = "config/webhook/manifests.yaml";
 
 /// One webhook of an operator, for [`Manifests::webhooks`](crate::Manifests::webhooks).
+// A handful per operator, made once by `make manifests`: boxing the settings would only
+// make them harder to match on.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Webhook {
     /// A defaulting (mutating) or validating webhook for one version of a resource.
@@ -81,7 +87,14 @@ pub enum WebhookError {
     SingleVersion(String),
 }
 
-fn service(path: String) -> WebhookClientConfig {
+/// The manager's Service at `path`, or the settings' `url`.
+fn client_config(settings: &Settings, path: String) -> WebhookClientConfig {
+    if let Some(url) = &settings.url {
+        return WebhookClientConfig {
+            url: Some(url.clone()),
+            ..WebhookClientConfig::default()
+        };
+    }
     WebhookClientConfig {
         service: Some(ServiceReference {
             name: SERVICE_NAME.to_owned(),
@@ -126,34 +139,54 @@ pub fn configurations(
         unique(&mut paths, "path", &path)?;
         let rules = rules(settings, group, version, plural);
         // The two kinds of webhook share every field but their type.
-        let admission_review_versions = vec!["v1".to_owned()];
-        let client_config = service(path);
+        let admission_review_versions = settings
+            .admission_review_versions
+            .iter()
+            .map(|version| version.as_str().to_owned())
+            .collect();
+        let client_config = client_config(settings, path);
         let failure_policy = Some(settings.failure_policy.as_str().to_owned());
         let match_policy = Some(settings.match_policy.as_str().to_owned());
         let side_effects = settings.side_effects.as_str().to_owned();
         let timeout_seconds = settings.timeout_seconds.map(i32::from);
+        let namespace_selector = settings.namespace_selector.as_deref().map(label_selector);
+        let object_selector = settings.object_selector.as_deref().map(label_selector);
+        let match_conditions = (!settings.match_conditions.is_empty()).then(|| {
+            let condition = |c: &rkb_core::webhook::MatchCondition| MatchCondition {
+                name: c.name.clone(),
+                expression: c.expression.clone(),
+            };
+            settings.match_conditions.iter().map(condition).collect()
+        });
         match kind {
             Kind::Mutating => mutating.push(MutatingWebhook {
                 admission_review_versions,
                 client_config,
                 failure_policy,
+                match_conditions,
                 match_policy,
                 name,
+                namespace_selector,
+                object_selector,
+                reinvocation_policy: settings
+                    .reinvocation_policy
+                    .map(|policy| policy.as_str().to_owned()),
                 rules,
                 side_effects,
                 timeout_seconds,
-                ..MutatingWebhook::default()
             }),
             Kind::Validating => validating.push(ValidatingWebhook {
                 admission_review_versions,
                 client_config,
                 failure_policy,
+                match_conditions,
                 match_policy,
                 name,
+                namespace_selector,
+                object_selector,
                 rules,
                 side_effects,
                 timeout_seconds,
-                ..ValidatingWebhook::default()
             }),
         }
     }
@@ -184,11 +217,35 @@ fn webhook_names(
 ) -> Result<(String, String), WebhookError> {
     let name = settings.name_for(kind, version, resource_kind);
     let path = settings.path_for(kind, group, version, resource_kind);
-    settings.check().map_err(|e| WebhookError::Invalid {
+    settings.check(kind).map_err(|e| WebhookError::Invalid {
         webhook: name.clone(),
         reason: e.to_string(),
     })?;
     Ok((name, path))
+}
+
+/// A selector the settings' check accepted, as a `LabelSelector`: `key=value` in
+/// `matchLabels` (as kubectl puts them), the rest in `matchExpressions`.
+fn label_selector(text: &str) -> LabelSelector {
+    let mut out = LabelSelector::default();
+    for requirement in selector::parse(text).unwrap_or_default() {
+        let labels = out.match_labels.get_or_insert_default();
+        match (requirement.operator, requirement.values.as_slice()) {
+            (Operator::Equals, [value]) if !labels.contains_key(&requirement.key) => {
+                labels.insert(requirement.key, value.clone());
+            }
+            (operator, values) => {
+                let expressions = out.match_expressions.get_or_insert_default();
+                expressions.push(LabelSelectorRequirement {
+                    key: requirement.key,
+                    operator: operator.expression_operator().unwrap_or("In").to_owned(),
+                    values: (!values.is_empty()).then(|| values.to_vec()),
+                });
+            }
+        }
+    }
+    out.match_labels = out.match_labels.filter(|labels| !labels.is_empty());
+    out
 }
 
 /// Refuses a second webhook with the same `what` (name or path).
@@ -318,6 +375,68 @@ mod tests {
     }
 
     #[test]
+    fn selectors_conditions_url_and_reinvocation_are_rendered() {
+        use rkb_core::webhook::{MatchCondition, ReinvocationPolicy, ReviewVersion};
+        let conditions = vec![MatchCondition {
+            name: "not-kube-system".into(),
+            expression: "request.namespace != 'kube-system'".into(),
+        }];
+        let mutating = Settings {
+            reinvocation_policy: Some(ReinvocationPolicy::IfNeeded),
+            admission_review_versions: vec![ReviewVersion::V1, ReviewVersion::V1beta1],
+            namespace_selector: Some("environment in (prod, staging), tier=web, !legacy".into()),
+            object_selector: Some("app!=helm".into()),
+            match_conditions: conditions,
+            ..Settings::default()
+        };
+        let validating = Settings {
+            url: Some("https://hooks.example.com:9443/validate-memcached".into()),
+            ..Settings::default()
+        };
+        let (mutating, validating) = configurations(&[
+            admission(Kind::Mutating, mutating),
+            admission(Kind::Validating, validating),
+        ])
+        .unwrap();
+        let mutating = serde_json::to_value(&mutating.unwrap().webhooks.unwrap()[0]).unwrap();
+        assert_eq!(mutating["reinvocationPolicy"], "IfNeeded");
+        assert_eq!(
+            mutating["admissionReviewVersions"],
+            serde_json::json!(["v1", "v1beta1"])
+        );
+        assert_eq!(
+            mutating["namespaceSelector"],
+            serde_json::json!({
+                "matchLabels": {"tier": "web"},
+                "matchExpressions": [
+                    {"key": "environment", "operator": "In", "values": ["prod", "staging"]},
+                    {"key": "legacy", "operator": "DoesNotExist"},
+                ],
+            })
+        );
+        assert_eq!(
+            mutating["objectSelector"],
+            serde_json::json!({"matchExpressions": [
+                {"key": "app", "operator": "NotIn", "values": ["helm"]},
+            ]})
+        );
+        assert_eq!(
+            mutating["matchConditions"],
+            serde_json::json!([{
+                "name": "not-kube-system",
+                "expression": "request.namespace != 'kube-system'",
+            }])
+        );
+        let validating = &validating.unwrap().webhooks.unwrap()[0];
+        assert_eq!(
+            serde_json::to_value(&validating.client_config).unwrap(),
+            serde_json::json!({"url": "https://hooks.example.com:9443/validate-memcached"})
+        );
+        assert_eq!(validating.namespace_selector, None);
+        assert_eq!(validating.match_conditions, None);
+    }
+
+    #[test]
     fn clashes_and_bad_settings_are_errors() {
         let same_path = Settings {
             path: Some("/hooks".into()),
@@ -339,5 +458,32 @@ mod tests {
         };
         let error = configurations(&[admission(Kind::Validating, bad)]).unwrap_err();
         assert!(error.to_string().contains("1 to 30"), "{error}");
+
+        let reinvoked = Settings {
+            reinvocation_policy: Some(rkb_core::webhook::ReinvocationPolicy::IfNeeded),
+            ..Settings::default()
+        };
+        let error = configurations(&[admission(Kind::Validating, reinvoked)]).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("webhook vmemcached-v1alpha1.kb.io: `reinvocation_policy`"),
+            "{error}"
+        );
+
+        let bad_cel = Settings {
+            match_conditions: vec![rkb_core::webhook::MatchCondition {
+                name: "broken".into(),
+                expression: "object.metadata.name ==".into(),
+            }],
+            ..Settings::default()
+        };
+        let error = configurations(&[admission(Kind::Mutating, bad_cel)]).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("the expression of match_condition \"broken\" is not valid CEL"),
+            "{error}"
+        );
     }
 }

@@ -282,31 +282,12 @@ pub struct CreateWebhookFlags {
     /// kubebuilder: run `make generate` afterwards.
     #[arg(long, hide = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_name = "BOOL")]
     pub make: Option<String>,
-    /// kubebuilder: the defaulting webhook's URL path.
-    #[arg(long, hide = true, value_name = "PATH")]
-    pub defaulting_path: Option<String>,
-    /// kubebuilder: the validating webhook's URL path.
-    #[arg(long, hide = true, value_name = "PATH")]
-    pub validation_path: Option<String>,
     #[command(flatten)]
     pub external_api: ExternalApiFlags,
 }
 
 impl CreateWebhookFlags {
     fn answer(&self, notes: &mut Vec<String>) -> Result<(), Error> {
-        for (flag, given, which) in [
-            ("--defaulting-path", &self.defaulting_path, "Defaulter"),
-            ("--validation-path", &self.validation_path, "Validator"),
-        ] {
-            if given.is_some() {
-                return Err(anyhow!(
-                    "{flag}: webhook paths cannot be chosen on the command line yet (coming in a \
-                     later rkb).\n  Scaffold the webhook without it, then set the path on the \
-                     `impl {which}` in src/webhook/, e.g.:  \
-                     #[rkb_runtime::webhook(path = \"/my-path\")]"
-                ));
-            }
-        }
         if let Some(flag) = self.external_api.given() {
             return Err(anyhow!(
                 "{flag}: webhooks for a kind another project defines are not supported yet \

@@ -485,10 +485,18 @@ impl Replay<'_> {
             steps.push(step);
         };
         if hooks.defaulting {
-            add(words(&["--defaulting"]));
+            let mut flags = words(&["--defaulting"]);
+            if let Some(path) = &hooks.defaulting_path {
+                flags.extend(words(&["--defaulting-path", path]));
+            }
+            add(flags);
         }
         if hooks.validation {
-            add(words(&["--programmatic-validation"]));
+            let mut flags = words(&["--programmatic-validation"]);
+            if let Some(path) = &hooks.validation_path {
+                flags.extend(words(&["--validation-path", path]));
+            }
+            add(flags);
         }
         if hooks.conversion {
             let mut flags = words(&["--conversion"]);

@@ -455,6 +455,8 @@ mod tests {
                 defaulting: true,
                 spoke: vec![spoke.version.clone()],
                 validation: true,
+                defaulting_path: Some("/mutate-memcached".into()),
+                validation_path: Some("/validate-memcached".into()),
                 webhook_version: "v1".into(),
             };
             fn json(context: &impl serde::Serialize) -> Value {

@@ -160,10 +160,11 @@ fn rbac_and_webhooks_page() -> String {
     out.push_str(
         "\n## `#[rkb_runtime::webhook(...)]`\n\n\
          On an `impl Defaulter<K> for T` or `impl Validator<K> for T` block, it is controller-gen's\n\
-         `+kubebuilder:webhook` marker. Every key is optional (kubebuilder's defaults); the kind\n\
-         and the trait give what the marker's `groups`, `resources`, `versions`, `mutating` and\n\
-         `admissionReviewVersions` say. The manager serves the impl's settings and\n\
-         `make manifests` renders them into `config/webhook/manifests.yaml`.\n\n\
+         `+kubebuilder:webhook` marker. Every key is optional (kubebuilder's defaults) and written\n\
+         once, but `match_condition`, written once per condition; the kind and the trait give what\n\
+         the marker's `groups`, `resources`, `versions` and `mutating` say. The manager serves the\n\
+         impl's settings and `make manifests` renders them into `config/webhook/manifests.yaml`;\n\
+         what the API server would refuse is refused at compile time, at the key.\n\n\
          ```rust,noplayground\n\
          {{#include ../../../derive/tests/reference.rs:webhook}}\n\
          ```\n\n\

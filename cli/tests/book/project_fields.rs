@@ -99,6 +99,8 @@ const KUBEBUILDER: &[(&str, &str)] = &[
     ("resources[].webhooks.defaulting", "`defaulting`"),
     ("resources[].webhooks.spoke", "`spoke`"),
     ("resources[].webhooks.validation", "`validation`"),
+    ("resources[].webhooks.defaultingPath", "`defaultingPath`"),
+    ("resources[].webhooks.validationPath", "`validationPath`"),
     ("resources[].webhooks.webhookVersion", "`webhookVersion`"),
     ("version", "`version`"),
     (
@@ -314,6 +316,8 @@ fn serialised_keys() -> BTreeSet<String> {
         defaulting: true,
         spoke: vec!["v1alpha1".into()],
         validation: true,
+        defaulting_path: Some("/my-mutate-path".into()),
+        validation_path: Some("/my-validate-path".into()),
         webhook_version: "v1".into(),
     };
     let resource = Resource {

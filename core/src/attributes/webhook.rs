@@ -71,7 +71,61 @@ pub const KEYS: &[Key] = &[
         choices: &[],
         doc: "How long the API server waits for an answer, 1 to 30 seconds (10 by default).",
     },
+    Key {
+        name: "reinvocation_policy",
+        marker: "+kubebuilder:webhook:reinvocationPolicy=IfNeeded",
+        example: r#"reinvocation_policy = "if_needed""#,
+        choices: &["never", "if_needed"],
+        doc: "Defaulters only: whether the webhook is called again when a later mutating \
+              webhook changed the object (`never`, the API server's default).",
+    },
+    Key {
+        name: "admission_review_versions",
+        marker: "+kubebuilder:webhook:admissionReviewVersions=v1",
+        example: "admission_review_versions(v1, v1beta1)",
+        choices: &[],
+        doc: "The AdmissionReview versions the webhook accepts, most preferred first; `v1` \
+              (the default) must be listed, the one the manager answers.",
+    },
+    Key {
+        name: "url",
+        marker: "+kubebuilder:webhook:url=...",
+        example: r#"url = "https://webhooks.example.com:9443/validate-pods""#,
+        choices: &[],
+        doc: "Calls the webhook at this `https://` URL instead of the manager's Service (a \
+              webhook served out of the cluster); the manager serves it at the URL's path. \
+              Not with `path`.",
+    },
+    Key {
+        name: "namespace_selector",
+        marker: "namespaceSelector: no marker key",
+        example: r#"namespace_selector = "environment in (prod, staging)""#,
+        choices: &[],
+        doc: "Only requests in namespaces whose labels match, written as kubectl's \
+              `--selector` (`key=value`, `key!=value`, `key in (a, b)`, `key notin (a, b)`, \
+              `key`, `!key`, comma-separated).",
+    },
+    Key {
+        name: "object_selector",
+        marker: "objectSelector: no marker key",
+        example: r#"object_selector = "app.kubernetes.io/managed-by != helm""#,
+        choices: &[],
+        doc: "Only requests for objects whose labels (old or new) match, written like \
+              `namespace_selector`.",
+    },
+    Key {
+        name: "match_condition",
+        marker: "matchConditions: no marker key",
+        example: r#"match_condition(name = "not-kube-system", expression = "request.namespace != 'kube-system'")"#,
+        choices: &[],
+        doc: "Only requests for which this CEL expression is true; one key per condition, \
+              each with a name of its own. Its syntax is checked at compile time, its types \
+              by the API server.",
+    },
 ];
+
+/// Keys written once per item (each `match_condition`).
+pub const REPEATABLE: &[&str] = &["match_condition"];
 
 /// controller-gen's marker keys, and the key each means: suggested for an unknown key.
 pub const ALIASES: &[(&str, &str)] = &[
@@ -81,6 +135,13 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("matchPolicy", "match_policy"),
     ("timeoutSeconds", "timeout_seconds"),
     ("timeout", "timeout_seconds"),
+    ("reinvocationPolicy", "reinvocation_policy"),
+    ("admissionReviewVersions", "admission_review_versions"),
+    ("namespaceSelector", "namespace_selector"),
+    ("objectSelector", "object_selector"),
+    ("matchConditions", "match_condition"),
+    ("matchCondition", "match_condition"),
+    ("match_conditions", "match_condition"),
 ];
 
 /// The key named `name`.

@@ -58,8 +58,8 @@ pub use conversion::{Conversion, ConversionError, Convertible, Hub, preserve, re
 pub use http::StatusCode;
 pub use kube::core::admission::Operation;
 pub use rkb_core::webhook::{
-    CONVERSION_PATH, FailurePolicy, Kind, MatchPolicy, Operation as RuleOperation, Settings,
-    SideEffects,
+    CONVERSION_PATH, FailurePolicy, Kind, MatchCondition, MatchPolicy, Operation as RuleOperation,
+    ReinvocationPolicy, ReviewVersion, Settings, SideEffects,
 };
 
 pub use crate::serve::{DEFAULT_CERT_DIR, HttpVersions, TlsFiles};

@@ -1,6 +1,6 @@
 //! Step two of `create webhook`: every refusal, judged on what [`super::resolve`]
-//! derived, in one written order: a webhook asked for, a kind that can have webhooks, no
-//! webhook it has already, and a conversion webhook that can be.
+//! derived, in one written order: a webhook asked for, the paths asked for, a kind that
+//! can have webhooks, no webhook it has already, and a conversion webhook that can be.
 
 use anyhow::bail;
 
@@ -15,6 +15,7 @@ pub(super) fn all(args: &CreateWebhookArgs, resolved: &Resolved) -> anyhow::Resu
         args.gvk.group, args.gvk.version, args.gvk.kind
     );
     some_webhook(args, &example)?;
+    check_paths(args, &example)?;
     if !resolved.known {
         unknown_kind(&resolved.project, args)?;
     }
@@ -36,6 +37,42 @@ fn some_webhook(args: &CreateWebhookArgs, example: &str) -> anyhow::Result<()> {
          --programmatic-validation and --conversion.\n  \
          example:  {example} --defaulting --programmatic-validation"
     );
+}
+
+/// `--defaulting-path` and `--validation-path`: URL paths the API server accepts, apart
+/// from each other and from the conversion webhook's.
+fn check_paths(args: &CreateWebhookArgs, example: &str) -> anyhow::Result<()> {
+    let given = [
+        ("--defaulting-path", "--defaulting", &args.defaulting_path),
+        (
+            "--validation-path",
+            "--programmatic-validation",
+            &args.validation_path,
+        ),
+    ];
+    for (flag, webhook, path) in given {
+        let Some(path) = path else { continue };
+        let example = format!("{example} {webhook} {flag} /my-custom-path");
+        if let Err(error) = rkb_core::webhook::check_path(path) {
+            bail!("{flag} {path:?}: {error}.\n  example:  {example}");
+        }
+        if path == rkb_core::webhook::CONVERSION_PATH {
+            bail!(
+                "{flag} {path:?}: the manager serves conversion reviews there; choose another \
+                 path.\n  example:  {example}"
+            );
+        }
+    }
+    if let (Some(defaulting), Some(validation)) = (&args.defaulting_path, &args.validation_path)
+        && defaulting == validation
+    {
+        bail!(
+            "--defaulting-path and --validation-path are both {defaulting:?}: each webhook \
+             needs a path of its own.\n  example:  {example} --defaulting --programmatic-validation \
+             --defaulting-path /my-mutate-path --validation-path /my-validate-path"
+        );
+    }
+    Ok(())
 }
 
 /// Refuses a kind that can have no webhooks: webhooks are for a custom resource of the

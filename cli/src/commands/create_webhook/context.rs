@@ -101,8 +101,14 @@ impl Hook {
             kind_snake: api.kind_snake.clone(),
             defaulting: webhooks.defaulting,
             validation: webhooks.validation,
-            mutate_path: api.webhook_path(Kind::Mutating),
-            validate_path: api.webhook_path(Kind::Validating),
+            mutate_path: webhooks
+                .defaulting_path
+                .clone()
+                .unwrap_or_else(|| api.webhook_path(Kind::Mutating)),
+            validate_path: webhooks
+                .validation_path
+                .clone()
+                .unwrap_or_else(|| api.webhook_path(Kind::Validating)),
             spokes: webhooks
                 .spoke
                 .iter()

@@ -62,6 +62,14 @@ pub(super) fn resolve(
             before.spoke.clone()
         },
         validation: before.validation || args.webhooks.programmatic_validation,
+        defaulting_path: args
+            .defaulting_path
+            .clone()
+            .or_else(|| before.defaulting_path.clone()),
+        validation_path: args
+            .validation_path
+            .clone()
+            .or_else(|| before.validation_path.clone()),
         webhook_version: "v1".into(),
     };
     Ok(Resolved {

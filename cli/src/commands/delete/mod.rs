@@ -114,6 +114,8 @@ pub fn delete_webhook(args: &DeleteWebhookArgs, out: &mut dyn Write) -> anyhow::
             Vec::new()
         },
         validation: args.webhooks.programmatic_validation,
+        defaulting_path: has.defaulting_path.clone(),
+        validation_path: has.validation_path.clone(),
         webhook_version: has.webhook_version.clone(),
     };
     let command = format!(
@@ -134,6 +136,8 @@ pub fn delete_webhook(args: &DeleteWebhookArgs, out: &mut dyn Write) -> anyhow::
             has.spoke.clone()
         },
         validation: has.validation && !asked.validation,
+        defaulting_path: has.defaulting_path.clone().filter(|_| !asked.defaulting),
+        validation_path: has.validation_path.clone().filter(|_| !asked.validation),
         webhook_version: has.webhook_version.clone(),
     };
     let mut after = project.clone();
