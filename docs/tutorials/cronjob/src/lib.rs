@@ -30,6 +30,7 @@ pub fn manifests() -> rkb_runtime::Manifests {
     ];
     let rbac = vec![
         rkb_runtime::rbac_rules::<controller::cron_job::CronJobReconciler>(),
+        rkb_runtime::webhook_certificate_rules(&webhook::certs::certificates()),
         // +rkb:scaffold:rbac
     ];
     let webhooks = vec![
