@@ -192,11 +192,18 @@ fn image_apis_come_and_go_in_any_order() {
     assert_tree(dir, &before, "deleting both image APIs");
 }
 
+/// With the manager's own certificates (src/webhook/certs.rs) and with cert-manager's
+/// (config/certmanager).
 #[test]
 fn every_kind_of_webhook_comes_and_goes() {
-    let scratch = tempfile::tempdir().unwrap();
-    let dir = scratch.path();
-    common::init_demo(dir, &[]);
+    for certs in ["self", "cert-manager"] {
+        let scratch = tempfile::tempdir().unwrap();
+        every_kind_of_webhook_comes_and_goes_in(scratch.path(), certs);
+    }
+}
+
+fn every_kind_of_webhook_comes_and_goes_in(dir: &Path, certs: &str) {
+    common::init_demo(dir, &["--webhook-certs", certs]);
     rkb_in(dir, &api("create", "cache", "v1alpha1", "Memcached"));
     let mut second = api("create", "cache", "v1beta1", "Memcached");
     second.push("--no-controller");
@@ -216,7 +223,13 @@ fn every_kind_of_webhook_comes_and_goes() {
             &webhook("delete", "v1alpha1", delete_flags),
         );
     }
-    // The last webhook of the project takes config/webhook and config/certmanager along.
+    let kept = if certs == "self" {
+        "src/webhook/certs.rs"
+    } else {
+        "config/certmanager/certificate.yaml"
+    };
+    assert!(dir.join(kept).is_file(), "{certs}: no {kept}");
+    // The last webhook of the project takes config/webhook and the certificates' parts along.
     rkb_in(dir, &webhook("delete", "v1alpha1", &["--conversion"]));
     rkb_in(
         dir,

@@ -49,6 +49,10 @@ markers! {
     Crds = "crds",
     /// `src/lib.rs`: the reconcilers whose RBAC `make manifests` collects.
     Rbac = "rbac",
+    /// `src/lib.rs`: the RBAC of the manager's own webhook certificates, first, so that its
+    /// place does not depend on when the first webhook came (`alpha generate` replays
+    /// webhooks after every API).
+    WebhookRbac = "webhook-rbac",
     /// `src/lib.rs`, `src/controller/mod.rs`, webhook modules: `pub mod` lines, sorted.
     Modules = "modules",
     /// `src/controller/mod.rs`: the controllers the manager runs.

@@ -1,6 +1,6 @@
 //! reference/helm-values.md, from the chart `rkb edit --plugins helm` writes for the golden
-//! webhook project: every key of its values.yaml, with the default rkb wrote and the comment
-//! rkb put above it.
+//! webhook project switched to cert-manager (so that `certManager` is there too): every key
+//! of its values.yaml, with the default rkb wrote and the comment rkb put above it.
 
 use std::collections::BTreeMap;
 
@@ -11,11 +11,7 @@ use super::markdown::{cell, code, table};
 #[test]
 fn helm_values_reference_page() {
     let golden = crate::repo().join("testdata/project-memcached-webhook");
-    let dir = tempfile::tempdir().unwrap();
-    for file in ["PROJECT", "Makefile"] {
-        std::fs::copy(golden.join(file), dir.path().join(file)).unwrap();
-    }
-    crate::common::copy_dir(&golden.join("config"), &dir.path().join("config"));
+    let dir = crate::common::switched_to_cert_manager(&golden);
     crate::common::rkb_in(dir.path(), &["edit", "--plugins", "helm"]);
     let text = std::fs::read_to_string(dir.path().join("dist/chart/values.yaml")).unwrap();
     let values: Value = serde_yaml_ng::from_str(&text).unwrap();
@@ -24,7 +20,8 @@ fn helm_values_reference_page() {
     let mut rows = Vec::new();
     walk(&values, "", &comments, &mut rows);
     let mut page = crate::generated_from(
-        "the values.yaml `rkb edit --plugins helm` writes for testdata/project-memcached-webhook",
+        "the values.yaml `rkb edit --plugins helm` writes for testdata/project-memcached-webhook \
+         switched to `webhookCerts: cert-manager`",
         "helm_values.rs",
     );
     page.push_str(
@@ -36,8 +33,10 @@ fn helm_values_reference_page() {
          config/default/kustomization.yaml (the `# [NAME]` comments) becomes a switch, on where \
          config/ has it on. `make helm` keeps the values you changed or added and adds new ones.\n\n\
          These are the values of a project with one API and its webhooks \
-         (testdata/project-memcached-webhook, as rkb scaffolds it). A project without a CRD has \
-         no `crd`, one without webhooks no `webhook` or `certManager`.\n\n",
+         (testdata/project-memcached-webhook, after `rkb edit --webhook-certs cert-manager`). A \
+         project without a CRD has no `crd`, one without webhooks no `webhook` or `certManager`, \
+         and one whose manager keeps its own webhook certificates (`webhookCerts: self`, the \
+         default) no `certManager`.\n\n",
     );
     page.push_str(&table(&["Value", "Default", "What it sets"], &rows));
     crate::generated_page("reference/helm-values.md", &page);

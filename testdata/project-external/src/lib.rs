@@ -27,6 +27,7 @@ pub fn manifests() -> rkb_runtime::Manifests {
         // +rkb:scaffold:crds
     ];
     let rbac = vec![
+        // +rkb:scaffold:webhook-rbac
         rkb_runtime::rbac_rules::<controller::certificate::CertificateReconciler>(),
         rkb_runtime::rbac_rules::<controller::service_monitor::ServiceMonitorReconciler>(),
         rkb_runtime::rbac_rules::<controller::http_route::HTTPRouteReconciler>(),

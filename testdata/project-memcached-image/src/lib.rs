@@ -28,6 +28,7 @@ pub fn manifests() -> rkb_runtime::Manifests {
         // +rkb:scaffold:crds
     ];
     let rbac = vec![
+        // +rkb:scaffold:webhook-rbac
         rkb_runtime::rbac_rules::<controller::memcached::MemcachedReconciler>(),
         // +rkb:scaffold:rbac
     ];

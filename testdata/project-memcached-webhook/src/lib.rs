@@ -30,8 +30,9 @@ pub fn manifests() -> rkb_runtime::Manifests {
         // +rkb:scaffold:crds
     ];
     let rbac = vec![
-        rkb_runtime::rbac_rules::<controller::memcached::MemcachedReconciler>(),
         rkb_runtime::webhook_certificate_rules(&webhook::certs::certificates()),
+        // +rkb:scaffold:webhook-rbac
+        rkb_runtime::rbac_rules::<controller::memcached::MemcachedReconciler>(),
         // +rkb:scaffold:rbac
     ];
     let webhooks = vec![

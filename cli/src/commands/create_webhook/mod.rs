@@ -142,7 +142,7 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     .when(Switches::self_certs),
     Entry::insert(
         model::LIB,
-        Marker::Rbac,
+        Marker::WebhookRbac,
         Template("webhook/insert/manifest_certs.rs.tera"),
     )
     .rustfmt()

@@ -29,6 +29,8 @@ pub fn manifests() -> rkb_runtime::Manifests {
         // +rkb:scaffold:crds
     ];
     let rbac = vec![
+        rkb_runtime::webhook_certificate_rules(&webhook::certs::certificates()),
+        // +rkb:scaffold:webhook-rbac
         rkb_runtime::rbac_rules::<controller::cron_job::CronJobReconciler>(),
         // +rkb:scaffold:rbac
     ];

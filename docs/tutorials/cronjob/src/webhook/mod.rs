@@ -17,6 +17,7 @@
 
 use rkb_runtime::webhook::Webhooks;
 
+pub mod certs;
 pub mod v1;
 // +rkb:scaffold:modules
 
