@@ -33,11 +33,12 @@ work="$(cd "$work" && pwd)"
 runs="${RUNS:-3}"
 kubebuilder_version="${KUBEBUILDER_VERSION:-v4.16.0}"
 
-unset CARGO_PROFILE_DEV_DEBUG CARGO_PROFILE_TEST_DEBUG CARGO_INCREMENTAL CARGO_BUILD_JOBS
-export CARGO_TERM_COLOR=never GOTOOLCHAIN=local GOFLAGS=-modcacherw
 (cd "$repo" && cargo build --quiet --locked -p rkb)
 rkb="${CARGO_TARGET_DIR:-$repo/target}/debug/rkb"
-unset CARGO_TARGET_DIR
+# The projects build with their own settings, as a user's would (rkb itself builds with the
+# caller's, so that its target directory is reused).
+unset CARGO_TARGET_DIR CARGO_PROFILE_DEV_DEBUG CARGO_PROFILE_TEST_DEBUG CARGO_INCREMENTAL CARGO_BUILD_JOBS
+export CARGO_TERM_COLOR=never GOTOOLCHAIN=local GOFLAGS=-modcacherw
 export KUBEBUILDER_ASSETS="${KUBEBUILDER_ASSETS:-$("$rkb" setup-envtest)}"
 # kubebuilder's setup-envtest prints KUBEBUILDER_ASSETS rather than download into bin/ when
 # the directory holds kube-apiserver, etcd and kubectl (which the tests do not run).
