@@ -6,6 +6,7 @@
 
 mod common;
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -303,5 +304,70 @@ fn golden_projects_match_the_generator() {
     assert!(
         report.is_empty(),
         "the generator's output drifted from testdata/ (run testdata/regenerate.sh if intended):\n{report}"
+    );
+}
+
+/// `cargo tree`'s packages and their features for `package`: as `cargo build` (`make
+/// manifests`, `make run`) builds it, or as `cargo test` does (with the dev-dependencies).
+fn packages_with_features(package: &str, with_dev_dependencies: bool) -> BTreeSet<String> {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let edges = if with_dev_dependencies {
+        "normal,build,dev"
+    } else {
+        "normal,build"
+    };
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = std::process::Command::new(cargo)
+        .args(["tree", "--locked", "-p", package, "-e", edges])
+        .args(["--prefix", "none", "--format", "{p} [{f}]"])
+        .current_dir(repo)
+        .output()
+        .expect("cargo runs");
+    assert!(
+        output.status.success(),
+        "cargo tree -p {package} failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| line.trim_end_matches(" (*)").to_owned())
+        .collect()
+}
+
+/// A generated project's `cargo build` and `cargo test` must ask for the same features of
+/// every crate they share: cargo builds a crate again (and everything above it) for each
+/// set of features, so a difference (tokio's, under the test kit) makes the first `make
+/// test` compile the client, runtime and manager a second time. Only rkb-runtime, whose
+/// `testing` feature is the test build's purpose, and the project itself may differ.
+#[test]
+fn make_manifests_and_make_test_share_their_crates() {
+    let mut report = String::new();
+    for project in common::projects() {
+        if !project.parent().unwrap().ends_with("testdata") {
+            continue; // the examples add their own dependencies
+        }
+        let manifest = fs::read_to_string(project.join("Cargo.toml")).unwrap();
+        let package: toml::Table = toml::from_str(&manifest).unwrap();
+        let name = package["package"]["name"].as_str().unwrap();
+        let tests = packages_with_features(name, true);
+        for built in packages_with_features(name, false) {
+            let own = built.starts_with(&format!("{name} v")) || built.starts_with("rkb-runtime v");
+            if !own && !tests.contains(&built) {
+                let crate_name = built.split(' ').next().unwrap();
+                let in_tests: Vec<_> = tests
+                    .iter()
+                    .filter(|line| line.split(' ').next() == Some(crate_name))
+                    .collect();
+                report.push_str(&format!(
+                    "{name}: cargo build builds {built}, cargo test {in_tests:?}\n"
+                ));
+            }
+        }
+    }
+    assert!(
+        report.is_empty(),
+        "crates built with other features for the tests (turn those features on in the \
+         rkb crate that depends on them, as rkb-manager does for tokio):\n{report}"
     );
 }

@@ -405,7 +405,11 @@ fn the_makefile_has_kubebuilders_kind_and_lint_fix_targets() {
     );
     assert_eq!(
         run("lint-fix", &[]),
-        "clippy --fix --allow-dirty --allow-staged --all-targets\nfmt --all\nclippy --all-targets -- -D warnings\n"
+        "clippy --fix --allow-dirty --allow-staged --all-targets\n\
+         clippy --fix --allow-dirty --allow-staged --test e2e\n\
+         fmt --all\n\
+         clippy --all-targets -- -D warnings\n\
+         clippy --test e2e -- -D warnings\n"
     );
     // Without kind: what to install.
     let (ok, out) = make(&dir, &["setup-test-e2e", "KIND=no-such-kind"], &[]);
