@@ -463,6 +463,12 @@ pub struct EditArgs {
     /// while a file it would replace was edited by hand.
     #[arg(long, value_enum, conflicts_with_all = ["plugins", "multigroup"], value_name = "SOURCE")]
     pub webhook_certs: Option<WebhookCerts>,
+    /// Make the project namespace-scoped (`--namespaced=false`: cluster-wide again): the
+    /// manager watches only its own namespace and `make manifests` gives it a Role there
+    /// instead of a ClusterRole. Refused while a part it rewrites was edited by hand.
+    #[arg(long, conflicts_with_all = ["plugins", "multigroup", "webhook_certs"], num_args = 0..=1,
+          require_equals = true, default_missing_value = "true", value_name = "BOOL")]
+    pub namespaced: Option<bool>,
     /// The project directory.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub dir: PathBuf,

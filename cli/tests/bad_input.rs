@@ -2435,7 +2435,7 @@ const KUBEBUILDER_FLAGS: &[FlagRow] = {
         ("create webhook", "--external-api-module", Refused, &["create webhook --group cert-manager --version v1 --kind Issuer --defaulting --external-api-module github.com/cert-manager/cert-manager@v1.20.2"]),
         ("edit", "--multigroup", Same, &["edit --multigroup=true"]),
         ("edit", "--multigroup", Refused, &["edit --multigroup=false"]),
-        ("edit", "--namespaced", Refused, &["edit --namespaced"]),
+        ("edit", "--namespaced", Same, &["edit --namespaced"]),
         ("edit", "--force", Ignored, &["edit --plugins grafana --force"]),
         ("edit", "--license", Refused, &["edit --license none"]),
         ("edit", "--license-file", Refused, &["edit --license-file LICENSE.txt"]),

@@ -1,3 +1,4 @@
+//! Namespace-scoped operators: `rkb edit --namespaced` (at the end), and where
 //! `#[rbac(namespace = "...")]` rules deploy: the golden memcached project's `config/`,
 //! with roles rendered by `make manifests` for rules in two other namespaces and in the
 //! manager's own (`system`), builds with kustomize, passes the official schemas and, applied
@@ -222,4 +223,129 @@ async fn the_api_server_grants_namespaced_rules_where_they_are_declared() {
         assert!(std::time::Instant::now() < deadline, "{decided:?}");
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
+}
+
+/// `init` and then `create api` (a controller, an `--image` one) and `create webhook`.
+fn scaffold_for_edit(dir: &Path, init: &[&str]) {
+    common::init_demo(dir, init);
+    let api = ["create", "api", "--group", "cache", "--version", "v1alpha1"];
+    common::rkb_in(dir, &[&api[..], &["--kind", "Memcached"]].concat());
+    common::rkb_in(
+        dir,
+        &[&api[..], &["--kind", "Store", "--image", "nginx:1.27"]].concat(),
+    );
+    let webhook = [
+        "create",
+        "webhook",
+        "--group",
+        "cache",
+        "--version",
+        "v1alpha1",
+    ];
+    common::rkb_in(
+        dir,
+        &[&webhook[..], &["--kind", "Memcached", "--defaulting"]].concat(),
+    );
+}
+
+/// The manager container's environment, by name (the order of `env:` does not count).
+fn manager_env(dir: &Path) -> std::collections::BTreeMap<String, serde_json::Value> {
+    let text = std::fs::read_to_string(dir.join("config/manager/manager.yaml")).unwrap();
+    let deployment = serde_yaml_ng::Deserializer::from_str(&text)
+        .map(|d| <serde_json::Value as serde::Deserialize>::deserialize(d).unwrap())
+        .find(|d| d["kind"] == "Deployment")
+        .unwrap();
+    deployment["spec"]["template"]["spec"]["containers"][0]["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["name"].as_str().unwrap().to_owned(), e.clone()))
+        .collect()
+}
+
+/// kubebuilder's `edit --namespaced`: a cluster-wide project switched is what `init
+/// --namespaced` and the same commands make (its manager's environment in another order),
+/// controller tests included; switched back, it is byte for byte what it was.
+#[test]
+fn edit_namespaced_switches_a_project_both_ways() {
+    let cert_manager = ["--webhook-certs", "cert-manager"];
+    let (switched, made) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    scaffold_for_edit(switched.path(), &cert_manager);
+    scaffold_for_edit(
+        made.path(),
+        &[&cert_manager[..], &["--namespaced"]].concat(),
+    );
+    let before = common::files(switched.path());
+
+    let report = common::rkb_in(switched.path(), &["edit", "--namespaced"]);
+    assert!(report.contains("Next: `make manifests`"), "{report}");
+    let (now, wanted) = (common::files(switched.path()), common::files(made.path()));
+    let manager = Path::new("config/manager/manager.yaml");
+    let differing: Vec<_> = now
+        .keys()
+        .chain(wanted.keys())
+        .filter(|p| now.get(*p) != wanted.get(*p) && p.as_path() != manager)
+        .collect();
+    assert!(differing.is_empty(), "{differing:?}");
+    assert_eq!(manager_env(switched.path()), manager_env(made.path()));
+    for test in ["src/controller/memcached.rs", "tests/store_controller.rs"] {
+        let text = String::from_utf8(now[Path::new(test)].clone()).unwrap();
+        assert!(text.contains("operator_client_in_namespace"), "{test}");
+    }
+
+    common::rkb_in(switched.path(), &["edit", "--namespaced=false"]);
+    assert_eq!(common::files(switched.path()), before);
+}
+
+/// What `edit --namespaced` refuses, each time changing nothing: webhooks whose certificates
+/// the manager makes itself (it could not, namespace-scoped), and a part it rewrites that
+/// is not as rkb wrote it. A project without webhooks takes cert-manager for later ones.
+#[test]
+fn edit_namespaced_refuses_what_it_cannot_switch() {
+    let dir = tempfile::tempdir().unwrap();
+    scaffold_for_edit(dir.path(), &["--webhook-certs", "self"]);
+    let before = common::files(dir.path());
+    let refusal = common::rkb(&[
+        "edit",
+        "--namespaced",
+        "--dir",
+        dir.path().to_str().unwrap(),
+    ])
+    .unwrap_err();
+    assert!(
+        refusal.contains("rkb edit --webhook-certs cert-manager"),
+        "{refusal}"
+    );
+    assert_eq!(common::files(dir.path()), before);
+
+    common::rkb_in(dir.path(), &["edit", "--webhook-certs", "cert-manager"]);
+    let lib = dir.path().join("src/lib.rs");
+    let text = std::fs::read_to_string(&lib).unwrap();
+    std::fs::write(
+        &lib,
+        text.replace(".webhooks(webhooks)", ".webhooks(webhooks).clone()"),
+    )
+    .unwrap();
+    let before = common::files(dir.path());
+    let refusal = common::rkb(&[
+        "edit",
+        "--namespaced",
+        "--dir",
+        dir.path().to_str().unwrap(),
+    ])
+    .unwrap_err();
+    assert!(refusal.starts_with("src/lib.rs does not hold"), "{refusal}");
+    assert!(refusal.contains(".namespaced()"), "{refusal}");
+    assert_eq!(common::files(dir.path()), before);
+
+    let bare = tempfile::tempdir().unwrap();
+    common::init_demo(bare.path(), &[]);
+    let report = common::rkb_in(bare.path(), &["edit", "--namespaced"]);
+    assert!(
+        report.contains("webhookCerts is now cert-manager"),
+        "{report}"
+    );
+    let project = std::fs::read_to_string(bare.path().join("PROJECT")).unwrap();
+    assert!(project.contains("namespaced: true"), "{project}");
+    assert!(project.contains("webhookCerts: cert-manager"), "{project}");
 }

@@ -314,9 +314,6 @@ impl CreateWebhookFlags {
 /// kubebuilder's `edit` flags without an rkb flag of their own.
 #[derive(Debug, Default, Args)]
 pub struct EditFlags {
-    /// kubebuilder: make a cluster-wide project namespace-scoped.
-    #[arg(long, hide = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_name = "BOOL")]
-    pub namespaced: Option<String>,
     /// kubebuilder: overwrite scaffolded files.
     #[arg(long, hide = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", value_name = "BOOL")]
     pub force: Option<String>,
@@ -339,13 +336,6 @@ pub struct EditFlags {
 
 impl EditFlags {
     fn answer(&self, notes: &mut Vec<String>) -> Result<(), Error> {
-        if self.namespaced.is_some() {
-            return Err(anyhow!(
-                "--namespaced: rkb cannot yet turn an existing project namespace-scoped.\n  \
-                 Scaffold one that is with `rkb init --namespaced` and carry your code over, e.g.:  \
-                 rkb init --domain example.com --namespaced --dir my-operator-namespaced"
-            ));
-        }
         for (flag, given) in [
             ("--license", &self.license),
             ("--license-file", &self.license_file),

@@ -120,10 +120,13 @@ pub fn edit(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     if let Some(to) = args.webhook_certs {
         return super::webhook_certs::switch(args, to, out);
     }
+    if let Some(to) = args.namespaced {
+        return super::namespaced::switch(args, to, out);
+    }
     if args.multigroup != Some(true) {
         bail!(
             "edit needs a change to make: --multigroup (the multigroup layout), --plugins \
-             grafana,helm or --webhook-certs self|cert-manager.\n  e.g.:  rkb edit --multigroup"
+             grafana,helm, --webhook-certs self|cert-manager or --namespaced[=false].\n  e.g.:  rkb edit --multigroup"
         );
     }
     let mut changes = Changes::open(&args.dir)?;
@@ -496,7 +499,7 @@ impl Moves {
 
 /// The project's Rust files, relative to `root`, in a stable order. Symbolic links are
 /// left alone (the writer refuses them anyway).
-fn rust_files(root: &Path) -> anyhow::Result<Vec<String>> {
+pub(super) fn rust_files(root: &Path) -> anyhow::Result<Vec<String>> {
     let mut files = Vec::new();
     let mut stack: Vec<std::path::PathBuf> = RUST_DIRS.iter().map(|d| root.join(d)).collect();
     while let Some(dir) = stack.pop() {

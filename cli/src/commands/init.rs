@@ -299,7 +299,30 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         patch: context.rkb_source_kind.is_some(),
         namespaced: args.namespaced,
     };
-    let applied = super::scaffold(PLAN, &switches, &templates, &context, false, changes, out)?;
+    let mut changes = changes;
+    let applied = plan::apply(PLAN, &switches, &templates, &context, false, &mut changes)?;
+    // A namespace-scoped operator's parts that `rkb edit --namespaced` switches, written the
+    // same way.
+    let scope = super::namespaced::Scope {
+        namespaced: args.namespaced,
+    };
+    let scoped = super::namespaced::Context {
+        names: &context.names,
+        env_list_exists: false,
+        project: &context.project,
+    };
+    plan::apply(
+        super::namespaced::PLAN,
+        &scope,
+        &templates,
+        &scoped,
+        false,
+        &mut changes,
+    )?;
+    super::commit(changes, out)?;
+    if let Some(warning) = &applied.warning {
+        writeln!(out, "warning: {warning}")?;
+    }
     for path in applied.kept {
         writeln!(out, "{:>8} {path} (exists; left as it was)", "keep")?;
     }
@@ -312,6 +335,7 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             plugins,
             no_chart: true,
             webhook_certs: None,
+            namespaced: None,
             dir: args.dir.clone(),
             kubebuilder: Default::default(),
         };

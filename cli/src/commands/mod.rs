@@ -11,6 +11,7 @@ mod derive;
 mod edit;
 mod init;
 mod meant;
+mod namespaced;
 pub mod setup_envtest;
 mod webhook_certs;
 
@@ -149,6 +150,7 @@ mod tests {
             .chain(rows(super::create_webhook::PLAN))
             .chain(rows(super::edit::PLAN))
             .chain(rows(super::edit::GRAFANA))
+            .chain(rows(super::namespaced::PLAN))
             .collect()
     }
 

@@ -13,6 +13,7 @@ const COMMANDS: &[(&str, &str)] = &[
     ("create_api", "rkb create api"),
     ("create_webhook", "rkb create webhook"),
     ("edit", "rkb edit --multigroup"),
+    ("namespaced", "rkb init/edit --namespaced"),
 ];
 
 #[test]

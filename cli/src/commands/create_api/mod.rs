@@ -12,6 +12,7 @@ mod context;
 mod external;
 mod recorded;
 mod resolve;
+pub(super) use resolve::manager_has_env_list;
 
 use std::io::Write;
 

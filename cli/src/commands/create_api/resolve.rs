@@ -263,7 +263,7 @@ fn join_conversion(
 
 /// Whether the manager's container has an `env:` list, which the first image's variable
 /// starts and later ones join.
-fn manager_has_env_list(changes: &Changes) -> anyhow::Result<bool> {
+pub(in crate::commands) fn manager_has_env_list(changes: &Changes) -> anyhow::Result<bool> {
     let Some(text) = changes.read(model::MANAGER)? else {
         return Ok(false);
     };
