@@ -465,94 +465,22 @@ async fn probes_are_served_over_http() {
         .unwrap();
 }
 
-/// With --metrics-cert-path (config/default's [METRICS-WITH-CERTS] patch passes the mounted
-/// cert-manager Secret), the metrics server presents the certificate from there: a client
-/// that trusts only it and checks the metrics Service's DNS name, as the ServiceMonitor of
-/// monitor_tls_patch.yaml does, completes the handshake and gets that certificate, and a
-/// scrape without a token is still refused (401).
-#[tokio::test]
-async fn metrics_are_served_with_the_certificate_in_metrics_cert_path() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    use tokio_rustls::rustls;
-
-    let service = "demo-controller-manager-metrics-service.demo-system.svc";
-    let certified = rcgen::generate_simple_self_signed([
-        service.to_owned(),
-        format!("{service}.cluster.local"),
-    ])
-    .unwrap();
-    let mounted = tempfile::tempdir().unwrap();
-    std::fs::write(mounted.path().join("tls.crt"), certified.cert.pem()).unwrap();
-    std::fs::write(
-        mounted.path().join("tls.key"),
-        certified.signing_key.serialize_pem(),
-    )
-    .unwrap();
-
-    let (client, _) = config_map_api(0);
-    let port = free_port("127.0.0.1");
-    let manager = Manager::new(
-        "op",
-        client,
-        Args::parse_from([
-            "manager".to_owned(),
-            "--health-probe-bind-address=0".to_owned(),
-            format!("--metrics-bind-address=127.0.0.1:{port}"),
-            format!("--metrics-cert-path={}", mounted.path().display()),
-        ]),
-    );
-    let shutdown = manager.shutdown_token();
-    let run = tokio::spawn(manager.run([]));
-
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(certified.cert.der().clone()).unwrap();
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
-    let name = rustls::pki_types::ServerName::try_from(service).unwrap();
-    let mut stream = None;
-    for _ in 0..100 {
-        if let Ok(tcp) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
-            stream = Some(connector.connect(name.clone(), tcp).await.unwrap());
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let mut stream = stream.expect("the metrics server listens");
-    let presented = stream.get_ref().1.peer_certificates().unwrap()[0].clone();
-    assert_eq!(presented.as_ref(), certified.cert.der().as_ref());
-    stream
-        .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        .await
-        .unwrap();
-    let mut response = Vec::new();
-    // The answer counts, not how the connection ends (with or without close_notify).
-    let _ = stream.read_to_end(&mut response).await;
-    let response = String::from_utf8_lossy(&response);
-    assert!(response.starts_with("HTTP/1.1 401"), "{response}");
-
-    shutdown.cancel();
-    tokio::time::timeout(WAIT, run)
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
+/// A manager serving metrics over TLS with a certificate for `host` from
+/// --metrics-cert-path, and a client that trusts only that certificate.
+struct TlsMetrics {
+    certified: rcgen::CertifiedKey<rcgen::KeyPair>,
+    host: String,
+    port: u16,
+    _mounted: tempfile::TempDir,
+    shutdown: CancellationToken,
+    run: tokio::task::JoinHandle<anyhow::Result<()>>,
 }
 
-/// `--enable-http2` (as kubebuilder's main.go has it): the metrics server offers HTTP/2 in
-/// the TLS handshake and answers an HTTP/2 scrape; without it a client offering both gets
-/// HTTP/1.1, as controller-runtime has done since the HTTP/2 CVEs.
-#[tokio::test]
-async fn enable_http2_offers_http2_on_the_metrics_server_and_only_then() {
-    use http::StatusCode;
-    use tokio_rustls::rustls;
-
-    async fn negotiate(enable_http2: bool) -> (Vec<u8>, Option<StatusCode>) {
-        let certified = rcgen::generate_simple_self_signed(["localhost".to_owned()]).unwrap();
+impl TlsMetrics {
+    fn start(host: &str, flags: &[&str]) -> Self {
+        let certified =
+            rcgen::generate_simple_self_signed([host.to_owned(), format!("{host}.cluster.local")])
+                .unwrap();
         let mounted = tempfile::tempdir().unwrap();
         std::fs::write(mounted.path().join("tls.crt"), certified.cert.pem()).unwrap();
         std::fs::write(
@@ -562,40 +490,101 @@ async fn enable_http2_offers_http2_on_the_metrics_server_and_only_then() {
         .unwrap();
         let (client, _) = config_map_api(0);
         let port = free_port("127.0.0.1");
-        let manager = Manager::new(
-            "op",
-            client,
-            Args::parse_from([
-                "manager".to_owned(),
-                "--health-probe-bind-address=0".to_owned(),
-                format!("--metrics-bind-address=127.0.0.1:{port}"),
-                format!("--metrics-cert-path={}", mounted.path().display()),
-                format!("--enable-http2={enable_http2}"),
-            ]),
-        );
+        let mut args = vec![
+            "manager".to_owned(),
+            "--health-probe-bind-address=0".to_owned(),
+            format!("--metrics-bind-address=127.0.0.1:{port}"),
+            format!("--metrics-cert-path={}", mounted.path().display()),
+        ];
+        args.extend(flags.iter().map(|f| (*f).to_owned()));
+        let manager = Manager::new("op", client, Args::parse_from(args));
         let shutdown = manager.shutdown_token();
         let run = tokio::spawn(manager.run([]));
+        TlsMetrics {
+            certified,
+            host: host.to_owned(),
+            port,
+            _mounted: mounted,
+            shutdown,
+            run,
+        }
+    }
 
+    /// A TLS connection offering `alpn`, checking the certificate against `host`.
+    async fn connect(
+        &self,
+        alpn: &[&[u8]],
+    ) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
+        use tokio_rustls::rustls;
         let mut roots = rustls::RootCertStore::empty();
-        roots.add(certified.cert.der().clone()).unwrap();
+        roots.add(self.certified.cert.der().clone()).unwrap();
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let mut config = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .unwrap()
             .with_root_certificates(roots)
             .with_no_client_auth();
-        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
         let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
-        let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
-        let mut stream = None;
+        let name = rustls::pki_types::ServerName::try_from(self.host.clone()).unwrap();
         for _ in 0..100 {
-            if let Ok(tcp) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
-                stream = Some(connector.connect(name.clone(), tcp).await.unwrap());
-                break;
+            if let Ok(tcp) = tokio::net::TcpStream::connect(("127.0.0.1", self.port)).await {
+                return connector.connect(name, tcp).await.unwrap();
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        let stream = stream.expect("the metrics server listens");
+        panic!("the metrics server does not listen");
+    }
+
+    async fn stop(self) {
+        self.shutdown.cancel();
+        tokio::time::timeout(WAIT, self.run)
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+    }
+}
+
+/// With --metrics-cert-path (config/default's [METRICS-WITH-CERTS] patch passes the mounted
+/// cert-manager Secret), the metrics server presents the certificate from there: a client
+/// that trusts only it and checks the metrics Service's DNS name, as the ServiceMonitor of
+/// monitor_tls_patch.yaml does, completes the handshake and gets that certificate, and a
+/// scrape without a token is still refused (401).
+#[tokio::test]
+async fn metrics_are_served_with_the_certificate_in_metrics_cert_path() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let metrics = TlsMetrics::start(
+        "demo-controller-manager-metrics-service.demo-system.svc",
+        &[],
+    );
+    let mut stream = metrics.connect(&[]).await;
+    let presented = stream.get_ref().1.peer_certificates().unwrap()[0].clone();
+    assert_eq!(presented.as_ref(), metrics.certified.cert.der().as_ref());
+    stream
+        .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut response = Vec::new();
+    // The answer counts, not how the connection ends (with or without close_notify).
+    let _ = stream.read_to_end(&mut response).await;
+    let response = String::from_utf8_lossy(&response);
+    assert!(response.starts_with("HTTP/1.1 401"), "{response}");
+    metrics.stop().await;
+}
+
+/// `--enable-http2` (as kubebuilder's main.go has it): the metrics server offers HTTP/2 in
+/// the TLS handshake and answers an HTTP/2 scrape; without it a client offering both gets
+/// HTTP/1.1, as controller-runtime has done since the HTTP/2 CVEs.
+#[tokio::test]
+async fn enable_http2_offers_http2_on_the_metrics_server_and_only_then() {
+    use http::StatusCode;
+
+    async fn negotiate(enable_http2: bool) -> (Vec<u8>, Option<StatusCode>) {
+        let flag = format!("--enable-http2={enable_http2}");
+        let metrics = TlsMetrics::start("localhost", &[&flag]);
+        let stream = metrics.connect(&[b"h2", b"http/1.1"]).await;
         let protocol = stream.get_ref().1.alpn_protocol().unwrap().to_vec();
         let status = if protocol == b"h2" {
             let io = hyper_util::rt::TokioIo::new(stream);
@@ -611,12 +600,7 @@ async fn enable_http2_offers_http2_on_the_metrics_server_and_only_then() {
         } else {
             None
         };
-        shutdown.cancel();
-        tokio::time::timeout(WAIT, run)
-            .await
-            .unwrap()
-            .unwrap()
-            .unwrap();
+        metrics.stop().await;
         (protocol, status)
     }
 
