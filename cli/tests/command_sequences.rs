@@ -566,9 +566,10 @@ impl Edits {
                 let n = self.made;
                 // Above the real marker, so that taking the first match would take it.
                 let (decoy, at) = if raw {
-                    // A top-level item: before the file's first `pub` item, with a blank
-                    // line after it as rustfmt leaves it (the commands format what they edit).
-                    let Some(item) = text.find("\npub ") else {
+                    // A top-level item: before the last `pub` item above the real marker
+                    // (so the real marker stays the last copy), with a blank line after it
+                    // as rustfmt leaves it (the commands format what they edit).
+                    let Some(item) = text[..at].rfind("\npub ") else {
                         return false;
                     };
                     (
