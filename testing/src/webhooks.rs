@@ -12,17 +12,21 @@
 //! ```
 
 use std::collections::BTreeMap;
+use std::fmt::Debug;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use k8s_openapi::api::authentication::v1::UserInfo;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::Api;
 use kube::api::{DynamicObject, ObjectMeta, PostParams};
+use kube::{Api, Resource};
 use rkb_envtest::{Environment, Error, WebhookCerts};
 use rkb_manager::webhook::{
-    Defaulter, Denied, Request, Settings, TlsFiles, Validator, Warnings, Webhooks,
+    Defaulter, Denied, Operation, Request, Settings, TlsFiles, Validator, Warnings, Webhooks,
 };
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -90,6 +94,74 @@ pub async fn install(
         wait_until_called(env, kind).await?;
     }
     Ok(())
+}
+
+/// The object of a config/samples/ file (e.g. `include_str!`'d), in `namespace` when it is
+/// namespaced.
+///
+/// # Panics
+///
+/// When the YAML holds no object, or one that is not a `K`.
+pub fn sample<K: DeserializeOwned>(yaml: &str, namespace: Option<&str>) -> K {
+    let objects = rkb_envtest::parse_yaml(yaml).unwrap_or_else(|e| panic!("{e}"));
+    let first = objects
+        .first()
+        .unwrap_or_else(|| panic!("the sample holds no object"));
+    let mut object = serde_json::to_value(first).unwrap_or_else(|e| panic!("{e}"));
+    if let Some(namespace) = namespace {
+        object["metadata"]["namespace"] = namespace.into();
+    }
+    serde_json::from_value(object).unwrap_or_else(|e| panic!("the sample does not parse: {e}"))
+}
+
+/// The review of a create of `object`, as the API server sends it, for calling a
+/// `Defaulter` or `Validator` directly.
+pub fn create_request(object: &impl Resource) -> Request {
+    Request {
+        uid: "test".into(),
+        operation: Operation::Create,
+        name: object.meta().name.clone().unwrap_or_default(),
+        namespace: object.meta().namespace.clone(),
+        user_info: UserInfo::default(),
+        dry_run: false,
+        sub_resource: None,
+    }
+}
+
+/// Creates `object` through `api` as a dry run, and checks that the API server answers as
+/// the validator did (`verdict`): it admits the object, or refuses it with the validator's
+/// code and message.
+///
+/// # Panics
+///
+/// When the answers differ.
+pub async fn assert_answers_as_validator<K>(
+    api: &Api<K>,
+    object: &K,
+    verdict: Result<Warnings, Denied>,
+) where
+    K: Resource + Clone + Debug + Serialize + DeserializeOwned,
+{
+    let dry_run = PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    };
+    match (verdict, api.create(&dry_run, object).await) {
+        (Ok(_), Ok(_)) => {}
+        (Err(denied), Err(kube::Error::Api(status))) => {
+            assert_eq!(status.code, denied.status().code, "{status:?}");
+            // The API server puts `admission webhook "<name>" denied the request: ` first.
+            assert!(
+                status.message.ends_with(denied.message()),
+                "the API server refused with {:?}, not with the validator's {:?}",
+                status.message,
+                denied.message()
+            );
+        }
+        (verdict, answer) => {
+            panic!("the validator answered {verdict:?}, the API server {answer:?}, for {object:?}")
+        }
+    }
 }
 
 /// Serves on a thread with its own runtime: a `#[tokio::test]`'s runtime ends with its test.

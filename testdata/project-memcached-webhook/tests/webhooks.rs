@@ -18,8 +18,8 @@
 //! adds a test per webhook at the marker.
 
 use kube::Api;
-use kube::api::PostParams;
 use rkb_runtime::testing::envtest::{self, Environment};
+use rkb_runtime::testing::webhooks;
 use rkb_runtime::webhook;
 use tokio::sync::OnceCell;
 
@@ -30,69 +30,14 @@ async fn api_server() -> (&'static Environment, String) {
     let env = envtest::shared().await;
     INSTALLED
         .get_or_init(|| async {
-            rkb_runtime::testing::webhooks::install(
-                env,
-                memcached_webhook::webhook::webhooks(),
-                &memcached_webhook::manifests(),
-            )
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
+            let served = memcached_webhook::webhook::webhooks();
+            let manifests = memcached_webhook::manifests();
+            webhooks::install(env, served, &manifests)
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
         })
         .await;
     (env, env.create_namespace().await.unwrap())
-}
-
-/// The object of a config/samples/ file, in `namespace` when it is namespaced.
-fn sample<K: serde::de::DeserializeOwned>(yaml: &str, namespace: Option<&str>) -> K {
-    let mut object = serde_json::to_value(&envtest::parse_yaml(yaml).unwrap()[0]).unwrap();
-    if let Some(namespace) = namespace {
-        object["metadata"]["namespace"] = namespace.into();
-    }
-    serde_json::from_value(object).unwrap_or_else(|e| panic!("the sample does not parse: {e}"))
-}
-
-/// A review of a create of `object`, as the API server sends it.
-fn create_request(object: &impl kube::Resource) -> webhook::Request {
-    webhook::Request {
-        uid: "test".into(),
-        operation: webhook::Operation::Create,
-        name: object.meta().name.clone().unwrap_or_default(),
-        namespace: object.meta().namespace.clone(),
-        user_info: Default::default(),
-        dry_run: false,
-        sub_resource: None,
-    }
-}
-
-/// Creates `object` as a dry run, and checks that the API server answers as the validator
-/// did (`verdict`): it admits it, or refuses it with the validator's code and message.
-async fn assert_answers_as_validator<K>(
-    api: &Api<K>,
-    object: &K,
-    verdict: Result<webhook::Warnings, webhook::Denied>,
-) where
-    K: kube::Resource + Clone + std::fmt::Debug + serde::Serialize + serde::de::DeserializeOwned,
-{
-    let dry_run = PostParams {
-        dry_run: true,
-        ..PostParams::default()
-    };
-    let answer = api.create(&dry_run, object).await;
-    match (verdict, answer) {
-        (Ok(_), Ok(_)) => {}
-        (Err(denied), Err(kube::Error::Api(status))) => {
-            assert_eq!(status.code, denied.status().code, "{status:?}");
-            assert!(
-                status.message.ends_with(denied.message()),
-                "the API server refused with {:?}, not the validator's {:?}",
-                status.message,
-                denied.message()
-            );
-        }
-        (verdict, answer) => {
-            panic!("the validator answered {verdict:?}, the API server {answer:?}, for {object:?}")
-        }
-    }
 }
 
 /// A create of the Memcached sample through the API server is stored defaulted:
@@ -103,19 +48,23 @@ async fn memcached_v1alpha1_sample_is_defaulted_on_create() {
     use memcached_webhook::webhook::v1alpha1::memcached::MemcachedWebhook;
 
     let (env, namespace) = api_server().await;
-    let object: Memcached = sample(
+    let object: Memcached = webhooks::sample(
         include_str!("../config/samples/cache_v1alpha1_memcached.yaml"),
         Some(&namespace),
     );
     let api = Api::<Memcached>::namespaced(env.client(), &namespace);
     let created = api
-        .create(&PostParams::default(), &object)
+        .create(&kube::api::PostParams::default(), &object)
         .await
         .unwrap_or_else(|e| panic!("the API server refused the sample: {e}"));
     let mut again = created.clone();
-    webhook::Defaulter::apply_defaults(&MemcachedWebhook, &create_request(&created), &mut again)
-        .await
-        .unwrap_or_else(|denied| panic!("defaulting refused the stored sample: {denied}"));
+    webhook::Defaulter::apply_defaults(
+        &MemcachedWebhook,
+        &webhooks::create_request(&created),
+        &mut again,
+    )
+    .await
+    .unwrap_or_else(|denied| panic!("defaulting refused the stored sample: {denied}"));
     assert_eq!(
         again, created,
         "the stored sample lacks defaults: the API server did not call the defaulting webhook"
@@ -131,18 +80,72 @@ async fn memcached_v1alpha1_is_validated_on_create() {
 
     let (env, namespace) = api_server().await;
     let api = Api::<Memcached>::namespaced(env.client(), &namespace);
-    let valid: Memcached = sample(
+    let valid: Memcached = webhooks::sample(
         include_str!("../config/samples/cache_v1alpha1_memcached.yaml"),
         Some(&namespace),
     );
     for object in [valid] {
         let verdict = webhook::Validator::validate_create(
             &MemcachedWebhook,
-            &create_request(&object),
+            &webhooks::create_request(&object),
             &object,
         )
         .await;
-        assert_answers_as_validator(&api, &object, verdict).await;
+        webhooks::assert_answers_as_validator(&api, &object, verdict).await;
+    }
+}
+
+/// A Memcached created in one version reads back in every other as its conversion
+/// makes it: the API server calls the conversion webhook both ways.
+#[tokio::test]
+async fn memcached_v1alpha1_converts_through_the_api_server() {
+    type Hub = memcached_webhook::api::cache::v1alpha1::Memcached;
+
+    {
+        type Spoke = memcached_webhook::api::cache::v1beta1::Memcached;
+        let (env, namespace) = api_server().await;
+        let mut hub: Hub = webhooks::sample(
+            include_str!("../config/samples/cache_v1alpha1_memcached.yaml"),
+            Some(&namespace),
+        );
+        // Names of their own: the other tests create the samples too.
+        hub.metadata.name = Some(format!(
+            "{}-v1alpha1-to-v1beta1",
+            kube::ResourceExt::name_any(&hub)
+        ));
+        let hub = Api::<Hub>::namespaced(env.client(), &namespace)
+            .create(&kube::api::PostParams::default(), &hub)
+            .await
+            .unwrap_or_else(|e| panic!("the API server refused the v1alpha1 sample: {e}"));
+        let read = Api::<Spoke>::namespaced(env.client(), &namespace)
+            .get(&kube::ResourceExt::name_any(&hub))
+            .await
+            .unwrap_or_else(|e| panic!("cannot read the v1alpha1 sample as v1beta1: {e}"));
+        assert_eq!(
+            read,
+            <Spoke as webhook::Convertible<Hub>>::from_hub(hub).unwrap()
+        );
+        let (env, namespace) = api_server().await;
+        let mut spoke: Spoke = webhooks::sample(
+            include_str!("../config/samples/cache_v1beta1_memcached.yaml"),
+            Some(&namespace),
+        );
+        spoke.metadata.name = Some(format!(
+            "{}-v1beta1-to-v1alpha1",
+            kube::ResourceExt::name_any(&spoke)
+        ));
+        let spoke = Api::<Spoke>::namespaced(env.client(), &namespace)
+            .create(&kube::api::PostParams::default(), &spoke)
+            .await
+            .unwrap_or_else(|e| panic!("the API server refused the v1beta1 sample: {e}"));
+        let read = Api::<Hub>::namespaced(env.client(), &namespace)
+            .get(&kube::ResourceExt::name_any(&spoke))
+            .await
+            .unwrap_or_else(|e| panic!("cannot read the v1beta1 sample as v1alpha1: {e}"));
+        assert_eq!(
+            read,
+            <Spoke as webhook::Convertible<Hub>>::to_hub(spoke).unwrap()
+        );
     }
 }
 // +rkb:scaffold:webhook-tests

@@ -64,9 +64,9 @@ impl Switches {
         !self.cert_manager
     }
 
-    /// The kind's sample goes through its admission webhooks on envtest (tests/webhooks.rs).
+    /// The kind's samples go through its webhooks on envtest (tests/webhooks.rs).
     fn api_server_tests(&self) -> bool {
-        self.admission() && !self.foreign
+        (self.admission() || self.conversion) && !self.foreign
     }
 }
 
@@ -210,6 +210,13 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     )
     .rustfmt()
     .when(|s| s.new_validation && s.api_server_tests()),
+    Entry::insert(
+        API_SERVER_TESTS,
+        Marker::WebhookTests,
+        Template("webhook/insert/api_server_conversion_test.rs.tera"),
+    )
+    .rustfmt()
+    .when(|s| s.new_conversion && s.api_server_tests()),
     Entry::insert(
         WEBHOOKS,
         Marker::Webhooks,
