@@ -44,15 +44,15 @@ async fn api_server() -> (&'static Environment, String) {
 /// defaulting it again changes nothing.
 #[tokio::test]
 async fn memcached_v1alpha1_sample_is_defaulted_on_create() {
-    use memcached_webhook::api::cache::v1alpha1::Memcached;
     use memcached_webhook::webhook::v1alpha1::memcached::MemcachedWebhook;
+    type Object = memcached_webhook::api::cache::v1alpha1::Memcached;
 
     let (env, namespace) = api_server().await;
-    let object: Memcached = webhooks::sample(
+    let object: Object = webhooks::sample(
         include_str!("../config/samples/cache_v1alpha1_memcached.yaml"),
         Some(&namespace),
     );
-    let api = Api::<Memcached>::namespaced(env.client(), &namespace);
+    let api = Api::<Object>::namespaced(env.client(), &namespace);
     let created = api
         .create(&kube::api::PostParams::default(), &object)
         .await
@@ -75,12 +75,12 @@ async fn memcached_v1alpha1_sample_is_defaulted_on_create() {
 /// with its message. TODO(user): add an object per rule of the validator, that it refuses.
 #[tokio::test]
 async fn memcached_v1alpha1_is_validated_on_create() {
-    use memcached_webhook::api::cache::v1alpha1::Memcached;
     use memcached_webhook::webhook::v1alpha1::memcached::MemcachedWebhook;
+    type Object = memcached_webhook::api::cache::v1alpha1::Memcached;
 
     let (env, namespace) = api_server().await;
-    let api = Api::<Memcached>::namespaced(env.client(), &namespace);
-    let valid: Memcached = webhooks::sample(
+    let api = Api::<Object>::namespaced(env.client(), &namespace);
+    let valid: Object = webhooks::sample(
         include_str!("../config/samples/cache_v1alpha1_memcached.yaml"),
         Some(&namespace),
     );
