@@ -11,8 +11,9 @@
 // limitations under the License.
 
 //! End-to-end test against the cluster of the current KUBECONFIG, after `make test-e2e` has
-//! built the image and deployed the operator: the manager becomes Ready, and every sample in
-//! config/samples is reconciled. Skipped (passing) when no cluster is reachable.
+//! built the image and deployed the operator: the manager becomes Ready, every sample in
+//! config/samples is reconciled, and a scraper bound to the metrics-reader ClusterRole gets
+//! the manager's metrics. Skipped (passing) when no cluster is reachable.
 
 use rkb_runtime::testing::e2e::Deployed;
 
@@ -24,5 +25,6 @@ const PROJECT: &str = "cronjob";
 async fn the_manager_becomes_ready_and_reconciles_the_samples() {
     if let Some(operator) = Deployed::connect(env!("CARGO_MANIFEST_DIR"), PROJECT).await {
         operator.check_ready_and_samples_reconciled().await;
+        operator.check_metrics_served().await;
     }
 }
