@@ -29,8 +29,10 @@
 //! Also: a real kube-apiserver and etcd ([`envtest`], the `rkb-envtest` crate, like
 //! controller-runtime's envtest), helpers for controller tests ([`controller`]: start a
 //! Controller and record its reconciles, wait, read Events, drop one RBAC rule), and the
-//! harness of generated end-to-end tests ([`e2e`]), and property tests of conversion webhooks
-//! ([`conversion`]: arbitrary objects drawn from a spoke's schema survive spoke → hub → spoke).
+//! harness of generated end-to-end tests ([`e2e`]), property tests of conversion webhooks
+//! ([`conversion`]: arbitrary objects drawn from a spoke's schema survive spoke → hub → spoke),
+//! and a project's webhooks served and installed on envtest, so that its API server calls
+//! them ([`webhooks`], kubebuilder's `webhook_suite_test.go`).
 //!
 //! The rkb Book's [Testing guide][testing] shows them at work in a generated project.
 //!
@@ -42,6 +44,7 @@ pub mod e2e;
 pub mod external;
 mod faults;
 mod rbac_audit;
+pub mod webhooks;
 mod wrap;
 
 pub use faults::{Fault, FaultKind, Faults};

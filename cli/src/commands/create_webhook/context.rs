@@ -156,6 +156,7 @@ pub(super) fn context(
         extend_admission: !args.force && changes.exists(&layout.admission_file)?,
         first_webhook: project.resources.iter().all(|r| r.webhooks.is_none()),
         cert_manager: project.webhook_certs() == WebhookCerts::CertManager,
+        foreign: api.foreign,
     };
     if let Some(entry) = project.resources.iter_mut().find(|r| api.is(r)) {
         entry.webhooks = Some(after.clone());
@@ -198,6 +199,7 @@ pub(in crate::commands) fn recorded(
         extend_admission: others_admit,
         first_webhook: false,
         cert_manager: project.webhook_certs() == WebhookCerts::CertManager,
+        foreign: api.foreign,
     };
     let context = Context {
         names: ProjectNames::read(project, changes)?,

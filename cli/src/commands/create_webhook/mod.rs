@@ -51,6 +51,8 @@ pub(super) struct Switches {
     first_webhook: bool,
     /// cert-manager issues the certificates (PROJECT's `webhookCerts`), else the manager.
     cert_manager: bool,
+    /// A built-in or external kind: no sample for the API-server tests to create.
+    foreign: bool,
 }
 
 impl Switches {
@@ -60,6 +62,11 @@ impl Switches {
 
     fn self_certs(&self) -> bool {
         !self.cert_manager
+    }
+
+    /// The kind's samples go through its webhooks on envtest (tests/webhooks.rs).
+    fn api_server_tests(&self) -> bool {
+        (self.admission() || self.conversion) && !self.foreign
     }
 }
 
@@ -71,6 +78,8 @@ const GROUP_MOD: &str = "{{ layout.webhook_group_file }}";
 const WEBHOOKS: &str = model::WEBHOOKS;
 const DEFAULT: &str = model::DEFAULT_KUSTOMIZATION;
 const CERTS: &str = model::WEBHOOK_CERTS;
+/// The webhooks called by envtest's API server: a test per kind and webhook.
+const API_SERVER_TESTS: &str = "tests/webhooks.rs";
 const REPLACEMENTS: Marker = Marker::WebhookReplacements;
 pub(super) const REPLACEMENTS_KEY: &str = "replacements:";
 
@@ -184,6 +193,30 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         Inline("pub mod {{ hook.kind_snake }};"),
     )
     .when(Switches::admission),
+    Entry::shared(API_SERVER_TESTS, "webhook/api_server_tests.rs.tera")
+        .rustfmt()
+        .when(Switches::api_server_tests),
+    Entry::insert(
+        API_SERVER_TESTS,
+        Marker::WebhookTests,
+        Template("webhook/insert/api_server_defaulter_test.rs.tera"),
+    )
+    .rustfmt()
+    .when(|s| s.new_defaulting && s.api_server_tests()),
+    Entry::insert(
+        API_SERVER_TESTS,
+        Marker::WebhookTests,
+        Template("webhook/insert/api_server_validator_test.rs.tera"),
+    )
+    .rustfmt()
+    .when(|s| s.new_validation && s.api_server_tests()),
+    Entry::insert(
+        API_SERVER_TESTS,
+        Marker::WebhookTests,
+        Template("webhook/insert/api_server_conversion_test.rs.tera"),
+    )
+    .rustfmt()
+    .when(|s| s.new_conversion && s.api_server_tests()),
     Entry::insert(
         WEBHOOKS,
         Marker::Webhooks,
