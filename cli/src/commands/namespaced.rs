@@ -16,7 +16,7 @@ use crate::cli::EditArgs;
 use crate::model::{self, ProjectNames};
 use crate::project::{self, Project, WebhookCerts};
 use crate::scaffold::plan::{self, Entry, Marker, Text};
-use crate::scaffold::{Changes, Templates};
+use crate::scaffold::{Changes, Templates, normalized};
 
 const ROLE_BINDING: &str = "config/rbac/role_binding.yaml";
 const ROLE_BINDING_TEMPLATE: &str = "init/config/rbac/role_binding.yaml.tera";
@@ -325,13 +325,12 @@ fn switch_controller_tests(
 /// `text` with the first run of whole lines that reads `from` (whitespace aside) replaced by
 /// `to`, each of its lines indented like the run's first; `None` without such a run.
 fn replace_block(text: &str, from: &str, to: &str) -> Option<String> {
-    let squeeze = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
-    let wanted = squeeze(from);
+    let wanted = normalized(from, false);
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     for start in 0..lines.len() {
         let mut seen = String::new();
         for end in start..lines.len() {
-            seen.push_str(&squeeze(lines[end]));
+            seen.push_str(&normalized(lines[end], false));
             if seen == wanted {
                 let line = lines[start];
                 let indent = &line[..line.len() - line.trim_start().len()];
@@ -358,15 +357,17 @@ mod tests {
     /// either fails here rather than in `rkb edit --namespaced`.
     #[test]
     fn the_controller_templates_hold_both_operator_clients() {
-        let squeeze = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>();
         let templates = [
             "api/controller.rs.tera",
             "api/deploy-image/controller_test.rs.tera",
         ];
         for (template, (cluster_wide, namespace_scoped)) in templates.iter().zip(OPERATOR_CLIENTS) {
-            let source = squeeze(Templates::source(template).unwrap());
+            let source = normalized(Templates::source(template).unwrap(), false);
             for block in [cluster_wide, namespace_scoped] {
-                assert!(source.contains(&squeeze(block)), "{template}:\n{block}");
+                assert!(
+                    source.contains(&normalized(block, false)),
+                    "{template}:\n{block}"
+                );
             }
         }
     }

@@ -40,7 +40,6 @@ pub(super) fn switch(args: &EditArgs, to: WebhookCerts, out: &mut dyn Write) -> 
     let templates = Templates::load()?;
     let before = rendered(&project, &changes, &templates)?;
     let now = rendered(&after, &changes, &templates)?;
-    let key = |r: &Rendered| (r.path.clone(), r.text.clone(), format!("{:?}", r.action));
     let before_keys: BTreeSet<_> = before.iter().map(key).collect();
     let now_keys: BTreeSet<_> = now.iter().map(key).collect();
     let gone = unique(before.iter().filter(|r| !now_keys.contains(&key(r))));
@@ -103,13 +102,15 @@ fn rendered(
     Ok(all)
 }
 
+/// What tells one rendered file or insertion from another.
+fn key(r: &Rendered) -> (String, String, String) {
+    (r.path.clone(), r.text.clone(), format!("{:?}", r.action))
+}
+
 /// Each file or insertion once (two kinds share the configurations' lines).
 fn unique<'a>(rendered: impl Iterator<Item = &'a Rendered>) -> Vec<Rendered> {
     let mut seen = BTreeSet::new();
-    rendered
-        .filter(|r| seen.insert((r.path.clone(), r.text.clone(), format!("{:?}", r.action))))
-        .cloned()
-        .collect()
+    rendered.filter(|r| seen.insert(key(r))).cloned().collect()
 }
 
 /// Refuses, naming them, when parts of the old way are not as rkb wrote them: they may hold

@@ -249,7 +249,7 @@ fn upsert(content: &str, marker: &str, snippet: &str, hidden: &[bool]) -> anyhow
 
 /// `text` without whitespace and, in Rust, without the commas before a closing bracket:
 /// what survives rustfmt's rewrapping of an inserted snippet.
-fn normalized(text: &str, rust: bool) -> String {
+pub(crate) fn normalized(text: &str, rust: bool) -> String {
     let mut out: String = text.chars().filter(|c| !c.is_whitespace()).collect();
     if rust {
         for closer in [")", "]", ">", "}"] {

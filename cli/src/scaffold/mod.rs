@@ -11,6 +11,7 @@ mod read;
 pub mod rust_text;
 
 pub use changes::{Changes, FILE_NAME_MAX, NAME_MAX, STAGING_EXTRA, Written};
+pub(crate) use markers::normalized;
 pub use plan::{Entry, IfExists, Marker, Text};
 pub use read::read_optional;
 
