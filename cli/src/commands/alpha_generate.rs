@@ -29,43 +29,14 @@ pub fn alpha_generate(args: &AlphaGenerateArgs, out: &mut dyn Write) -> anyhow::
         .unwrap_or_else(|| generated_beside(input));
     let project = super::load_project(input, out)?;
     check_plugins(&project, input)?;
-    let boilerplate = crate::scaffold::read_optional(&input.join(model::BOILERPLATE))?;
-    let cargo_config = crate::scaffold::read_optional(&input.join(CARGO_CONFIG))?;
-    // The grafana plugin's list of custom metrics is the user's: the replayed plugin makes
-    // their dashboard of it.
-    let custom_metrics = match project.plugins.grafana {
-        Some(_) => crate::scaffold::read_optional(&input.join(crate::grafana::CONFIG))?,
-        None => None,
-    };
+    let kept = Kept::read(&project, input)?;
     let created = prepare_output(input, &output)?;
 
-    let steps = replay(&project, input, boilerplate.as_deref(), &output);
-    let result = (|| -> anyhow::Result<()> {
-        if let Some(text) = &boilerplate {
-            write_new(&output.join(model::BOILERPLATE), text)?;
-        }
-        if let Some(text) = &cargo_config {
-            write_new(&output.join(CARGO_CONFIG), text)?;
-        }
-        if let Some(text) = &custom_metrics {
-            write_new(&output.join(crate::grafana::CONFIG), text)?;
-        }
-        for step in &steps {
-            writeln!(out, "$ {}", shown(step))?;
-            // Its `init` passes --rkb-source registry, so $RKB_PATH does not count.
-            let cli = Cli::try_parse_from(step)
-                .map_err(|e| anyhow::anyhow!("{e}"))
-                .with_context(|| format!("cannot replay `{}`", shown(step)))?;
-            super::run(cli, out).with_context(|| {
-                format!(
-                    "replaying {} failed at `{}`",
-                    input.join(project::FILE_NAME).display(),
-                    shown(step)
-                )
-            })?;
-        }
-        keep_order(&project, &output)
-    })();
+    let steps = replay(&project, input, kept.boilerplate.as_deref(), &output);
+    let result = kept
+        .write(&output)
+        .and_then(|()| run_steps(&steps, input, out))
+        .and_then(|()| keep_order(&project, &output));
     if let Err(error) = result {
         undo(&output, created);
         return Err(error.context(format!(
@@ -76,22 +47,8 @@ pub fn alpha_generate(args: &AlphaGenerateArgs, out: &mut dyn Write) -> anyhow::
     }
     // The chart is made of the project's CRDs, which `make manifests` writes: the helm
     // plugin is replayed after it (or, without it, left to the next `make manifests`).
-    let helm = |no_chart: bool, out: &mut dyn Write| -> anyhow::Result<()> {
-        if project.plugins.helm.is_none() {
-            return Ok(());
-        }
-        let dir = output.to_string_lossy().into_owned();
-        let mut step = vec!["rkb", "edit", "--dir", &dir, "--plugins", "helm"];
-        if no_chart {
-            step.push("--no-chart");
-        }
-        let step: Vec<String> = step.into_iter().map(String::from).collect();
-        writeln!(out, "$ {}", shown(&step))?;
-        let cli = Cli::try_parse_from(&step).map_err(|e| anyhow::anyhow!("{e}"))?;
-        super::run(cli, out).with_context(|| format!("replaying `{}` failed", shown(&step)))
-    };
     if args.no_manifests {
-        helm(true, out)?;
+        replay_helm(&project, &output, true, out)?;
         writeln!(
             out,
             "\n{} scaffolded again from {} in {}. Next: `make manifests` there (skipped: --no-manifests).",
@@ -101,10 +58,99 @@ pub fn alpha_generate(args: &AlphaGenerateArgs, out: &mut dyn Write) -> anyhow::
         )?;
         return Ok(());
     }
+    make_manifests(&output, out)?;
+    replay_helm(&project, &output, false, out)?;
+    writeln!(
+        out,
+        "\n{} scaffolded again from {} in {}.",
+        project.project_name,
+        input.join(project::FILE_NAME).display(),
+        output.display()
+    )?;
+    Ok(())
+}
+
+/// The input's files the output keeps as they are: the license header, the source of rkb's
+/// crates and the grafana plugin's list of custom metrics (the user's: the replayed plugin
+/// makes their dashboard of it).
+struct Kept {
+    boilerplate: Option<String>,
+    cargo_config: Option<String>,
+    custom_metrics: Option<String>,
+}
+
+impl Kept {
+    fn read(project: &Project, input: &Path) -> anyhow::Result<Self> {
+        let read = |path: &str| crate::scaffold::read_optional(&input.join(path));
+        Ok(Self {
+            boilerplate: read(model::BOILERPLATE)?,
+            cargo_config: read(CARGO_CONFIG)?,
+            custom_metrics: match project.plugins.grafana {
+                Some(_) => read(crate::grafana::CONFIG)?,
+                None => None,
+            },
+        })
+    }
+
+    fn write(&self, output: &Path) -> anyhow::Result<()> {
+        for (path, text) in [
+            (model::BOILERPLATE, &self.boilerplate),
+            (CARGO_CONFIG, &self.cargo_config),
+            (crate::grafana::CONFIG, &self.custom_metrics),
+        ] {
+            if let Some(text) = text {
+                write_new(&output.join(path), text)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Runs each replayed command in-process, as the user would have typed it.
+fn run_steps(steps: &[Vec<String>], input: &Path, out: &mut dyn Write) -> anyhow::Result<()> {
+    for step in steps {
+        writeln!(out, "$ {}", shown(step))?;
+        // Its `init` passes --rkb-source registry, so $RKB_PATH does not count.
+        let cli = Cli::try_parse_from(step)
+            .map_err(|e| anyhow::anyhow!("{e}"))
+            .with_context(|| format!("cannot replay `{}`", shown(step)))?;
+        super::run(cli, out).with_context(|| {
+            format!(
+                "replaying {} failed at `{}`",
+                input.join(project::FILE_NAME).display(),
+                shown(step)
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// `rkb edit --plugins helm` in the output, when the input has the plugin.
+fn replay_helm(
+    project: &Project,
+    output: &Path,
+    no_chart: bool,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    if project.plugins.helm.is_none() {
+        return Ok(());
+    }
+    let dir = output.to_string_lossy().into_owned();
+    let mut step = vec!["rkb", "edit", "--dir", &dir, "--plugins", "helm"];
+    if no_chart {
+        step.push("--no-chart");
+    }
+    let step: Vec<String> = step.into_iter().map(String::from).collect();
+    writeln!(out, "$ {}", shown(&step))?;
+    let cli = Cli::try_parse_from(&step).map_err(|e| anyhow::anyhow!("{e}"))?;
+    super::run(cli, out).with_context(|| format!("replaying `{}` failed", shown(&step)))
+}
+
+fn make_manifests(output: &Path, out: &mut dyn Write) -> anyhow::Result<()> {
     writeln!(out, "$ make manifests  (in {})", output.display())?;
     let status = std::process::Command::new("make")
         .arg("manifests")
-        .current_dir(&output)
+        .current_dir(output)
         .status()
         .context("cannot run `make`: install make, or pass --no-manifests and run it later")?;
     if !status.success() {
@@ -114,14 +160,6 @@ pub fn alpha_generate(args: &AlphaGenerateArgs, out: &mut dyn Write) -> anyhow::
             output.display()
         );
     }
-    helm(false, out)?;
-    writeln!(
-        out,
-        "\n{} scaffolded again from {} in {}.",
-        project.project_name,
-        input.join(project::FILE_NAME).display(),
-        output.display()
-    )?;
     Ok(())
 }
 

@@ -238,7 +238,56 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let webhook_certs = webhook_certs(args)?;
     // Opened first: an interrupted earlier `rkb init` is undone (or finished) before the
     // directory is judged, so a retry is not refused for the files it had left.
-    let changes = Changes::open(&args.dir)?;
+    let mut changes = Changes::open(&args.dir)?;
+    refuse_an_existing_project(args)?;
+    let templates = Templates::load()?;
+    let context = context(args, &templates, project_name, webhook_certs)?;
+
+    let switches = Switches {
+        patch: context.rkb_source_kind.is_some(),
+        namespaced: args.namespaced,
+    };
+    let applied = plan::apply(PLAN, &switches, &templates, &context, false, &mut changes)?;
+    // A namespace-scoped operator's parts that `rkb edit --namespaced` switches, written the
+    // same way.
+    let scope = super::namespaced::Scope {
+        namespaced: args.namespaced,
+    };
+    let scoped = super::namespaced::Context {
+        names: &context.names,
+        env_list_exists: false,
+        project: &context.project,
+    };
+    plan::apply(
+        super::namespaced::PLAN,
+        &scope,
+        &templates,
+        &scoped,
+        false,
+        &mut changes,
+    )?;
+    super::commit(changes, out)?;
+    if let Some(warning) = &applied.warning {
+        writeln!(out, "warning: {warning}")?;
+    }
+    for path in applied.kept {
+        writeln!(out, "{:>8} {path} (exists; left as it was)", "keep")?;
+    }
+    add_plugins(args, out)?;
+    writeln!(
+        out,
+        "\nNext: add an API with\n  rkb create api --group <group> --version v1alpha1 --kind <Kind>{}",
+        if args.dir == Path::new(".") {
+            String::new()
+        } else {
+            format!(" --dir {}", args.dir.display())
+        }
+    )?;
+    Ok(())
+}
+
+/// `init` scaffolds into a directory without a project only.
+fn refuse_an_existing_project(args: &InitArgs) -> anyhow::Result<()> {
     let found: Vec<&str> = PROJECT_MARKERS
         .iter()
         .copied()
@@ -255,6 +304,17 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             retry(args)
         );
     }
+    Ok(())
+}
+
+/// The new project and what its templates read, header included: the license header comes
+/// from `--license-file` or the boilerplate, rendered from this same context.
+fn context(
+    args: &InitArgs,
+    templates: &Templates,
+    project_name: String,
+    webhook_certs: WebhookCerts,
+) -> anyhow::Result<Context> {
     let license_header = args
         .license_file
         .as_deref()
@@ -264,8 +324,6 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         Some((kind, patches)) => (Some(kind.describe()), patches),
         None => (None, Vec::new()),
     };
-
-    let templates = Templates::load()?;
     let mut project = Project::new(&args.domain, &project_name);
     project.multigroup = args.multigroup;
     project.namespaced = args.namespaced;
@@ -294,63 +352,26 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         })?;
     let boilerplate = templates.render_model("init/boilerplate.rs.txt.tera", &context)?;
     context.names = ProjectNames::new(&context.project, &boilerplate);
+    Ok(context)
+}
 
-    let switches = Switches {
-        patch: context.rkb_source_kind.is_some(),
-        namespaced: args.namespaced,
-    };
-    let mut changes = changes;
-    let applied = plan::apply(PLAN, &switches, &templates, &context, false, &mut changes)?;
-    // A namespace-scoped operator's parts that `rkb edit --namespaced` switches, written the
-    // same way.
-    let scope = super::namespaced::Scope {
-        namespaced: args.namespaced,
-    };
-    let scoped = super::namespaced::Context {
-        names: &context.names,
-        env_list_exists: false,
-        project: &context.project,
-    };
-    plan::apply(
-        super::namespaced::PLAN,
-        &scope,
-        &templates,
-        &scoped,
-        false,
-        &mut changes,
-    )?;
-    super::commit(changes, out)?;
-    if let Some(warning) = &applied.warning {
-        writeln!(out, "warning: {warning}")?;
-    }
-    for path in applied.kept {
-        writeln!(out, "{:>8} {path} (exists; left as it was)", "keep")?;
-    }
-    // kubebuilder's `init --plugins`: what `rkb edit --plugins` adds; the chart waits for
-    // the first `make manifests`, as there is nothing to chart yet.
+/// kubebuilder's `init --plugins`: what `rkb edit --plugins` adds; the chart waits for the
+/// first `make manifests`, as there is nothing to chart yet.
+fn add_plugins(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let plugins = args.optional_plugins();
-    if !plugins.is_empty() {
-        let edit = crate::cli::EditArgs {
-            multigroup: None,
-            plugins,
-            no_chart: true,
-            webhook_certs: None,
-            namespaced: None,
-            dir: args.dir.clone(),
-            kubebuilder: Default::default(),
-        };
-        super::edit::edit(&edit, out)?;
+    if plugins.is_empty() {
+        return Ok(());
     }
-    writeln!(
-        out,
-        "\nNext: add an API with\n  rkb create api --group <group> --version v1alpha1 --kind <Kind>{}",
-        if args.dir == Path::new(".") {
-            String::new()
-        } else {
-            format!(" --dir {}", args.dir.display())
-        }
-    )?;
-    Ok(())
+    let edit = crate::cli::EditArgs {
+        multigroup: None,
+        plugins,
+        no_chart: true,
+        webhook_certs: None,
+        namespaced: None,
+        dir: args.dir.clone(),
+        kubebuilder: Default::default(),
+    };
+    super::edit::edit(&edit, out)
 }
 
 /// The header of `--license-file`: the file as it is when it is a Rust comment (`//` lines or

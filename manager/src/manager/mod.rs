@@ -368,10 +368,32 @@ impl Manager {
         }
         let mut tasks = JoinSet::new();
         self.keep_certificates(&mut tasks, certificates);
-        let cache = crate::cache::SharedCache::new(self.shutdown.clone());
         let gate = sharding
             .as_ref()
             .map(crate::shard::membership::Sharding::gate);
+        self.start_controllers(&mut tasks, runnables, gate);
+
+        let result = self
+            .supervise(&mut tasks, lease.as_mut(), sharding.as_mut())
+            .await;
+        // Nothing may reconcile any more once the Lease is released (or lost).
+        tasks.shutdown().await;
+        self.hand_over(sharding, lease).await;
+        if result.is_ok() {
+            tracing::info!("stopped gracefully");
+        }
+        result
+    }
+
+    /// Starts every controller in `tasks`, on the shared cache; with sharding, each one's
+    /// watches follow the slices `gate` serves.
+    fn start_controllers(
+        &self,
+        tasks: &mut JoinSet<(String, anyhow::Result<()>)>,
+        runnables: Vec<Runnable>,
+        gate: Option<crate::shard::Gate>,
+    ) {
+        let cache = crate::cache::SharedCache::new(self.shutdown.clone());
         let watches = gate.clone().map(crate::shard::watch::Watches::new);
         for runnable in runnables {
             // Readiness follows every list and watch of the runnable's client too, not
@@ -401,12 +423,15 @@ impl Manager {
             let running = crate::shard::watch::Watches::scope(watches.clone(), start(ctx));
             tasks.spawn(async move { (name, running.await) });
         }
+    }
 
-        let result = self
-            .supervise(&mut tasks, lease.as_mut(), sharding.as_mut())
-            .await;
-        // Nothing may reconcile any more once the Lease is released (or lost).
-        tasks.shutdown().await;
+    /// Hands the replica's slices or the leader Lease over once the controllers have
+    /// drained, rather than when they expire; a second signal cuts it short.
+    async fn hand_over(
+        &self,
+        sharding: Option<crate::shard::membership::Sharding>,
+        lease: Option<leader::Leadership>,
+    ) {
         if let Some(sharding) = sharding {
             // The controllers have drained: hand every slice over now.
             tokio::select! {
@@ -423,10 +448,6 @@ impl Manager {
                 () = self.abort.cancelled() => tracing::warn!("second signal: not releasing the leader Lease; it will expire"),
             }
         }
-        if result.is_ok() {
-            tracing::info!("stopped gracefully");
-        }
-        result
     }
 
     /// With self-managed webhook certificates, their keeper (it writes, so it runs where
