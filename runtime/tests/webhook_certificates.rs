@@ -133,13 +133,24 @@ struct Running {
 
 impl Running {
     fn start(client: Client, port: u16, namespace: &str, certs: WebhookCertificates) -> Self {
+        Self::start_as(client, port, namespace, certs, "--leader-elect")
+    }
+
+    /// With `mode` `--leader-elect` or `--sharding`, on the same Lease timing.
+    fn start_as(
+        client: Client,
+        port: u16,
+        namespace: &str,
+        certs: WebhookCertificates,
+        mode: &str,
+    ) -> Self {
         let probe_port = rkb_envtest::free_port("127.0.0.1");
         let args = Args::parse_from([
             "manager".to_owned(),
             format!("--webhook-bind-address=127.0.0.1:{port}"),
             format!("--health-probe-bind-address=127.0.0.1:{probe_port}"),
             "--metrics-bind-address=0".to_owned(),
-            "--leader-elect".to_owned(),
+            mode.to_owned(),
             format!("--leader-election-namespace={namespace}"),
             "--leader-election-id=certs-test".to_owned(),
             "--leader-election-lease-duration=4s".to_owned(),
@@ -1034,5 +1045,72 @@ fn a_projects_rules_name_its_objects_and_nothing_wider() {
             "{rule}"
         );
         assert!(!rule.contains("- list"), "{rule}");
+    }
+}
+
+#[tokio::test]
+async fn sharded_replicas_elect_one_writer_of_the_certificates_and_all_serve_them() {
+    let env = rkb_envtest::shared().await;
+    let admin = env.client();
+    let namespace = env.create_namespace().await.unwrap();
+    let ports = [
+        rkb_envtest::free_port("127.0.0.1"),
+        rkb_envtest::free_port("127.0.0.1"),
+    ];
+    let configuration = install_configuration(&admin, &namespace, &ports).await;
+    let certs = certificates(&namespace, &configuration)
+        .validity(Duration::from_secs(3600), Duration::from_secs(9));
+    let mut replicas: Vec<Running> = ports
+        .iter()
+        .map(|&port| {
+            Running::start_as(admin.clone(), port, &namespace, certs.clone(), "--sharding")
+        })
+        .collect();
+    first_admitted(&admin, &namespace, replicas[0].started).await;
+    let keepers = async |replicas: &[Running]| {
+        let mut keeping = Vec::new();
+        for (at, replica) in replicas.iter().enumerate() {
+            let report = replica.readyz().await;
+            assert!(report.contains("HTTP/1.1 200"), "{report}");
+            if report.contains("webhook-certificates") {
+                keeping.push(at);
+            }
+        }
+        keeping
+    };
+    let keeping = keepers(&replicas).await;
+    assert_eq!(keeping.len(), 1, "one writer of the certificates");
+
+    // Both replicas serve each renewed certificate (renewed every 3 s).
+    let first = secret(&admin, &namespace).await.unwrap()["tls.crt"].clone();
+    for port in ports {
+        wait_for("both replicas serve a renewed certificate", async || {
+            let now = secret(&admin, &namespace).await?;
+            let served = served_certificate(port, &now["ca.crt"]).await?;
+            (now["tls.crt"] != first && served == pem_certificates(&now["tls.crt"])[0])
+                .then_some(())
+        })
+        .await;
+    }
+
+    review(&admin, &namespace, false).await.unwrap();
+
+    // The writer stops (releasing its Lease): the other replica takes the certificates over
+    // and renews them.
+    replicas.remove(keeping[0]).stop().await;
+    wait_for("the other replica keeps the certificates", async || {
+        (keepers(&replicas).await == [0]).then_some(())
+    })
+    .await;
+    let port = ports[1 - keeping[0]];
+    let before = secret(&admin, &namespace).await.unwrap()["tls.crt"].clone();
+    wait_for("the new writer renews the certificate", async || {
+        let now = secret(&admin, &namespace).await?;
+        let served = served_certificate(port, &now["ca.crt"]).await?;
+        (now["tls.crt"] != before && served == pem_certificates(&now["tls.crt"])[0]).then_some(())
+    })
+    .await;
+    for replica in replicas {
+        replica.stop().await;
     }
 }

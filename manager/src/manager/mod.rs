@@ -234,13 +234,6 @@ impl Manager {
                      slices and needs no leader; drop --leader-elect"
                 );
             }
-            if self.certificates.is_some() {
-                anyhow::bail!(
-                    "--sharding and self-managed webhook certificates: the certificates need one \
-                     writer, the leader; run them with --leader-elect, or keep cert-manager's \
-                     certificates with --sharding"
-                );
-            }
             Some(crate::shard::Slices::new(self.args.sharding_slices)?)
         } else {
             None
@@ -367,7 +360,10 @@ impl Manager {
             tracing::warn!("no controllers yet: add one with `rkb create api`");
         }
         let mut tasks = JoinSet::new();
-        self.keep_certificates(&mut tasks, certificates);
+        // With --sharding every replica runs here; the certificates' one writer is elected
+        // among them on a Lease of its own.
+        let single = timing.filter(|_| sharding.is_some());
+        self.keep_certificates(&mut tasks, certificates, single);
         let gate = sharding
             .as_ref()
             .map(crate::shard::membership::Sharding::gate);
@@ -450,26 +446,54 @@ impl Manager {
         }
     }
 
-    /// With self-managed webhook certificates, their keeper (it writes, so it runs where
-    /// the controllers run: on the leader), beside the controllers in `tasks`.
+    /// With self-managed webhook certificates, their keeper (it writes, so it runs on one
+    /// replica: the leader, or with `--sharding` the holder of the leader Lease, which
+    /// `single` has it elected for), beside the controllers in `tasks`.
     fn keep_certificates(
         &self,
         tasks: &mut JoinSet<(String, anyhow::Result<()>)>,
         watch: Option<crate::certs::SecretWatch>,
+        single: Option<leader::Timing>,
     ) {
+        const TASK: &str = "webhook-certificates";
         let (Some(config), Some(watch)) = (&self.certificates, watch) else {
             return;
         };
-        let ready = self.readiness.add("webhook-certificates");
-        let keeper =
-            crate::certs::Keeper::new(self.client.clone(), config, watch, &self.name, ready);
-        let shutdown = self.shutdown.clone();
-        tasks.spawn(async move {
-            (
-                "webhook-certificates".to_owned(),
-                keeper.run(shutdown).await,
-            )
+        let id = self.leader_election_id();
+        let election = single.map(|timing| {
+            leader::Election::new(self.client.clone(), &self.lease_namespace(), &id, timing)
         });
+        let (client, config, owner) = (self.client.clone(), config.clone(), self.name.clone());
+        let (readiness, metrics) = (self.readiness.clone(), self.metrics.clone());
+        let shutdown = self.shutdown.clone();
+        let keep = async move {
+            let Some(election) = election else {
+                let keeper =
+                    crate::certs::Keeper::new(client, &config, watch, &owner, readiness.add(TASK));
+                return keeper.run(shutdown).await;
+            };
+            tracing::info!(lease = %id, identity = election.identity(), "waiting for the Lease of the webhook certificates' one writer");
+            let mut lease = tokio::select! {
+                acquired = election.acquire() => acquired,
+                () = shutdown.cancelled() => return Ok(()),
+            };
+            metrics.set_leader(&id, true);
+            tracing::info!(lease = %id, "keeping the webhook certificates on this replica");
+            let keeper =
+                crate::certs::Keeper::new(client, &config, watch, &owner, readiness.add(TASK));
+            tokio::select! {
+                result = keeper.run(shutdown) => {
+                    metrics.set_leader(&id, false);
+                    lease.release().await;
+                    result
+                }
+                reason = lease.lost() => {
+                    metrics.set_leader(&id, false);
+                    Err(anyhow::anyhow!("lost the Lease of the webhook certificates ({reason:?}); exiting so that only one replica writes them"))
+                }
+            }
+        };
+        tasks.spawn(async move { (TASK.to_owned(), keep.await) });
     }
 
     /// Waits for every runnable; the first failure stops the others gracefully and is
