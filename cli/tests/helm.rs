@@ -145,6 +145,7 @@ const ALL_OFF: &[&str] = &[
     "crd.enable=false",
     "rbacHelpers.enable=false",
     "leaderElection.enable=false",
+    "sharding.enable=false",
 ];
 
 /// The manager's namespace in config/default.
@@ -396,6 +397,60 @@ fn with_every_section_on_the_chart_deploys_what_config_default_does_with_them_on
         }
     }
     println!("{}", figures.join("\n"));
+}
+
+/// `sharding.enable=true` deploys what config/default does with [SHARDING] on (`--sharding`
+/// instead of `--leader-elect`, three replicas, the shard Role); `sharding.replicas` sets
+/// the sharded replicas and `manager.replicas` the others.
+#[test]
+fn with_sharding_on_the_chart_deploys_what_config_default_does_with_it_on() {
+    let Some(helm) = helm("with_sharding_on_the_chart_deploys_what_config_default_does_with_it_on")
+    else {
+        return;
+    };
+    let project = copy_of(&golden("project-memcached-webhook"));
+    let dir = project.path();
+    add_chart(dir);
+    const SHARDED: &[&str] = &["sharding.enable=true"];
+    lint(&helm, dir, SHARDED);
+    let namespace = namespace_of(dir);
+    let chart = template(&helm, dir, &namespace, SHARDED);
+    let on = common::sharding_on(dir);
+    println!(
+        "{}",
+        compare(
+            "project-memcached-webhook, sharding on",
+            &chart,
+            &common::kustomize_default(on.path())
+        )
+    );
+    let replicas = |set: &[&str]| {
+        let objects = objects(&template(&helm, dir, &namespace, set));
+        let (_, manager) = objects
+            .iter()
+            .find(|(key, _)| key.0 == "Deployment")
+            .expect("the manager's Deployment");
+        let args = manager["spec"]["template"]["spec"]["containers"][0]["args"]
+            .as_sequence()
+            .expect("the manager's args");
+        let mode = ["--sharding", "--leader-elect"]
+            .into_iter()
+            .filter(|flag| args.contains(&Value::from(*flag)))
+            .collect::<Vec<_>>();
+        (manager["spec"]["replicas"].as_u64(), mode)
+    };
+    assert_eq!(
+        replicas(&[
+            "sharding.enable=true",
+            "sharding.replicas=5",
+            "manager.replicas=2"
+        ]),
+        (Some(5), vec!["--sharding"])
+    );
+    assert_eq!(
+        replicas(&["sharding.replicas=5", "manager.replicas=2"]),
+        (Some(2), vec!["--leader-elect"])
+    );
 }
 
 /// The chart's objects, with default values and with every section on, pass a server-side

@@ -1,20 +1,32 @@
 //! The manager's Deployment as a template whose image, replicas, resources, scheduling
-//! and leader election come from values.yaml (`manager.*`, `leaderElection.enable`).
+//! and leader election come from values.yaml (`manager.*`, `leaderElection.enable`, and
+//! with the [SHARDING] section `sharding.replicas`).
 
 use anyhow::{Context as _, bail};
 use serde_yaml_ng::{Mapping, Value};
 
-use super::sections::Cond;
+use super::sections::{Cond, Section};
 use super::template::{Piece, Template};
 
+/// What the manager's Deployment takes from values.yaml.
+pub(super) struct ManagerValues {
+    /// `manager.*`
+    pub manager: Mapping,
+    /// Whether it elects a leader (`leaderElection.enable`).
+    pub leader_election: bool,
+    /// With the [SHARDING] section, its replicas (`sharding.replicas`).
+    pub sharded_replicas: Option<Value>,
+}
+
 /// The manager's Deployment takes its image, replicas, resources, leader election and
-/// scheduling from values; returns those values, and whether it elects a leader.
-pub(super) fn manager_template(template: &mut Template) -> anyhow::Result<(Mapping, bool)> {
+/// scheduling from values; returns those values.
+pub(super) fn manager_template(template: &mut Template) -> anyhow::Result<ManagerValues> {
     let pieces = &mut template.pieces;
     let mut values = Mapping::new();
     let (image, indent) = image(pieces)?;
     values.insert("image".into(), image);
-    values.insert("replicas".into(), replicas(pieces)?);
+    let (replicas, sharded_replicas) = replicas(pieces)?;
+    values.insert("replicas".into(), replicas);
     values.insert("resources".into(), resources(pieces, indent)?);
     scheduling(pieces, &mut values)?;
     // Leader election: the flag, and (in [`super::chart`]) its Role and RoleBinding.
@@ -24,7 +36,11 @@ pub(super) fn manager_template(template: &mut Template) -> anyhow::Result<(Mappi
             .conds
             .push(Cond::Value(".Values.leaderElection.enable".into()));
     }
-    Ok((values, leader.is_some()))
+    Ok(ManagerValues {
+        manager: values,
+        leader_election: leader.is_some(),
+        sharded_replicas,
+    })
 }
 
 fn position(pieces: &[Piece], pred: impl Fn(&Piece) -> bool) -> Option<usize> {
@@ -86,17 +102,30 @@ fn image(pieces: &mut Vec<Piece>) -> anyhow::Result<(Value, usize)> {
     Ok((Value::Mapping(image_values), indent))
 }
 
-/// The replicas from values; returns their value.
-fn replicas(pieces: &mut [Piece]) -> anyhow::Result<Value> {
-    let replicas_at = position(pieces, |p| {
-        p.text.starts_with("  replicas: ") && p.conds.is_empty()
-    })
+/// The replicas from values; returns their value, and with the [SHARDING] section (whose
+/// render has a replicas line of its own) the sharded replicas' value.
+fn replicas(pieces: &mut [Piece]) -> anyhow::Result<(Value, Option<Value>)> {
+    let sharded = Section::Sharding.cond();
+    let unsharded = Cond::Not(Box::new(sharded.clone()));
+    let replicas_under = |pieces: &mut [Piece], conds: &[Cond], value: &str| {
+        let Some(at) = position(pieces, |p| {
+            p.text.starts_with("  replicas: ") && p.conds == conds
+        }) else {
+            return Ok(None);
+        };
+        let replicas: Value =
+            serde_yaml_ng::from_str(pieces[at].text.trim()["replicas:".len()..].trim())
+                .context("the manager's replicas are no number")?;
+        pieces[at].text = format!("  replicas: {{{{ .Values.{value} }}}}");
+        anyhow::Ok(Some(replicas))
+    };
+    let sharded_replicas = replicas_under(pieces, &[sharded], "sharding.replicas")?;
+    let replicas = match sharded_replicas {
+        Some(_) => replicas_under(pieces, &[unsharded], "manager.replicas")?,
+        None => replicas_under(pieces, &[], "manager.replicas")?,
+    }
     .context("the manager's Deployment has no replicas")?;
-    let replicas: Value =
-        serde_yaml_ng::from_str(pieces[replicas_at].text.trim()["replicas:".len()..].trim())
-            .context("the manager's replicas are no number")?;
-    pieces[replicas_at].text = "  replicas: {{ .Values.manager.replicas }}".into();
-    Ok(replicas)
+    Ok((replicas, sharded_replicas))
 }
 
 /// The resources from values: the block below `resources:` at the container's `indent`;

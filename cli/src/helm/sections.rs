@@ -26,15 +26,17 @@ pub enum Section {
     NetworkPolicy,
     Webhook,
     CertManager,
+    Sharding,
 }
 
-pub(super) const SECTIONS: [Section; 6] = [
+pub(super) const SECTIONS: [Section; 7] = [
     Section::Metrics,
     Section::MetricsCerts,
     Section::Prometheus,
     Section::NetworkPolicy,
     Section::Webhook,
     Section::CertManager,
+    Section::Sharding,
 ];
 
 impl Section {
@@ -47,6 +49,7 @@ impl Section {
             Section::NetworkPolicy => &["NETWORK POLICY"],
             Section::Webhook => &["WEBHOOK"],
             Section::CertManager => &["CERTMANAGER"],
+            Section::Sharding => &["SHARDING"],
         }
     }
 
@@ -59,6 +62,7 @@ impl Section {
             Section::NetworkPolicy => ["networkPolicy", "enable"],
             Section::Webhook => ["webhook", "enable"],
             Section::CertManager => ["certManager", "enable"],
+            Section::Sharding => ["sharding", "enable"],
         }
     }
 

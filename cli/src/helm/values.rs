@@ -22,12 +22,14 @@ pub(super) fn defaults(
         .iter_mut()
         .find(|t| t.key.kind == "Deployment" && t.key.name.ends_with("controller-manager"))
         .context("config/default deploys no controller-manager Deployment")?;
-    let (manager_values, leader_election) = manager_template(manager)?;
-    values.insert("manager".into(), Value::Mapping(manager_values));
+    let manager = manager_template(manager)?;
+    let leader_election = manager.leader_election;
+    values.insert("manager".into(), Value::Mapping(manager.manager));
     values.insert(
         "leaderElection".into(),
         mapping([("enable", leader_election.into())]),
     );
+
     let has_crds = templates
         .iter()
         .any(|t| t.key.kind == "CustomResourceDefinition");
@@ -51,6 +53,11 @@ pub(super) fn defaults(
                 .expect("a mapping")
                 .insert(key.into(), (*on).into());
         }
+    }
+    if let Some(replicas) = manager.sharded_replicas
+        && let Some(Value::Mapping(sharding)) = values.get_mut("sharding")
+    {
+        sharding.insert("replicas".into(), replicas);
     }
     Ok((Value::Mapping(values), leader_election))
 }
@@ -130,6 +137,14 @@ const COMMENTS: &[(&str, &str)] = &[
     (
         "prometheus",
         "[PROMETHEUS] A ServiceMonitor for the Prometheus Operator (needs its CRDs).",
+    ),
+    (
+        "sharding",
+        "[SHARDING] Every replica active, each reconciling its share of the objects: --sharding\ninstead of --leader-elect, and the Role for the shard Leases.",
+    ),
+    (
+        "sharding.replicas",
+        "The replicas with sharding on (manager.replicas without it); they share the slices.",
     ),
     (
         "networkPolicy",
