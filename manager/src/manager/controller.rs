@@ -27,6 +27,8 @@ pub struct Runnable {
     /// The function's path, to tell runnables apart when two have the same name.
     pub(crate) function: &'static str,
     pub(crate) start: Box<dyn FnOnce(Context) -> BoxFuture<'static, anyhow::Result<()>> + Send>,
+    /// Runs on one replica only, with `--sharding` ([`Runnable::single`]).
+    pub(crate) single: bool,
 }
 
 impl Runnable {
@@ -43,7 +45,18 @@ impl Runnable {
             name: name.into(),
             function: std::any::type_name::<F>(),
             start: Box::new(move |ctx| Box::pin(start(ctx))),
+            single: false,
         }
+    }
+
+    /// Work that must have one writer in the cluster even with `--sharding`
+    /// (controller-runtime's `NeedLeaderElection`): the sharded replicas elect one on the
+    /// leader Lease, which runs it with every object in view (no slices) and hands it over
+    /// when it goes. Without `--sharding` it changes nothing: every runnable runs on the
+    /// leader, or everywhere without leader election.
+    pub fn single(mut self) -> Self {
+        self.single = true;
+        self
     }
 
     pub fn name(&self) -> &str {

@@ -85,6 +85,7 @@ mod observed;
 mod process_metrics;
 mod reads;
 mod rest_metrics;
+mod single;
 pub(crate) mod workqueue;
 
 use std::sync::Arc;
@@ -360,14 +361,11 @@ impl Manager {
             tracing::warn!("no controllers yet: add one with `rkb create api`");
         }
         let mut tasks = JoinSet::new();
-        // With --sharding every replica runs here; the certificates' one writer is elected
-        // among them on a Lease of its own.
-        let single = timing.filter(|_| sharding.is_some());
-        self.keep_certificates(&mut tasks, certificates, single);
-        let gate = sharding
+        let sharded = sharding
             .as_ref()
-            .map(crate::shard::membership::Sharding::gate);
-        self.start_controllers(&mut tasks, runnables, gate);
+            .map(crate::shard::membership::Sharding::gate)
+            .zip(timing);
+        self.start_runnables(&mut tasks, runnables, certificates, sharded);
 
         let result = self
             .supervise(&mut tasks, lease.as_mut(), sharding.as_mut())
@@ -381,43 +379,62 @@ impl Manager {
         result
     }
 
-    /// Starts every controller in `tasks`, on the shared cache; with sharding, each one's
-    /// watches follow the slices `gate` serves.
-    fn start_controllers(
+    /// Starts the runnables and the certificates' keeper in `tasks`; with sharding (the
+    /// replica's gate and the Lease timing), the runnables on their slices and the work
+    /// with one writer ([`Runnable::single`], the keeper) once elected.
+    fn start_runnables(
         &self,
         tasks: &mut JoinSet<(String, anyhow::Result<()>)>,
         runnables: Vec<Runnable>,
-        gate: Option<crate::shard::Gate>,
+        certificates: Option<crate::certs::SecretWatch>,
+        sharded: Option<(crate::shard::Gate, leader::Timing)>,
     ) {
-        let cache = crate::cache::SharedCache::new(self.shutdown.clone());
+        let starter = self.starter();
+        let keeper = self.certificates_keeper(certificates);
+        let runnables = match sharded {
+            // Every replica runs here: the work with one writer is elected among them.
+            Some((_, timing)) => {
+                let (runnables, sharded) = runnables.into_iter().partition(|r| r.single);
+                let one_writer = single::OneWriter { keeper, runnables };
+                if !one_writer.is_empty() {
+                    let id = self.leader_election_id();
+                    let namespace = self.lease_namespace();
+                    let election =
+                        leader::Election::new(self.client.clone(), &namespace, &id, timing);
+                    let starter = starter.clone();
+                    let run = one_writer.run(election, id, starter);
+                    tasks.spawn(async move { ("one writer".to_owned(), run.await) });
+                }
+                sharded
+            }
+            // On the leader, or on every replica without leader election.
+            None => {
+                if let Some(keeper) = keeper {
+                    let keeper = keeper(self.readiness.add(single::CERTIFICATES));
+                    let shutdown = self.shutdown.clone();
+                    let run = async move { keeper.run(shutdown).await };
+                    tasks.spawn(async move { (single::CERTIFICATES.to_owned(), run.await) });
+                }
+                runnables
+            }
+        };
+        let gate = sharded.map(|(gate, _)| gate);
         let watches = gate.clone().map(crate::shard::watch::Watches::new);
         for runnable in runnables {
-            // Readiness follows every list and watch of the runnable's client too, not
-            // only the primary store `Context::run` waits for.
-            let reads = reads::Reads::default();
-            let client = reads.follow(self.client.clone());
-            let ctx = Context {
-                concurrency: self.args.concurrency_of(&runnable.name),
-                client: match &watches {
-                    Some(watches) => watches.client(client),
-                    None => client,
-                },
-                shutdown: self.shutdown.clone(),
-                metrics: self.metrics.clone(),
-                cache: cache.clone(),
-                namespaces: self.args.watch_namespace.clone(),
-                shard: gate.clone(),
-                ready: self
-                    .readiness
-                    .add_following(format!("controller/{}", runnable.name), reads),
-                name: runnable.name.clone(),
-            };
-            tracing::info!(controller = %runnable.name, concurrency = ctx.concurrency, namespaces = %ctx.namespaces, "starting controller");
-            let name = runnable.name;
-            let start = runnable.start;
-            // Its controllers' own watches follow the served slices (`shard::watch`).
-            let running = crate::shard::watch::Watches::scope(watches.clone(), start(ctx));
+            let (name, running) = starter.start(runnable, gate.clone(), watches.clone());
             tasks.spawn(async move { (name, running.await) });
+        }
+    }
+
+    /// What the runnables' contexts are made of, on one shared cache.
+    fn starter(&self) -> single::Starter {
+        single::Starter {
+            client: self.client.clone(),
+            args: self.args.clone(),
+            shutdown: self.shutdown.clone(),
+            metrics: self.metrics.clone(),
+            readiness: self.readiness.clone(),
+            cache: crate::cache::SharedCache::new(self.shutdown.clone()),
         }
     }
 
@@ -446,54 +463,20 @@ impl Manager {
         }
     }
 
-    /// With self-managed webhook certificates, their keeper (it writes, so it runs on one
-    /// replica: the leader, or with `--sharding` the holder of the leader Lease, which
-    /// `single` has it elected for), beside the controllers in `tasks`.
-    fn keep_certificates(
+    /// With self-managed webhook certificates, what makes their keeper once given its
+    /// readiness check. It writes, so it runs on one replica: the leader, or with
+    /// `--sharding` the one elected for the work with one writer.
+    fn certificates_keeper(
         &self,
-        tasks: &mut JoinSet<(String, anyhow::Result<()>)>,
         watch: Option<crate::certs::SecretWatch>,
-        single: Option<leader::Timing>,
-    ) {
-        const TASK: &str = "webhook-certificates";
+    ) -> Option<single::MakeKeeper> {
         let (Some(config), Some(watch)) = (&self.certificates, watch) else {
-            return;
+            return None;
         };
-        let id = self.leader_election_id();
-        let election = single.map(|timing| {
-            leader::Election::new(self.client.clone(), &self.lease_namespace(), &id, timing)
-        });
         let (client, config, owner) = (self.client.clone(), config.clone(), self.name.clone());
-        let (readiness, metrics) = (self.readiness.clone(), self.metrics.clone());
-        let shutdown = self.shutdown.clone();
-        let keep = async move {
-            let Some(election) = election else {
-                let keeper =
-                    crate::certs::Keeper::new(client, &config, watch, &owner, readiness.add(TASK));
-                return keeper.run(shutdown).await;
-            };
-            tracing::info!(lease = %id, identity = election.identity(), "waiting for the Lease of the webhook certificates' one writer");
-            let mut lease = tokio::select! {
-                acquired = election.acquire() => acquired,
-                () = shutdown.cancelled() => return Ok(()),
-            };
-            metrics.set_leader(&id, true);
-            tracing::info!(lease = %id, "keeping the webhook certificates on this replica");
-            let keeper =
-                crate::certs::Keeper::new(client, &config, watch, &owner, readiness.add(TASK));
-            tokio::select! {
-                result = keeper.run(shutdown) => {
-                    metrics.set_leader(&id, false);
-                    lease.release().await;
-                    result
-                }
-                reason = lease.lost() => {
-                    metrics.set_leader(&id, false);
-                    Err(anyhow::anyhow!("lost the Lease of the webhook certificates ({reason:?}); exiting so that only one replica writes them"))
-                }
-            }
-        };
-        tasks.spawn(async move { (TASK.to_owned(), keep.await) });
+        Some(Box::new(move |ready| {
+            crate::certs::Keeper::new(client, &config, watch, &owner, ready)
+        }))
     }
 
     /// Waits for every runnable; the first failure stops the others gracefully and is

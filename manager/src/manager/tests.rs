@@ -263,8 +263,12 @@ fn recorder(started: &Arc<AtomicBool>) -> Runnable {
 
 /// Also records when it stopped, gracefully or aborted.
 fn recorder_with_stop(started: &Arc<AtomicBool>, stopped: &Arc<AtomicBool>) -> Runnable {
+    recorder_named("recorder", started, stopped)
+}
+
+fn recorder_named(name: &str, started: &Arc<AtomicBool>, stopped: &Arc<AtomicBool>) -> Runnable {
     let (started, stopped) = (started.clone(), stopped.clone());
-    Runnable::new("recorder", move |ctx: Context| async move {
+    Runnable::new(name, move |ctx: Context| async move {
         let _stopped = SetOnDrop(stopped);
         started.store(true, Ordering::SeqCst);
         ctx.set_ready();
@@ -382,6 +386,69 @@ async fn the_leader_releases_the_lease_on_shutdown_so_a_standby_takes_over_at_on
         .unwrap();
     let released = leases.get(LEASE).await.unwrap();
     assert_eq!(holder(&released), None, "released: {released:?}");
+}
+
+#[tokio::test]
+async fn with_sharding_a_single_runnable_runs_on_one_replica_and_moves_when_it_goes() {
+    let (client, namespace) = api_server().await;
+    let namespace_flag = format!("--leader-election-namespace={namespace}");
+    let flags = [
+        "--sharding",
+        &namespace_flag,
+        "--leader-election-lease-duration=2s",
+        "--leader-election-renew-deadline=1s",
+        "--leader-election-retry-period=100ms",
+    ];
+    let flag = |n: usize| {
+        (0..n)
+            .map(|_| Arc::new(AtomicBool::new(false)))
+            .collect::<Vec<_>>()
+    };
+    let (sharded, single, stopped) = (flag(2), flag(2), flag(2));
+    let mut replicas = Vec::new();
+    for at in 0..2 {
+        let manager = Manager::new("op", client.clone(), args(&flags));
+        let shutdown = manager.shutdown_token();
+        let run = tokio::spawn(manager.run([
+            recorder_named("sharded", &sharded[at], &Arc::default()),
+            recorder_named("single", &single[at], &stopped[at]).single(),
+        ]));
+        replicas.push((shutdown, run));
+    }
+    let running =
+        |flags: &[Arc<AtomicBool>]| flags.iter().filter(|f| f.load(Ordering::SeqCst)).count();
+    eventually(
+        "every replica runs the sharded runnable, one the single",
+        || running(&sharded) == 2 && running(&single) == 1,
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(running(&single), 1, "still one writer");
+
+    // Its replica goes (releasing the Lease): the other starts the single runnable.
+    let holder = single
+        .iter()
+        .position(|f| f.load(Ordering::SeqCst))
+        .unwrap();
+    let (shutdown, run) = replicas.remove(holder);
+    shutdown.cancel();
+    tokio::time::timeout(WAIT, run)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(stopped[holder].load(Ordering::SeqCst));
+    eventually("the other replica runs the single runnable", || {
+        single[1 - holder].load(Ordering::SeqCst)
+    })
+    .await;
+    let (shutdown, run) = replicas.remove(0);
+    shutdown.cancel();
+    tokio::time::timeout(WAIT, run)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
 }
 
 #[tokio::test]
