@@ -244,6 +244,22 @@ async fn wait_for<T>(what: &str, mut probe: impl AsyncFnMut() -> Option<T>) -> T
 }
 
 /// The Secret's values as text.
+/// Waits until the Secret holds a serving certificate other than `before`, and the
+/// manager on `port` serves it.
+async fn serves_a_certificate_renewed_since(
+    admin: &Client,
+    namespace: &str,
+    port: u16,
+    before: &str,
+) {
+    wait_for("a renewed certificate served", async || {
+        let now = secret(admin, namespace).await?;
+        let served = served_certificate(port, &now["ca.crt"]).await?;
+        (now["tls.crt"] != before && served == pem_certificates(&now["tls.crt"])[0]).then_some(())
+    })
+    .await;
+}
+
 async fn secret(admin: &Client, namespace: &str) -> Option<BTreeMap<String, String>> {
     let secret = Api::<Secret>::namespaced(admin.clone(), namespace)
         .get_opt(SECRET)
@@ -617,13 +633,7 @@ async fn a_leader_and_a_follower_both_serve_the_current_certificate() {
     // The serving certificate is renewed every 3 s: both serve each new one.
     let first = secret(&admin, &namespace).await.unwrap()["tls.crt"].clone();
     for port in ports {
-        wait_for("both managers serve a renewed certificate", async || {
-            let now = secret(&admin, &namespace).await?;
-            let served = served_certificate(port, &now["ca.crt"]).await?;
-            (now["tls.crt"] != first && served == pem_certificates(&now["tls.crt"])[0])
-                .then_some(())
-        })
-        .await;
+        serves_a_certificate_renewed_since(&admin, &namespace, port, &first).await;
     }
     review(&admin, &namespace, false).await.unwrap();
     for manager in managers {
@@ -1067,16 +1077,23 @@ async fn sharded_replicas_elect_one_writer_of_the_certificates_and_all_serve_the
         })
         .collect();
     first_admitted(&admin, &namespace, replicas[0].started).await;
+    // Once every replica is ready (its slices claimed, the keeper's check passed), the
+    // replicas whose readiness lists the certificates' keeper.
     let keepers = async |replicas: &[Running]| {
-        let mut keeping = Vec::new();
-        for (at, replica) in replicas.iter().enumerate() {
-            let report = replica.readyz().await;
-            assert!(report.contains("HTTP/1.1 200"), "{report}");
-            if report.contains("webhook-certificates") {
-                keeping.push(at);
+        wait_for("every replica ready", async || {
+            let mut keeping = Vec::new();
+            for (at, replica) in replicas.iter().enumerate() {
+                let report = replica.readyz().await;
+                if !report.contains("HTTP/1.1 200") {
+                    return None;
+                }
+                if report.contains("webhook-certificates") {
+                    keeping.push(at);
+                }
             }
-        }
-        keeping
+            Some(keeping)
+        })
+        .await
     };
     let keeping = keepers(&replicas).await;
     assert_eq!(keeping.len(), 1, "one writer of the certificates");
@@ -1084,13 +1101,7 @@ async fn sharded_replicas_elect_one_writer_of_the_certificates_and_all_serve_the
     // Both replicas serve each renewed certificate (renewed every 3 s).
     let first = secret(&admin, &namespace).await.unwrap()["tls.crt"].clone();
     for port in ports {
-        wait_for("both replicas serve a renewed certificate", async || {
-            let now = secret(&admin, &namespace).await?;
-            let served = served_certificate(port, &now["ca.crt"]).await?;
-            (now["tls.crt"] != first && served == pem_certificates(&now["tls.crt"])[0])
-                .then_some(())
-        })
-        .await;
+        serves_a_certificate_renewed_since(&admin, &namespace, port, &first).await;
     }
 
     review(&admin, &namespace, false).await.unwrap();
@@ -1104,12 +1115,7 @@ async fn sharded_replicas_elect_one_writer_of_the_certificates_and_all_serve_the
     .await;
     let port = ports[1 - keeping[0]];
     let before = secret(&admin, &namespace).await.unwrap()["tls.crt"].clone();
-    wait_for("the new writer renews the certificate", async || {
-        let now = secret(&admin, &namespace).await?;
-        let served = served_certificate(port, &now["ca.crt"]).await?;
-        (now["tls.crt"] != before && served == pem_certificates(&now["tls.crt"])[0]).then_some(())
-    })
-    .await;
+    serves_a_certificate_renewed_since(&admin, &namespace, port, &before).await;
     for replica in replicas {
         replica.stop().await;
     }

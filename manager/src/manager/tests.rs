@@ -114,12 +114,7 @@ async fn readiness_flips_once_the_controller_cache_is_synced() {
     list_now.send(()).unwrap();
     eventually("the cache is synced", || readiness.is_ready()).await;
 
-    shutdown.cancel();
-    tokio::time::timeout(WAIT, run)
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
+    stop(shutdown, run).await;
 }
 
 #[tokio::test]
@@ -164,12 +159,7 @@ async fn shutdown_waits_for_in_flight_reconciles_and_takes_no_new_work() {
     tokio::time::timeout(WAIT, started.notified())
         .await
         .expect("a reconcile started");
-    shutdown.cancel();
-    tokio::time::timeout(WAIT, run)
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
+    stop(shutdown, run).await;
     assert_eq!(
         finished.load(Ordering::SeqCst),
         1,
@@ -245,6 +235,16 @@ async fn api_server() -> (Client, String) {
     let env = rkb_envtest::shared().await;
     let namespace = env.create_namespace().await.expect("a test namespace");
     (env.client(), namespace)
+}
+
+/// Shuts a manager down and waits for its `run` to return `Ok`.
+async fn stop(shutdown: CancellationToken, run: tokio::task::JoinHandle<anyhow::Result<()>>) {
+    shutdown.cancel();
+    tokio::time::timeout(WAIT, run)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
 }
 
 /// Sets its flag when dropped, i.e. when the task holding it ends or is aborted.
@@ -378,12 +378,7 @@ async fn the_leader_releases_the_lease_on_shutdown_so_a_standby_takes_over_at_on
     })
     .await;
     assert!(holder(&leases.get(LEASE).await.unwrap()).is_some());
-    shutdown.cancel();
-    tokio::time::timeout(WAIT, run)
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
+    stop(shutdown, run).await;
     let released = leases.get(LEASE).await.unwrap();
     assert_eq!(holder(&released), None, "released: {released:?}");
 }
@@ -431,24 +426,14 @@ async fn with_sharding_a_single_runnable_runs_on_one_replica_and_moves_when_it_g
         .position(|f| f.load(Ordering::SeqCst))
         .unwrap();
     let (shutdown, run) = replicas.remove(holder);
-    shutdown.cancel();
-    tokio::time::timeout(WAIT, run)
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
+    stop(shutdown, run).await;
     assert!(stopped[holder].load(Ordering::SeqCst));
     eventually("the other replica runs the single runnable", || {
         single[1 - holder].load(Ordering::SeqCst)
     })
     .await;
     let (shutdown, run) = replicas.remove(0);
-    shutdown.cancel();
-    tokio::time::timeout(WAIT, run)
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
+    stop(shutdown, run).await;
 }
 
 #[tokio::test]
@@ -467,12 +452,7 @@ async fn a_standby_shuts_down_without_leading() {
     let started = Arc::new(AtomicBool::new(false));
     let run = tokio::spawn(manager.run([recorder(&started)]));
     tokio::time::sleep(Duration::from_millis(300)).await;
-    shutdown.cancel();
-    tokio::time::timeout(WAIT, run)
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
+    stop(shutdown, run).await;
     assert!(!started.load(Ordering::SeqCst));
     assert_eq!(
         holder(&leases.get(LEASE).await.unwrap()).as_deref(),
@@ -524,12 +504,7 @@ async fn probes_are_served_over_http() {
         readyz.starts_with("HTTP/1.1 200") && readyz.ends_with("readyz check passed\n"),
         "{readyz}"
     );
-    shutdown.cancel();
-    tokio::time::timeout(WAIT, run)
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
+    stop(shutdown, run).await;
 }
 
 /// A manager serving metrics over TLS with a certificate for `host` from
@@ -699,12 +674,7 @@ async fn go_style_probe_addresses_answer_on_ipv6_and_ipv4() {
         let answer = get_when_up(host, port, "/healthz").await;
         assert!(answer.starts_with("HTTP/1.1 200"), "{host}: {answer}");
     }
-    shutdown.cancel();
-    tokio::time::timeout(WAIT, run)
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
+    stop(shutdown, run).await;
 }
 
 #[tokio::test]
@@ -774,12 +744,7 @@ async fn a_panicking_reconcile_is_retried_with_backoff_and_the_others_keep_going
         "{text}"
     );
 
-    shutdown.cancel();
-    tokio::time::timeout(WAIT, run)
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
+    stop(shutdown, run).await;
 }
 
 /// Two controllers, as `rkb create api` made them for the kinds `FooBar` and `Foobar`.
