@@ -419,7 +419,7 @@ pub struct InitArgs {
     #[arg(long, value_enum, value_name = "SOURCE")]
     pub webhook_certs: Option<WebhookCerts>,
     /// Optional plugins to add to the new project, comma-separated, as `rkb edit --plugins`
-    /// adds them: `grafana`, `helm` (kubebuilder's keys too, e.g. `grafana/v1-alpha`; its
+    /// adds them: `grafana`, `helm`, `autoupdate` (kubebuilder's keys too, e.g. `grafana/v1-alpha`; its
     /// layout, `go/v4`, is every rkb project's already). The chart follows at the first
     /// `make manifests`.
     #[arg(long, value_delimiter = ',', value_name = "PLUGIN,...")]
@@ -513,7 +513,9 @@ pub struct EditArgs {
     /// Add what optional plugins scaffold, comma-separated: `grafana` writes Grafana
     /// dashboards of the manager's metrics to grafana/ (kubebuilder's grafana/v1-alpha);
     /// `helm` writes a Helm chart of config/ to dist/chart/ and `make helm` (kubebuilder's
-    /// helm/v2-alpha); run again, it brings the chart in step with config/.
+    /// helm/v2-alpha); run again, it brings the chart in step with config/; `autoupdate`
+    /// writes .github/workflows/auto-update.yml, which runs `rkb alpha update` weekly
+    /// (kubebuilder's autoupdate/v1-alpha).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "PLUGIN,...")]
     pub plugins: Vec<EditPlugin>,
     /// With `--plugins helm`: record the plugin and add `make helm`, but leave the chart
@@ -547,11 +549,11 @@ pub enum EditPlugin {
     /// A Helm chart of what config/default deploys, in dist/chart/, kept in step by `make helm`.
     #[value(alias = "helm/v2-alpha", alias = "helm.kubebuilder.io/v2-alpha")]
     Helm,
-    /// kubebuilder's weekly update workflow: refused, with what to use instead.
+    /// A weekly GitHub workflow that runs `rkb alpha update` when a newer rkb is out and opens
+    /// an issue to review the update's branch.
     #[value(
-        name = "autoupdate/v1-alpha",
-        alias = "autoupdate.kubebuilder.io/v1-alpha",
-        hide = true
+        alias = "autoupdate/v1-alpha",
+        alias = "autoupdate.kubebuilder.io/v1-alpha"
     )]
     Autoupdate,
     /// kubebuilder's deprecated chart: refused, with what to use instead.

@@ -63,8 +63,11 @@ fn the_workflows_pass_actionlint() {
         return;
     };
     let dir = project();
+    // With the autoupdate plugin's workflow too.
+    common::rkb_in(dir.path(), &["edit", "--plugins", "autoupdate"]);
     let files: Vec<String> = WORKFLOWS
         .iter()
+        .chain(&["auto-update.yml"])
         .map(|w| format!(".github/workflows/{w}"))
         .collect();
     let files: Vec<&str> = files.iter().map(String::as_str).collect();
@@ -351,6 +354,35 @@ fn make_finds_or_installs_rkb_itself_at_the_projects_version() {
         );
     }
     assert!(!dir.join("bin/rkb").exists(), "a broken bin/rkb was left");
+}
+
+/// The autoupdate workflow's install step: `make rkb RKB_VERSION=<newer>` puts that rkb at
+/// bin/rkb, from crates.io, whatever PROJECT's cliVersion is.
+/// (cargo is a stand-in here, as above.)
+#[test]
+fn make_rkb_installs_the_version_it_is_given() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().join("demo");
+    common::init_demo(&dir, &["--plugins", "autoupdate"]);
+    let workflow = std::fs::read_to_string(dir.join(".github/workflows/auto-update.yml")).unwrap();
+    assert!(
+        workflow.contains("run: make rkb RKB_VERSION=\"$RKB_VERSION\""),
+        "{workflow}"
+    );
+    let (ok, out) = make(&dir, &["rkb", "RKB_VERSION=9.8.7"], &[("FAIL_PATH", "1")]);
+    assert!(ok, "{out}");
+    let log = std::fs::read_to_string(dir.join("cargo.log")).unwrap();
+    assert!(
+        log.ends_with(&format!(
+            "install --quiet --locked rkb --version =9.8.7 --root {}/bin/.rkb-install\n",
+            dir.display()
+        )),
+        "{log}"
+    );
+    assert_eq!(
+        std::fs::read_link(dir.join("bin/rkb")).unwrap(),
+        Path::new("rkb-9.8.7")
+    );
 }
 
 /// kubebuilder's kind targets and `lint-fix`: `setup-test-e2e` creates the kind cluster
