@@ -132,7 +132,15 @@ fn the_workflows_run_the_makefile_targets() {
         );
         assert!(yaml["on"].get("pull_request").is_some(), "{workflow}");
         assert_eq!(yaml["permissions"]["contents"], "read", "{workflow}");
+        // rkb comes from the Makefile, at PROJECT's cliVersion, never from a cargo install
+        // of another version.
+        assert!(
+            runs.iter().all(|run| !run.contains("cargo install")),
+            "{workflow}: {runs:?}"
+        );
     }
+    let test = std::fs::read_to_string(dir.path().join(".github/workflows/test.yml")).unwrap();
+    assert!(test.contains("\n      run: make rkb\n"), "{test}");
     // test-e2e loads the image into the cluster it creates: the Makefile does that when the
     // current context is kind-$(KIND_CLUSTER), so both name the same cluster.
     let e2e = std::fs::read_to_string(dir.path().join(".github/workflows/test-e2e.yml")).unwrap();
@@ -167,8 +175,13 @@ fn the_dev_container_has_rust_go_docker_and_kubectl() {
             "no {feature} feature in {features:?}"
         );
     }
+    // rkb is the Makefile's (PROJECT's cliVersion in bin/), on PATH in the container.
     let post = json["postCreateCommand"].as_str().unwrap();
-    assert!(post.contains("cargo install --locked rkb"), "{post}");
+    assert!(post.starts_with("make rkb setup-envtest && "), "{post}");
+    assert_eq!(
+        json["remoteEnv"]["PATH"],
+        "${containerWorkspaceFolder}/bin:${containerEnv:PATH}"
+    );
     assert!(post.contains("sigs.k8s.io/kind@"), "{post}");
 }
 
