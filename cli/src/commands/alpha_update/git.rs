@@ -17,7 +17,8 @@ use std::process::{Command, Output};
 use anyhow::{Context as _, bail};
 use semver::Version;
 
-use super::{BaseRkb, Report, Sides};
+use super::issue::{self, Issue};
+use super::{BaseRkb, Sides};
 use crate::cli::AlphaUpdateArgs;
 use crate::model;
 use crate::project;
@@ -26,6 +27,11 @@ use crate::project;
 const DEFAULT_FROM_BRANCH: &str = "main";
 /// The remote `--push` pushes to, as kubebuilder's does.
 const REMOTE: &str = "origin";
+/// The directories of the temporary one where the branch is copied and merged, and where
+/// the old and the new scaffold are made (at the project's place in the repository).
+const ORIGINAL: &str = "original";
+const ANCESTOR: &str = "ancestor";
+const UPGRADE: &str = "upgrade";
 
 pub(super) fn update(
     args: &AlphaUpdateArgs,
@@ -57,7 +63,7 @@ pub(super) fn update(
         .tempdir()
         .context("cannot create a temporary directory for the update")?;
     let index = work.path().join("index");
-    let original = work.path().join("original");
+    let original = work.path().join(ORIGINAL);
     repo.check_out(&from_commit, &original, &index)?;
     let copy = original.join(&repo.prefix);
     let mut project = model::load(&copy)
@@ -72,7 +78,7 @@ pub(super) fn update(
         .unwrap_or_else(|| format!("rkb-update-from-{from_version}-to-{to}"));
     repo.check_new_branch(&output_branch, args.push)?;
     if args.open_gh_issue {
-        check_gh()?;
+        issue::check_gh()?;
     }
 
     let binary = from.binary(work.path(), out)?;
@@ -83,8 +89,8 @@ pub(super) fn update(
         short(&from_commit)
     )?;
     let sides = Sides {
-        base: work.path().join("ancestor").join(&repo.prefix),
-        new: work.path().join("upgrade").join(&repo.prefix),
+        base: work.path().join(ANCESTOR).join(&repo.prefix),
+        new: work.path().join(UPGRADE).join(&repo.prefix),
     };
     let (changes, report) = super::update(&copy, &mut project, &binary, &sides, out)?;
     changes.commit()?;
@@ -100,28 +106,15 @@ pub(super) fn update(
     let steps = Steps {
         repo: &repo,
         index: &index,
+        work: work.path(),
+        from_branch,
+        from_commit: &from_commit,
     };
-    let ancestor = steps.commit(
-        &steps.tree(work.path().join("ancestor").as_path(), None)?,
-        &[&from_commit],
-        &format!("rkb alpha update: the scaffold of rkb {from_version}"),
-    )?;
-    let original_commit = steps.commit(
-        &format!("{from_commit}^{{tree}}"),
-        &[&ancestor],
-        &format!("rkb alpha update: {from_branch} as it is"),
-    )?;
-    let upgrade = steps.commit(
-        &steps.tree(work.path().join("upgrade").as_path(), None)?,
-        &[&ancestor],
-        &format!("rkb alpha update: the scaffold of rkb {to}"),
-    )?;
-    let merged_tree = steps.tree(&original, Some(&from_commit))?;
-    let merge = steps.commit(&merged_tree, &[&upgrade, &original_commit], &message)?;
+    let commits = steps.commit_all(&from_version, &to, &message)?;
     let output = if args.show_commits {
-        merge.clone()
+        commits.merge.clone()
     } else {
-        let tree = steps.restore(&original, &from_commit, &repo.prefix, &restore, out)?;
+        let tree = steps.restore(&restore, out)?;
         steps.commit(&tree, &[&from_commit], &message)?
     };
     repo.run(
@@ -148,10 +141,10 @@ pub(super) fn update(
         } else {
             "one commit on top of the base branch"
         },
-        short(&ancestor),
-        short(&original_commit),
-        short(&upgrade),
-        short(&merge),
+        short(&commits.ancestor),
+        short(&commits.original),
+        short(&commits.upgrade),
+        short(&commits.merge),
     )?;
     if conflicted && !args.force {
         bail!(
@@ -435,7 +428,11 @@ fn finish(output: std::io::Result<Output>, doing: &str) -> anyhow::Result<String
 }
 
 /// `tool`'s trimmed stdout, or an error with what it printed.
-fn finish_tool(tool: &str, output: std::io::Result<Output>, doing: &str) -> anyhow::Result<String> {
+pub(super) fn finish_tool(
+    tool: &str,
+    output: std::io::Result<Output>,
+    doing: &str,
+) -> anyhow::Result<String> {
     let output = output.with_context(|| format!("{doing}: cannot run {tool}"))?;
     if !output.status.success() {
         bail!(
@@ -451,9 +448,52 @@ fn finish_tool(tool: &str, output: std::io::Result<Output>, doing: &str) -> anyh
 struct Steps<'a> {
     repo: &'a Repo,
     index: &'a Path,
+    /// The temporary directory with the copy of the branch and the two scaffolds.
+    work: &'a Path,
+    from_branch: &'a str,
+    from_commit: &'a str,
+}
+
+/// The commit of each step of an update, as kubebuilder's branches of the same names hold
+/// them.
+struct Commits {
+    /// The old scaffold, on top of --from-branch.
+    ancestor: String,
+    /// --from-branch as it is, on top of the old scaffold.
+    original: String,
+    /// The new scaffold, on top of the old one.
+    upgrade: String,
+    /// The merge of the two above.
+    merge: String,
 }
 
 impl Steps<'_> {
+    fn commit_all(&self, from: &Version, to: &Version, message: &str) -> anyhow::Result<Commits> {
+        let ancestor = self.commit(
+            &self.tree(&self.work.join(ANCESTOR), None)?,
+            &[self.from_commit],
+            &format!("rkb alpha update: the scaffold of rkb {from}"),
+        )?;
+        let original = self.commit(
+            &format!("{}^{{tree}}", self.from_commit),
+            &[&ancestor],
+            &format!("rkb alpha update: {} as it is", self.from_branch),
+        )?;
+        let upgrade = self.commit(
+            &self.tree(&self.work.join(UPGRADE), None)?,
+            &[&ancestor],
+            &format!("rkb alpha update: the scaffold of rkb {to}"),
+        )?;
+        let merged = self.tree(&self.work.join(ORIGINAL), Some(self.from_commit))?;
+        let merge = self.commit(&merged, &[&upgrade, &original], message)?;
+        Ok(Commits {
+            ancestor,
+            original,
+            upgrade,
+            merge,
+        })
+    }
+
     /// git in `work_tree`, with the update's index.
     fn git(&self, work_tree: &Path) -> Command {
         let mut command = self.repo.git();
@@ -492,19 +532,13 @@ impl Steps<'_> {
         Ok(())
     }
 
-    /// The merged tree in `work_tree` with `paths` of the project (at `prefix`) as they are
-    /// in `base`.
-    fn restore(
-        &self,
-        work_tree: &Path,
-        base: &str,
-        prefix: &str,
-        paths: &[String],
-        out: &mut dyn Write,
-    ) -> anyhow::Result<String> {
+    /// The merged tree with `paths` of the project as they are on --from-branch.
+    fn restore(&self, paths: &[String], out: &mut dyn Write) -> anyhow::Result<String> {
+        let work_tree = &self.work.join(ORIGINAL);
+        let base = self.from_commit;
         self.index_of(work_tree, Some(base))?;
         for path in paths {
-            let path = format!("{prefix}{path}");
+            let path = format!("{}{path}", self.repo.prefix);
             let in_base = self.run(
                 work_tree,
                 ["ls-tree", "-r", "--name-only", base, "--", &path],
@@ -556,134 +590,4 @@ impl Steps<'_> {
         }
         finish(command.output(), "committing a step of the update")
     }
-}
-
-/// Refuses `--open-gh-issue` without the `gh` CLI, before anything is done.
-fn check_gh() -> anyhow::Result<()> {
-    match Command::new("gh").arg("--version").output() {
-        Ok(output) if output.status.success() => Ok(()),
-        _ => bail!(
-            "--open-gh-issue opens the issue with GitHub's `gh` CLI, which cannot be run here.\n  \
-             Install it (https://cli.github.com) and log in (gh auth login, or GH_TOKEN in CI), \
-             or leave --open-gh-issue out"
-        ),
-    }
-}
-
-/// The GitHub issue `--open-gh-issue` opens about an update on its branch.
-struct Issue<'a> {
-    from_branch: &'a str,
-    output_branch: &'a str,
-    from: &'a Version,
-    to: &'a Version,
-    report: &'a Report,
-}
-
-impl Issue<'_> {
-    fn title(&self) -> String {
-        format!("Update the rkb scaffold from {} to {}", self.from, self.to)
-    }
-
-    fn body(&self, repository: &str) -> String {
-        let compare = format!(
-            "https://github.com/{repository}/compare/{}...{}?expand=1",
-            self.from_branch, self.output_branch
-        );
-        let mut body = format!(
-            "`rkb alpha update` brought this project's scaffold from rkb {} to rkb {} on the \
-             branch `{}`: a three-way merge of rkb {}'s scaffold, this project as it is on \
-             `{}`, and rkb {}'s scaffold.\n\n\
-             Open a pull request to review it: {compare}\n",
-            self.from, self.to, self.output_branch, self.from, self.from_branch, self.to
-        );
-        let conflicted: Vec<&String> = self
-            .report
-            .conflicted
-            .iter()
-            .chain(&self.report.not_text)
-            .collect();
-        if !conflicted.is_empty() {
-            body.push_str(
-                "\n**Files to merge by hand.** These are committed with conflict markers \
-                 (`<<<<<<< ours` your lines, `||||||| original` the old scaffold's, `=======`, \
-                 `>>>>>>> theirs` the new scaffold's) or, if not text, as you had them:\n\n",
-            );
-            for file in conflicted {
-                body.push_str(&format!("- `{file}`\n"));
-            }
-        }
-        body.push_str(&format!(
-            "\n**Before merging.** On the branch, run `make manifests` (the CRDs, the role and \
-             the webhook configuration are generated from your code, not merged), then \
-             `make lint test`. The CHANGELOG of rkb {} lists what changed and what to change \
-             in code you own.\n",
-            self.to
-        ));
-        body
-    }
-
-    fn open(&self, out: &mut dyn Write) -> anyhow::Result<()> {
-        let repository = gh(
-            &[
-                "repo",
-                "view",
-                "--json",
-                "nameWithOwner",
-                "--jq",
-                ".nameWithOwner",
-            ],
-            "finding the GitHub repository",
-        )?;
-        let title = self.title();
-        let open = gh(
-            &[
-                "issue",
-                "list",
-                "--repo",
-                &repository,
-                "--state",
-                "open",
-                "--search",
-                &format!("in:title \"{title}\""),
-                "--json",
-                "title",
-                "--jq",
-                ".[].title",
-            ],
-            "looking for an open issue of the update",
-        )?;
-        if open.lines().any(|line| line == title) {
-            writeln!(
-                out,
-                "An open issue of {repository} is titled {title:?} already; none opened."
-            )?;
-            return Ok(());
-        }
-        let created = gh(
-            &[
-                "issue",
-                "create",
-                "--repo",
-                &repository,
-                "--title",
-                &title,
-                "--body",
-                &self.body(&repository),
-            ],
-            "opening the issue",
-        )?;
-        writeln!(out, "Opened the issue {}", created.trim())?;
-        Ok(())
-    }
-}
-
-/// Runs the `gh` CLI; its trimmed stdout.
-fn gh(args: &[&str], doing: &str) -> anyhow::Result<String> {
-    let output = Command::new("gh").args(args).output();
-    finish_tool("gh", output, doing).map_err(|e| {
-        e.context(format!(
-            "{doing} with `gh` failed: is gh logged in (gh auth status; GH_TOKEN in CI), and is \
-             the repository on GitHub?"
-        ))
-    })
 }

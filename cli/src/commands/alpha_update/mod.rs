@@ -9,6 +9,7 @@
 //! Everything that can be refused is checked before anything is scaffolded.
 
 mod git;
+mod issue;
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -290,7 +291,7 @@ fn check_clean(dir: &Path, force: bool, why: &str, out: &mut dyn Write) -> anyho
     if force {
         writeln!(
             out,
-            "note: updating a working tree with uncommitted changes (--force):\n  {}",
+            "note: going on with uncommitted changes (--force):\n  {}",
             lines.join("\n  ")
         )?;
         return Ok(());
