@@ -157,6 +157,16 @@ fn the_update_is_one_commit_on_a_new_branch_and_the_working_tree_is_left_alone()
     assert_eq!(work_tree(&dir), before);
     assert_eq!(git(&dir, &["symbolic-ref", "--short", "HEAD"]), "main");
     assert_eq!(git(&dir, &["status", "--porcelain"]), "");
+
+    // The branch holds what the update in place writes.
+    let in_place = super::update(&dir, &old, &[]);
+    assert!(in_place.status.success(), "{}", text(&in_place));
+    git(&dir, &["add", "--all"]);
+    assert_eq!(
+        git(&dir, &["diff", "--cached", "--stat", &branch]),
+        "",
+        "the branch and the update in place differ"
+    );
 }
 
 #[test]
