@@ -538,3 +538,99 @@ fn new_projects_have_agents_md_and_a_lint_configuration_the_tools_accept() {
     let (ok, err) = clippy(&format!("{clippy_toml}no-such-setting = true\n"));
     assert!(!ok && err.contains("no-such-setting"), "{err}");
 }
+
+/// The autoupdate workflow's first step, run as GitHub runs it (`bash -e`), with a stand-in
+/// for `cargo search`: it names the newest rkb on crates.io (or the one asked for), and
+/// skips the update when PROJECT is on it already or `origin` has its branch.
+#[test]
+fn the_autoupdate_workflow_updates_only_to_a_newer_rkb_that_waits_for_no_review() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().join("demo");
+    common::init_demo(&dir, &["--plugins", "autoupdate"]);
+    let text = std::fs::read_to_string(dir.join(".github/workflows/auto-update.yml")).unwrap();
+    let yaml: serde_json::Value = serde_yaml_ng::from_str(&text).unwrap();
+    let step = yaml["jobs"]["auto-update"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|step| step["id"] == "versions")
+        .expect("a step with id versions");
+    let script = step["run"].as_str().unwrap();
+    let git = |args: &[&str]| {
+        let output = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "git {args:?}");
+    };
+    let origin = scratch.path().join("origin.git");
+    git(&["init", "-q", "--bare", origin.to_str().unwrap()]);
+    git(&["init", "-q", "-b", "main"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "scaffold"]);
+    git(&["remote", "add", "origin", origin.to_str().unwrap()]);
+    git(&["push", "-q", "origin", "main"]);
+
+    let bin = scratch.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let cargo = bin.join("cargo");
+    std::fs::write(
+        &cargo,
+        "#!/bin/sh\n[ \"$1 $2\" = \"search rkb\" ] || exit 1\n[ -n \"$NEWEST\" ] && echo \"rkb = \\\"$NEWEST\\\"    # Kubebuilder for Rust\"\necho \"rkb-other = \\\"5.0.0\\\"    # another\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    // (success, what it wrote to GITHUB_OUTPUT, what it printed)
+    let run = |newest: &str, requested: &str| {
+        let outputs = scratch.path().join("outputs");
+        std::fs::write(&outputs, "").unwrap();
+        let output = Command::new("bash")
+            .args(["-e", "-c", script])
+            .current_dir(&dir)
+            .env("PATH", &path)
+            .env("NEWEST", newest)
+            .env("REQUESTED", requested)
+            .env("GITHUB_OUTPUT", &outputs)
+            .output()
+            .unwrap();
+        (
+            output.status.success(),
+            std::fs::read_to_string(&outputs).unwrap(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+        )
+    };
+    let current = env!("CARGO_PKG_VERSION");
+
+    assert_eq!(run("9.9.9", ""), (true, "to=9.9.9\n".into(), String::new()));
+    assert_eq!(
+        run("9.9.9", "9.10.0"),
+        (true, "to=9.10.0\n".into(), String::new())
+    );
+    let (ok, outputs, printed) = run(current, "");
+    assert!(
+        ok && outputs == format!("skip=true\nto={current}\n"),
+        "{outputs}"
+    );
+    assert!(printed.contains("is on rkb"), "{printed}");
+    let (ok, _, printed) = run("", "");
+    assert!(
+        !ok && printed.contains("::error::crates.io has no rkb"),
+        "{printed}"
+    );
+
+    let branch = format!("rkb-update-from-{current}-to-9.9.9");
+    git(&["push", "-q", "origin", &format!("main:{branch}")]);
+    let (ok, outputs, printed) = run("9.9.9", "");
+    assert!(ok && outputs == "skip=true\nto=9.9.9\n", "{outputs}");
+    assert!(
+        printed.contains(&format!("{branch} waits for review")),
+        "{printed}"
+    );
+}
