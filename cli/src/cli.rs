@@ -150,6 +150,14 @@ repository with uncommitted changes (commit or stash them first, so the update c
 must be published on crates.io (rkb is not yet: build the older rkb and pass --from). Without
 --from or --from-version, the base is rkb <PROJECT's cliVersion> from crates.io.
 
+With --from-branch (or any other git flag: --output-branch, --show-commits, --restore-path,
+--push, --merge-message, --conflict-message, --open-gh-issue, --git-config) the update is made
+from that branch's last commit, as kubebuilder's is, and written to a new branch
+(rkb-update-from-<from>-to-<to>): one commit on top of --from-branch, or with --show-commits the
+commits of each step (the old scaffold, your branch, the new scaffold, the merge). Your working
+tree and current branch are left as they are. Conflicts are committed with their markers; without
+--force the command then stops before --push and --open-gh-issue and exits non-zero.
+
 Examples:
   # With an older rkb built from its source
   git -C ~/src/rkb worktree add /tmp/rkb-old <older commit or tag>
@@ -160,7 +168,10 @@ Examples:
   rkb alpha update --dir memcached-operator
 
   # Write the files even when some conflict
-  rkb alpha update --from /tmp/rkb-old-bin/bin/rkb --force";
+  rkb alpha update --from /tmp/rkb-old-bin/bin/rkb --force
+
+  # On a branch of its own, from main, pushed to origin with an issue to review it (CI)
+  rkb alpha update --force --push --restore-path .github/workflows --open-gh-issue";
 
 const SETUP_ENVTEST_HELP: &str = "\
 KUBEBUILDER_ASSETS, when set, is checked and printed as it is; nothing is built. Otherwise the
@@ -286,9 +297,60 @@ pub struct AlphaUpdateArgs {
     /// [default: this rkb's version].
     #[arg(long, value_name = "VERSION")]
     pub to_version: Option<String>,
-    /// Update a git working tree with uncommitted changes, and exit 0 when files conflict.
+    /// Update a git working tree with uncommitted changes, and exit 0 when files conflict
+    /// (with a git flag: go on to --push and --open-gh-issue).
     #[arg(long)]
     pub force: bool,
+    /// Update from this branch's last commit and write the result to a new branch, leaving
+    /// the working tree as it is [default: main, when another git flag is given].
+    #[arg(long, value_name = "BRANCH", help_heading = "Git")]
+    pub from_branch: Option<String>,
+    /// The branch to write the update to; it must not exist
+    /// [default: rkb-update-from-<from>-to-<to>].
+    #[arg(long, value_name = "BRANCH", help_heading = "Git")]
+    pub output_branch: Option<String>,
+    /// Keep the commit of each step on the output branch (the old scaffold, --from-branch, the
+    /// new scaffold, their merge) instead of one commit on top of --from-branch.
+    #[arg(long, conflicts_with = "restore_path", help_heading = "Git")]
+    pub show_commits: bool,
+    /// A path of the project to keep as it is on --from-branch, e.g. .github/workflows
+    /// (repeatable).
+    #[arg(long, value_name = "PATH", help_heading = "Git")]
+    pub restore_path: Vec<PathBuf>,
+    /// Push the output branch to the `origin` remote.
+    #[arg(long, help_heading = "Git")]
+    pub push: bool,
+    /// The message of the update's commit when nothing conflicts
+    /// [default: chore(rkb): update scaffold <from> -> <to>].
+    #[arg(long, value_name = "MESSAGE", help_heading = "Git")]
+    pub merge_message: Option<String>,
+    /// The message of the update's commit when files conflict
+    /// [default: chore(rkb): update scaffold <from> -> <to> (conflicts to resolve)].
+    #[arg(long, value_name = "MESSAGE", help_heading = "Git")]
+    pub conflict_message: Option<String>,
+    /// Open a GitHub issue with a link to compare the output branch (runs the `gh` CLI, which
+    /// must be logged in; an open issue of the same title is not repeated).
+    #[arg(long, help_heading = "Git")]
+    pub open_gh_issue: bool,
+    /// A git setting for every git command of the update, e.g. user.name=bot (repeatable;
+    /// `disable` is kubebuilder's and changes nothing: rkb sets none of its own).
+    #[arg(long, value_name = "KEY=VALUE", help_heading = "Git")]
+    pub git_config: Vec<String>,
+}
+
+impl AlphaUpdateArgs {
+    /// Whether a flag of the git flow was given (the update then works on branches).
+    pub fn git_flow(&self) -> bool {
+        self.from_branch.is_some()
+            || self.output_branch.is_some()
+            || self.show_commits
+            || !self.restore_path.is_empty()
+            || self.push
+            || self.merge_message.is_some()
+            || self.conflict_message.is_some()
+            || self.open_gh_issue
+            || !self.git_config.is_empty()
+    }
 }
 
 #[derive(Debug, Args)]
@@ -357,7 +419,7 @@ pub struct InitArgs {
     #[arg(long, value_enum, value_name = "SOURCE")]
     pub webhook_certs: Option<WebhookCerts>,
     /// Optional plugins to add to the new project, comma-separated, as `rkb edit --plugins`
-    /// adds them: `grafana`, `helm` (kubebuilder's keys too, e.g. `grafana/v1-alpha`; its
+    /// adds them: `grafana`, `helm`, `autoupdate` (kubebuilder's keys too, e.g. `grafana/v1-alpha`; its
     /// layout, `go/v4`, is every rkb project's already). The chart follows at the first
     /// `make manifests`.
     #[arg(long, value_delimiter = ',', value_name = "PLUGIN,...")]
@@ -451,7 +513,9 @@ pub struct EditArgs {
     /// Add what optional plugins scaffold, comma-separated: `grafana` writes Grafana
     /// dashboards of the manager's metrics to grafana/ (kubebuilder's grafana/v1-alpha);
     /// `helm` writes a Helm chart of config/ to dist/chart/ and `make helm` (kubebuilder's
-    /// helm/v2-alpha); run again, it brings the chart in step with config/.
+    /// helm/v2-alpha); run again, it brings the chart in step with config/; `autoupdate`
+    /// writes .github/workflows/auto-update.yml, which runs `rkb alpha update` weekly
+    /// (kubebuilder's autoupdate/v1-alpha).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "PLUGIN,...")]
     pub plugins: Vec<EditPlugin>,
     /// With `--plugins helm`: record the plugin and add `make helm`, but leave the chart
@@ -485,11 +549,11 @@ pub enum EditPlugin {
     /// A Helm chart of what config/default deploys, in dist/chart/, kept in step by `make helm`.
     #[value(alias = "helm/v2-alpha", alias = "helm.kubebuilder.io/v2-alpha")]
     Helm,
-    /// kubebuilder's weekly update workflow: refused, with what to use instead.
+    /// A weekly GitHub workflow that runs `rkb alpha update` when a newer rkb is out and opens
+    /// an issue to review the update's branch.
     #[value(
-        name = "autoupdate/v1-alpha",
-        alias = "autoupdate.kubebuilder.io/v1-alpha",
-        hide = true
+        alias = "autoupdate/v1-alpha",
+        alias = "autoupdate.kubebuilder.io/v1-alpha"
     )]
     Autoupdate,
     /// kubebuilder's deprecated chart: refused, with what to use instead.

@@ -248,6 +248,13 @@ pub struct Plugins {
         skip_serializing_if = "Option::is_none"
     )]
     pub helm: Option<BTreeMap<String, serde_yaml_ng::Value>>,
+    /// `rkb edit --plugins autoupdate` wrote the weekly `rkb alpha update` workflow.
+    #[serde(
+        rename = "autoupdate.rkb.io/v1-alpha",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub autoupdate: Option<BTreeMap<String, serde_yaml_ng::Value>>,
     /// Other tools' plugins survive a rewrite.
     #[serde(flatten)]
     pub other: BTreeMap<String, serde_yaml_ng::Value>,
@@ -258,6 +265,7 @@ impl Plugins {
         self.deploy_image.is_none()
             && self.grafana.is_none()
             && self.helm.is_none()
+            && self.autoupdate.is_none()
             && self.other.is_empty()
     }
 }

@@ -4,6 +4,8 @@
 //! nothing written.
 
 mod common;
+#[path = "alpha_update/git.rs"]
+mod git;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -102,19 +104,29 @@ fn script(path: &Path, body: &str) -> PathBuf {
 /// output is then altered the way `old <dir>` alters a project. The same alteration
 /// applied to the user's project makes it one that "the older rkb" scaffolded.
 fn older_rkb(root: &Path) -> PathBuf {
-    script(
-        &root.join("old-rkb"),
-        &format!(
-            r#"old() {{
-  # An older Makefile line, an older main.rs line, a file the older rkb did not write and
-  # one it wrote that the new one does not.
-  sed -i 's/^IMG ?= .*/IMG ?= controller:old/' "$1/Makefile"
+    // An older Makefile line, an older main.rs line, a file the older rkb did not write and
+    // one it wrote that the new one does not.
+    stand_in(
+        root,
+        r#"  sed -i 's/^IMG ?= .*/IMG ?= controller:old/' "$1/Makefile"
   sed -i 's|^use clap::Parser;$|use clap::Parser; // old|' "$1/src/main.rs"
   rm "$1/Dockerfile"
   echo "an old note" > "$1/OLD_NOTES.md"
   sed -i '1i # an older placeholder' "$1/config/rbac/role.yaml"
-  sed -i 's/^cliVersion: .*/cliVersion: 0.1.0/' "$1/PROJECT"
-  sed -i 's|^rkb-runtime = ".*"$|rkb-runtime = {{ path = "../rkb/runtime" }}|' "$1/Cargo.toml"
+  sed -i 's|^rkb-runtime = ".*"$|rkb-runtime = { path = "../rkb/runtime" }|' "$1/Cargo.toml"
+"#,
+    )
+}
+
+/// A stand-in for rkb 0.1.0 (`root/old-rkb`): this rkb, whose `alpha generate` output is
+/// then altered by the shell lines `alter` (on the directory `$1`); `old-rkb old <dir>`
+/// alters a project the same way.
+fn stand_in(root: &Path, alter: &str) -> PathBuf {
+    script(
+        &root.join("old-rkb"),
+        &format!(
+            r#"old() {{
+{alter}  sed -i 's/^cliVersion: .*/cliVersion: 0.1.0/' "$1/PROJECT"
 }}
 if [ "$1" = old ]; then old "$2"; exit; fi
 if [ "$1" = --version ]; then echo "rkb 0.1.0"; exit; fi

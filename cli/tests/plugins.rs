@@ -244,3 +244,107 @@ fn init_adds_the_plugins_it_is_given() {
     );
     assert_eq!(common::files(&dir), common::files(&two_steps));
 }
+
+/// kubebuilder's autoupdate plugin: the weekly workflow, PROJECT's record of it, a second
+/// run that changes nothing, the user's edits to the workflow kept, and `alpha generate`
+/// replaying it. The workflow's `rkb alpha update` flags are this rkb's; actionlint checks
+/// the workflow in workflows.rs.
+#[test]
+fn autoupdate_writes_the_weekly_update_workflow_and_is_replayed() {
+    const WORKFLOW: &str = ".github/workflows/auto-update.yml";
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().join("demo");
+    common::init_demo(&dir, &[]);
+    let report = common::rkb_in(&dir, &["edit", "--plugins", "autoupdate/v1-alpha"]);
+    assert!(report.contains(WORKFLOW), "{report}");
+    let project = fs::read_to_string(dir.join("PROJECT")).unwrap();
+    assert!(
+        project.contains("autoupdate.rkb.io/v1-alpha: {}"),
+        "{project}"
+    );
+
+    let text = fs::read_to_string(dir.join(WORKFLOW)).unwrap();
+    let workflow: Value = serde_yaml_ng::from_str(&text).unwrap();
+    assert!(workflow["on"]["schedule"][0]["cron"].is_string(), "{text}");
+    assert!(workflow["on"].get("workflow_dispatch").is_some(), "{text}");
+    // Least privilege: nothing for the workflow, what the job needs for the job.
+    assert_eq!(workflow["permissions"], serde_json::json!({}), "{text}");
+    let job = &workflow["jobs"]["auto-update"];
+    assert_eq!(
+        job["permissions"],
+        serde_json::json!({"contents": "write", "issues": "write"}),
+        "{text}"
+    );
+    let runs: Vec<&str> = job["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|step| step["run"].as_str())
+        .collect();
+    assert!(
+        runs.iter()
+            .any(|run| run.starts_with("make rkb RKB_VERSION=")),
+        "{runs:?}"
+    );
+    let update = runs
+        .iter()
+        .find(|run| run.starts_with("bin/rkb alpha update"))
+        .unwrap_or_else(|| panic!("no bin/rkb alpha update in {runs:?}"));
+    let help = common::rkb(&["alpha", "update", "--help"]).unwrap_err();
+    for flag in update.split_whitespace().filter(|w| w.starts_with("--")) {
+        assert!(
+            help.contains(&format!("{flag} ")) || help.contains(&format!("{flag}\n")),
+            "`rkb alpha update` has no {flag}:\n{help}"
+        );
+    }
+    for flag in [
+        "--from-branch",
+        "--force",
+        "--push",
+        "--restore-path .github/workflows",
+        "--open-gh-issue",
+    ] {
+        assert!(update.contains(flag), "{update}");
+    }
+
+    let before = common::files(&dir);
+    let again = common::rkb_in(&dir, &["edit", "--plugins", "autoupdate"]);
+    assert!(again.contains("nothing to change"), "{again}");
+    assert_eq!(common::files(&dir), before);
+    // The user's workflow is theirs: a run of the plugin keeps it.
+    let edited = text.replace("0 3 * * 2", "0 6 * * 1");
+    fs::write(dir.join(WORKFLOW), &edited).unwrap();
+    fs::write(
+        dir.join("PROJECT"),
+        project.replace("plugins:\n  autoupdate.rkb.io/v1-alpha: {}\n", ""),
+    )
+    .unwrap();
+    common::rkb_in(&dir, &["edit", "--plugins", "autoupdate"]);
+    assert_eq!(fs::read_to_string(dir.join(WORKFLOW)).unwrap(), edited);
+    assert_eq!(fs::read_to_string(dir.join("PROJECT")).unwrap(), project);
+    fs::write(dir.join(WORKFLOW), &text).unwrap();
+
+    let output = scratch.path().join("generated");
+    common::rkb(&[
+        "alpha",
+        "generate",
+        "--input-dir",
+        dir.to_str().unwrap(),
+        "--output-dir",
+        output.to_str().unwrap(),
+        "--no-manifests",
+    ])
+    .unwrap();
+    for path in [WORKFLOW, "PROJECT"] {
+        assert_eq!(
+            fs::read(output.join(path)).unwrap(),
+            before[std::path::Path::new(path)],
+            "{path}"
+        );
+    }
+
+    // `init --plugins autoupdate` makes the same project.
+    let at_init = scratch.path().join("at-init/demo");
+    common::init_demo(&at_init, &["--plugins", "go/v4,autoupdate/v1-alpha"]);
+    assert_eq!(common::files(&at_init), before);
+}

@@ -63,8 +63,11 @@ fn the_workflows_pass_actionlint() {
         return;
     };
     let dir = project();
+    // With the autoupdate plugin's workflow too.
+    common::rkb_in(dir.path(), &["edit", "--plugins", "autoupdate"]);
     let files: Vec<String> = WORKFLOWS
         .iter()
+        .chain(&["auto-update.yml"])
         .map(|w| format!(".github/workflows/{w}"))
         .collect();
     let files: Vec<&str> = files.iter().map(String::as_str).collect();
@@ -129,7 +132,15 @@ fn the_workflows_run_the_makefile_targets() {
         );
         assert!(yaml["on"].get("pull_request").is_some(), "{workflow}");
         assert_eq!(yaml["permissions"]["contents"], "read", "{workflow}");
+        // rkb comes from the Makefile, at PROJECT's cliVersion, never from a cargo install
+        // of another version.
+        assert!(
+            runs.iter().all(|run| !run.contains("cargo install")),
+            "{workflow}: {runs:?}"
+        );
     }
+    let test = std::fs::read_to_string(dir.path().join(".github/workflows/test.yml")).unwrap();
+    assert!(test.contains("\n      run: make rkb\n"), "{test}");
     // test-e2e loads the image into the cluster it creates: the Makefile does that when the
     // current context is kind-$(KIND_CLUSTER), so both name the same cluster.
     let e2e = std::fs::read_to_string(dir.path().join(".github/workflows/test-e2e.yml")).unwrap();
@@ -164,8 +175,13 @@ fn the_dev_container_has_rust_go_docker_and_kubectl() {
             "no {feature} feature in {features:?}"
         );
     }
+    // rkb is the Makefile's (PROJECT's cliVersion in bin/), on PATH in the container.
     let post = json["postCreateCommand"].as_str().unwrap();
-    assert!(post.contains("cargo install --locked rkb"), "{post}");
+    assert!(post.starts_with("make rkb setup-envtest && "), "{post}");
+    assert_eq!(
+        json["remoteEnv"]["PATH"],
+        "${containerWorkspaceFolder}/bin:${containerEnv:PATH}"
+    );
     assert!(post.contains("sigs.k8s.io/kind@"), "{post}");
 }
 
@@ -353,6 +369,35 @@ fn make_finds_or_installs_rkb_itself_at_the_projects_version() {
     assert!(!dir.join("bin/rkb").exists(), "a broken bin/rkb was left");
 }
 
+/// The autoupdate workflow's install step: `make rkb RKB_VERSION=<newer>` puts that rkb at
+/// bin/rkb, from crates.io, whatever PROJECT's cliVersion is.
+/// (cargo is a stand-in here, as above.)
+#[test]
+fn make_rkb_installs_the_version_it_is_given() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().join("demo");
+    common::init_demo(&dir, &["--plugins", "autoupdate"]);
+    let workflow = std::fs::read_to_string(dir.join(".github/workflows/auto-update.yml")).unwrap();
+    assert!(
+        workflow.contains("run: make rkb RKB_VERSION=\"$RKB_VERSION\""),
+        "{workflow}"
+    );
+    let (ok, out) = make(&dir, &["rkb", "RKB_VERSION=9.8.7"], &[("FAIL_PATH", "1")]);
+    assert!(ok, "{out}");
+    let log = std::fs::read_to_string(dir.join("cargo.log")).unwrap();
+    assert!(
+        log.ends_with(&format!(
+            "install --quiet --locked rkb --version =9.8.7 --root {}/bin/.rkb-install\n",
+            dir.display()
+        )),
+        "{log}"
+    );
+    assert_eq!(
+        std::fs::read_link(dir.join("bin/rkb")).unwrap(),
+        Path::new("rkb-9.8.7")
+    );
+}
+
 /// kubebuilder's kind targets and `lint-fix`: `setup-test-e2e` creates the kind cluster
 /// unless it exists, `cleanup-test-e2e` deletes it, `lint-fix` applies clippy's and
 /// rustfmt's fixes. kind, kubectl and cargo are stand-ins that log what they were asked.
@@ -492,4 +537,100 @@ fn new_projects_have_agents_md_and_a_lint_configuration_the_tools_accept() {
     assert!(ok, "clippy refuses the project's clippy.toml:\n{err}");
     let (ok, err) = clippy(&format!("{clippy_toml}no-such-setting = true\n"));
     assert!(!ok && err.contains("no-such-setting"), "{err}");
+}
+
+/// The autoupdate workflow's first step, run as GitHub runs it (`bash -e`), with a stand-in
+/// for `cargo search`: it names the newest rkb on crates.io (or the one asked for), and
+/// skips the update when PROJECT is on it already or `origin` has its branch.
+#[test]
+fn the_autoupdate_workflow_updates_only_to_a_newer_rkb_that_waits_for_no_review() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path().join("demo");
+    common::init_demo(&dir, &["--plugins", "autoupdate"]);
+    let text = std::fs::read_to_string(dir.join(".github/workflows/auto-update.yml")).unwrap();
+    let yaml: serde_json::Value = serde_yaml_ng::from_str(&text).unwrap();
+    let step = yaml["jobs"]["auto-update"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|step| step["id"] == "versions")
+        .expect("a step with id versions");
+    let script = step["run"].as_str().unwrap();
+    let git = |args: &[&str]| {
+        let output = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "git {args:?}");
+    };
+    let origin = scratch.path().join("origin.git");
+    git(&["init", "-q", "--bare", origin.to_str().unwrap()]);
+    git(&["init", "-q", "-b", "main"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "scaffold"]);
+    git(&["remote", "add", "origin", origin.to_str().unwrap()]);
+    git(&["push", "-q", "origin", "main"]);
+
+    let bin = scratch.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let cargo = bin.join("cargo");
+    std::fs::write(
+        &cargo,
+        "#!/bin/sh\n[ \"$1 $2\" = \"search rkb\" ] || exit 1\n[ -n \"$NEWEST\" ] && echo \"rkb = \\\"$NEWEST\\\"    # Kubebuilder for Rust\"\necho \"rkb-other = \\\"5.0.0\\\"    # another\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    // (success, what it wrote to GITHUB_OUTPUT, what it printed)
+    let run = |newest: &str, requested: &str| {
+        let outputs = scratch.path().join("outputs");
+        std::fs::write(&outputs, "").unwrap();
+        let output = Command::new("bash")
+            .args(["-e", "-c", script])
+            .current_dir(&dir)
+            .env("PATH", &path)
+            .env("NEWEST", newest)
+            .env("REQUESTED", requested)
+            .env("GITHUB_OUTPUT", &outputs)
+            .output()
+            .unwrap();
+        (
+            output.status.success(),
+            std::fs::read_to_string(&outputs).unwrap(),
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+        )
+    };
+    let current = env!("CARGO_PKG_VERSION");
+
+    assert_eq!(run("9.9.9", ""), (true, "to=9.9.9\n".into(), String::new()));
+    assert_eq!(
+        run("9.9.9", "9.10.0"),
+        (true, "to=9.10.0\n".into(), String::new())
+    );
+    let (ok, outputs, printed) = run(current, "");
+    assert!(
+        ok && outputs == format!("skip=true\nto={current}\n"),
+        "{outputs}"
+    );
+    assert!(printed.contains("is on rkb"), "{printed}");
+    let (ok, _, printed) = run("", "");
+    assert!(
+        !ok && printed.contains("::error::crates.io has no rkb"),
+        "{printed}"
+    );
+
+    let branch = format!("rkb-update-from-{current}-to-9.9.9");
+    git(&["push", "-q", "origin", &format!("main:{branch}")]);
+    let (ok, outputs, printed) = run("9.9.9", "");
+    assert!(ok && outputs == "skip=true\nto=9.9.9\n", "{outputs}");
+    assert!(
+        printed.contains(&format!("{branch} waits for review")),
+        "{printed}"
+    );
 }

@@ -77,12 +77,7 @@ fn is_false(value: &str) -> bool {
 /// The refusal of an `edit --plugins` value rkb does not scaffold.
 pub fn refused_plugin(plugin: EditPlugin) -> Option<Error> {
     match plugin {
-        EditPlugin::Grafana | EditPlugin::Helm => None,
-        EditPlugin::Autoupdate => Some(anyhow!(
-            "--plugins autoupdate/v1-alpha: rkb does not scaffold kubebuilder's weekly update \
-             workflow yet.\n  Bring a project forward with `rkb alpha update` (a three-way merge of \
-             the scaffold), e.g.:  rkb alpha update --help"
-        )),
+        EditPlugin::Grafana | EditPlugin::Helm | EditPlugin::Autoupdate => None,
         EditPlugin::HelmV1Alpha => Some(anyhow!(
             "--plugins helm/v1-alpha: kubebuilder deprecated that chart for helm/v2-alpha, which is \
              the chart rkb writes.\n  Ask for it as helm, e.g.:  rkb edit --plugins helm"
@@ -141,8 +136,9 @@ impl InitFlags {
                 }
                 Err(_) => {
                     return Err(anyhow!(
-                        "--plugins {plugin}: rkb has no such plugin; init adds grafana and helm \
-                         (also by kubebuilder's keys, grafana/v1-alpha and helm/v2-alpha), and every \
+                        "--plugins {plugin}: rkb has no such plugin; init adds grafana, helm and \
+                         autoupdate (also by kubebuilder's keys, grafana/v1-alpha, helm/v2-alpha and \
+                         autoupdate/v1-alpha), and every \
                          project has go/v4's layout.\n  e.g.:  rkb init --domain example.com \
                          --plugins grafana,helm"
                     ));

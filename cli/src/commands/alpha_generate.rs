@@ -356,6 +356,16 @@ pub(super) fn replay(
             "grafana",
         ]));
     }
+    if project.plugins.autoupdate.is_some() {
+        steps.push(words(&[
+            "rkb",
+            "edit",
+            "--dir",
+            &replay.dir,
+            "--plugins",
+            "autoupdate",
+        ]));
+    }
     steps
 }
 

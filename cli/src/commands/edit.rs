@@ -89,6 +89,16 @@ pub(super) const GRAFANA: &[Entry<GrafanaRun>] = &[
     Entry::project(),
 ];
 
+/// `rkb edit --plugins autoupdate`: the weekly workflow that runs `rkb alpha update` on a
+/// branch of its own, like kubebuilder's autoupdate plugin. Once written, it is the user's.
+pub(super) const AUTOUPDATE: &[Entry<()>] = &[
+    Entry::shared(AUTOUPDATE_WORKFLOW, "autoupdate/auto-update.yml.tera"),
+    Entry::project(),
+];
+
+/// Where the autoupdate plugin writes its workflow.
+const AUTOUPDATE_WORKFLOW: &str = ".github/workflows/auto-update.yml";
+
 /// What a run of the grafana plugin writes.
 pub(super) struct GrafanaRun {
     /// The plugin is new to the project.
@@ -533,9 +543,10 @@ fn plugins(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         match plugin {
             EditPlugin::Grafana => grafana(args, out)?,
             EditPlugin::Helm => helm(args, out)?,
-            EditPlugin::Autoupdate | EditPlugin::HelmV1Alpha => {
+            EditPlugin::Autoupdate => autoupdate(args, out)?,
+            EditPlugin::HelmV1Alpha => {
                 return Err(
-                    crate::cli::kubebuilder::refused_plugin(plugin).expect("rkb scaffolds neither")
+                    crate::cli::kubebuilder::refused_plugin(plugin).expect("rkb scaffolds none")
                 );
             }
         }
@@ -591,6 +602,40 @@ fn grafana(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         out,
         "Next: import the dashboards in grafana/ into Grafana (Dashboards > New > Import), with \
          a Prometheus data source that scrapes the manager (config/prometheus)."
+    )?;
+    Ok(())
+}
+
+/// `rkb edit --plugins autoupdate`: the workflow (kept when there is one) and PROJECT's
+/// record of the plugin.
+fn autoupdate(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    let changes = Changes::open(&args.dir)?;
+    let mut project = super::load_project(&args.dir, out)?;
+    if project.plugins.autoupdate.is_some() && changes.exists(AUTOUPDATE_WORKFLOW)? {
+        writeln!(
+            out,
+            "{} has the autoupdate plugin already, and {AUTOUPDATE_WORKFLOW} is there; nothing \
+             to change.",
+            args.dir.join(project::FILE_NAME).display()
+        )?;
+        return Ok(());
+    }
+    project.plugins.autoupdate = Some(Default::default());
+    let names = ProjectNames::read(&project, &changes)?;
+    let templates = Templates::load()?;
+    let context = PluginContext {
+        names: &names,
+        panels: Vec::new(),
+        project: &project,
+    };
+    super::scaffold(AUTOUPDATE, &(), &templates, &context, false, changes, out)?;
+    writeln!(
+        out,
+        "\n{AUTOUPDATE_WORKFLOW} runs `rkb alpha update` every Tuesday (and when you run it from \
+         the Actions tab): when crates.io has a newer rkb than PROJECT's cliVersion, it pushes \
+         the update to a branch rkb-update-from-<from>-to-<to> and opens an issue with the link \
+         to a pull request.\nNext: commit and push it; protect the default branch so that \
+         an update is merged only after review."
     )?;
     Ok(())
 }

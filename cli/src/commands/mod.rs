@@ -150,6 +150,7 @@ mod tests {
             .chain(rows(super::create_webhook::PLAN))
             .chain(rows(super::edit::PLAN))
             .chain(rows(super::edit::GRAFANA))
+            .chain(rows(super::edit::AUTOUPDATE))
             .chain(rows(super::namespaced::PLAN))
             .collect()
     }
@@ -266,6 +267,12 @@ mod tests {
         check_plan(
             &tera,
             &rows(super::edit::GRAFANA),
+            &samples.plugins,
+            &mut problems,
+        );
+        check_plan(
+            &tera,
+            &rows(super::edit::AUTOUPDATE),
             &samples.plugins,
             &mut problems,
         );

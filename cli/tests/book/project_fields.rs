@@ -64,6 +64,10 @@ const KUBEBUILDER: &[(&str, &str)] = &[
         "`version`",
     ),
     (
+        "plugins.\"autoupdate.rkb.io/v1-alpha\"",
+        "`plugins.\"autoupdate.kubebuilder.io/v1-alpha\"`",
+    ),
+    (
         "plugins.\"grafana.rkb.io/v1-alpha\"",
         "`plugins.\"grafana.kubebuilder.io/v1-alpha\"`",
     ),
@@ -365,6 +369,7 @@ fn serialised_keys() -> BTreeSet<String> {
             }),
             grafana: Some(BTreeMap::new()),
             helm: Some(BTreeMap::new()),
+            autoupdate: Some(BTreeMap::new()),
             other: BTreeMap::new(),
         },
         resources: vec![resource, named],

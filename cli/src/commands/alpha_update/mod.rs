@@ -1,5 +1,5 @@
 //! `rkb alpha update`: brings a project forward to this rkb's scaffold, like kubebuilder's
-//! `alpha update`, but without git branches.
+//! `alpha update`: in the working tree, or, with a git flag, on a branch of its own ([`git`]).
 //!
 //! Three trees meet: the base, what the rkb that wrote the project scaffolds from PROJECT
 //! (that executable's `alpha generate`, or its commands replayed when it has none); the new
@@ -7,6 +7,9 @@
 //! scaffolds go to a temporary directory, [`merge::file`] decides each file, and every
 //! write goes through one [`Changes`] set, so the project is updated whole or not at all.
 //! Everything that can be refused is checked before anything is scaffolded.
+
+mod git;
+mod issue;
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -27,62 +30,34 @@ use crate::version::CURRENT;
 pub fn alpha_update(args: &AlphaUpdateArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let dir = std::path::absolute(&args.dir)
         .with_context(|| format!("cannot resolve {}", args.dir.display()))?;
+    if args.git_flow() {
+        return git::update(args, &dir, out);
+    }
     let mut project = model::load(&dir)?;
     let to = to_version(args.to_version.as_deref())?;
     let from = BaseRkb::of(args, &project, &to)?;
+    let from_version = from.version(&to)?;
     check_committed(&dir, args.force, out)?;
 
     let work = tempfile::Builder::new()
         .prefix("rkb-update-")
         .tempdir()
         .context("cannot create a temporary directory for the two scaffolds")?;
-    let binary = match &from {
-        BaseRkb::Binary(path) => path.clone(),
-        BaseRkb::Version(version) => install(version, work.path(), out)?,
+    let binary = from.binary(work.path(), out)?;
+    announce(&project, &dir, &binary, &from_version, &to, out)?;
+    let sides = Sides {
+        base: work.path().join("base"),
+        new: work.path().join("new"),
     };
-    let from_version = rkb_version(&binary)?;
-    if from_version > to {
-        bail!(
-            "{} is rkb {from_version}, newer than rkb {to}: `rkb alpha update` moves a project \
-             forward only. Pass an older rkb with --from",
-            binary.display()
-        );
-    }
-    if from_version.to_string() != project.cli_version {
-        writeln!(
-            out,
-            "note: PROJECT records cliVersion {}, and the base is scaffolded with rkb \
-             {from_version}; the merge is only as good as that base is the scaffold your \
-             project started from.",
-            project.cli_version
-        )?;
-    }
-    writeln!(
-        out,
-        "Updating {} from rkb {from_version} ({}) to rkb {to}.",
-        dir.display(),
-        binary.display()
-    )?;
-
-    let base_dir = work.path().join("base");
-    let new_dir = work.path().join("new");
-    scaffold_base(&binary, &project, &dir, &base_dir, out)?;
-    scaffold_new(&dir, &new_dir, out)?;
-    let base = files(&base_dir)?;
-    let new = files(&new_dir)?;
-
-    let mut changes = Changes::open(&dir)?;
     let cargo_toml = read_ours(&dir, "Cargo.toml")?;
-    let report = plan(&dir, &base, &new, &mut changes)?;
-    project.cli_version = CURRENT.into();
-    changes.create(project::FILE_NAME, project.to_yaml(), true)?;
+    let (changes, report) = update(&dir, &mut project, &binary, &sides, out)?;
     super::commit(changes, out)?;
 
     report.print(out, &from_version, &to)?;
     if let Some(note) = crates_note(&dir, cargo_toml.as_deref()) {
         writeln!(out, "{note}")?;
     }
-    let conflicts = report.conflicted.len() + report.not_text.len();
+    let conflicts = report.conflicts();
     if conflicts > 0 && !args.force {
         bail!(
             "{conflicts} file(s) need your hand: those listed as conflicted hold conflict markers \
@@ -92,6 +67,62 @@ pub fn alpha_update(args: &AlphaUpdateArgs, out: &mut dyn Write) -> anyhow::Resu
         );
     }
     Ok(())
+}
+
+/// Where the two scaffolds are written.
+struct Sides {
+    /// The older rkb's.
+    base: PathBuf,
+    /// This rkb's.
+    new: PathBuf,
+}
+
+/// Notes a base that is not PROJECT's cliVersion, and says what is updated with what.
+fn announce(
+    project: &Project,
+    dir: &Path,
+    binary: &Path,
+    from: &Version,
+    to: &Version,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    if from.to_string() != project.cli_version {
+        writeln!(
+            out,
+            "note: PROJECT records cliVersion {}, and the base is scaffolded with rkb \
+             {from}; the merge is only as good as that base is the scaffold your \
+             project started from.",
+            project.cli_version
+        )?;
+    }
+    writeln!(
+        out,
+        "Updating {} from rkb {from} ({}) to rkb {to}.",
+        dir.display(),
+        binary.display()
+    )?;
+    Ok(())
+}
+
+/// Scaffolds both sides with `binary` and this rkb, and plans the merge of the project in
+/// `dir` with PROJECT's new cliVersion; the caller commits the changes.
+fn update(
+    dir: &Path,
+    project: &mut Project,
+    binary: &Path,
+    sides: &Sides,
+    out: &mut dyn Write,
+) -> anyhow::Result<(Changes, Report)> {
+    scaffold_base(binary, project, dir, &sides.base, out)?;
+    scaffold_new(dir, &sides.new, out)?;
+    let base = files(&sides.base)?;
+    let new = files(&sides.new)?;
+
+    let mut changes = Changes::open(dir)?;
+    let report = plan(dir, &base, &new, &mut changes)?;
+    project.cli_version = CURRENT.into();
+    changes.create(project::FILE_NAME, project.to_yaml(), true)?;
+    Ok((changes, report))
 }
 
 /// Plans into `changes` the outcome of every path of the two scaffolds for the project in
@@ -169,6 +200,32 @@ impl BaseRkb {
         }
         Ok(BaseRkb::Version(version))
     }
+
+    /// The base's version (that of the rkb --from names, which is run for it), no newer
+    /// than `to`.
+    fn version(&self, to: &Version) -> anyhow::Result<Version> {
+        let path = match self {
+            BaseRkb::Version(version) => return Ok(version.clone()),
+            BaseRkb::Binary(path) => path,
+        };
+        let version = rkb_version(path)?;
+        if version > *to {
+            bail!(
+                "{} is rkb {version}, newer than rkb {to}: `rkb alpha update` moves a project \
+                 forward only. Pass an older rkb with --from",
+                path.display()
+            );
+        }
+        Ok(version)
+    }
+
+    /// The base's rkb executable: --from's, or rkb <version> installed into `work`.
+    fn binary(&self, work: &Path, out: &mut dyn Write) -> anyhow::Result<PathBuf> {
+        match self {
+            BaseRkb::Binary(path) => Ok(path.clone()),
+            BaseRkb::Version(version) => install(version, work, out),
+        }
+    }
 }
 
 fn parse_version(text: &str, source: &str) -> anyhow::Result<Version> {
@@ -199,6 +256,17 @@ fn to_version(requested: Option<&str>) -> anyhow::Result<Version> {
 /// told apart from it. Without git (or outside a repository) the change set's journal is
 /// the only backup there is, and the update goes ahead.
 fn check_committed(dir: &Path, force: bool, out: &mut dyn Write) -> anyhow::Result<()> {
+    check_clean(
+        dir,
+        force,
+        "so that the update is one change you can review and undo",
+        out,
+    )
+}
+
+/// Refuses, unless `force`, a git working tree with uncommitted changes in `dir`, with
+/// `why` that matters; without git there is nothing to check.
+fn check_clean(dir: &Path, force: bool, why: &str, out: &mut dyn Write) -> anyhow::Result<()> {
     let status = Command::new("git")
         .args([
             "status",
@@ -223,14 +291,14 @@ fn check_committed(dir: &Path, force: bool, out: &mut dyn Write) -> anyhow::Resu
     if force {
         writeln!(
             out,
-            "note: updating a working tree with uncommitted changes (--force):\n  {}",
+            "note: going on with uncommitted changes (--force):\n  {}",
             lines.join("\n  ")
         )?;
         return Ok(());
     }
     bail!(
         "{} has uncommitted changes in git:\n  {}\n  Commit or stash them first (`git stash -u`), \
-         so that the update is one change you can review and undo; or pass --force",
+         {why}; or pass --force",
         dir.display(),
         lines.join("\n  ")
     )
@@ -508,6 +576,11 @@ struct Report {
 }
 
 impl Report {
+    /// The files left for the user to merge: conflicted, or not text.
+    fn conflicts(&self) -> usize {
+        self.conflicted.len() + self.not_text.len()
+    }
+
     fn add(&mut self, path: &str, outcome: &Outcome) {
         let list = match outcome {
             Outcome::UpToDate => {
