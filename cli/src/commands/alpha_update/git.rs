@@ -49,14 +49,7 @@ pub(super) fn update(
         out,
     )?;
     repo.check_identity()?;
-    let project_file = format!("{}{}", repo.prefix, project::FILE_NAME);
-    if !repo.succeeds(["cat-file", "-e", &format!("{from_commit}:{project_file}")]) {
-        bail!(
-            "{from_branch} has no {project_file}, so there is no rkb project to update on it.\n  \
-             Name the branch that has it, e.g.:  rkb alpha update --from-branch <branch>; or \
-             commit the project to {from_branch} first"
-        );
-    }
+    let project_file = repo.check_project_on(from_branch, &from_commit)?;
 
     let work = tempfile::Builder::new()
         .prefix("rkb-update-")
@@ -95,14 +88,6 @@ pub(super) fn update(
     let (changes, report) = super::update(&copy, &mut project, &binary, &sides, out)?;
     changes.commit()?;
 
-    let conflicted = report.conflicts() > 0;
-    let message = match (conflicted, &args.merge_message, &args.conflict_message) {
-        (false, Some(message), _) | (true, _, Some(message)) => message.clone(),
-        (false, None, _) => format!("chore(rkb): update scaffold {from_version} -> {to}"),
-        (true, _, None) => {
-            format!("chore(rkb): update scaffold {from_version} -> {to} (conflicts to resolve)")
-        }
-    };
     let steps = Steps {
         repo: &repo,
         index: &index,
@@ -110,6 +95,7 @@ pub(super) fn update(
         from_branch,
         from_commit: &from_commit,
     };
+    let message = message(args, report.conflicts() > 0, &from_version, &to);
     let commits = steps.commit_all(&from_version, &to, &message)?;
     let output = if args.show_commits {
         commits.merge.clone()
@@ -130,51 +116,107 @@ pub(super) fn update(
     )?;
 
     report.print(out, &from_version, &to)?;
-    writeln!(
-        out,
-        "\n{output_branch} holds the update ({}): {}. The steps: {} the scaffold of rkb \
-         {from_version}, {} {from_branch}, {} the scaffold of rkb {to}, {} their merge.\n\
-         Review it:  git switch {output_branch}  (or git diff {from_branch}...{output_branch})",
-        short(&output),
-        if args.show_commits {
-            "the commits of each step"
-        } else {
-            "one commit on top of the base branch"
-        },
-        short(&commits.ancestor),
-        short(&commits.original),
-        short(&commits.upgrade),
-        short(&commits.merge),
-    )?;
-    if conflicted && !args.force {
-        bail!(
-            "{} file(s) need your hand on {output_branch}: those listed as conflicted are \
-             committed with conflict markers (<<<<<<< ours: your lines, ||||||| original: rkb \
-             {from_version}'s scaffold, =======, >>>>>>> theirs: rkb {to}'s), those not merged \
-             are not text. Switch to the branch (git switch {output_branch}), resolve them, run \
-             `make manifests`, and commit.{}",
-            report.conflicts(),
-            if args.push || args.open_gh_issue {
-                " Not pushed and no issue opened: --force goes on with conflicts"
-            } else {
-                ""
-            }
-        );
+    let made = Made {
+        from_branch,
+        output_branch: &output_branch,
+        output: &output,
+        commits: &commits,
+        from: &from_version,
+        to: &to,
+    };
+    made.describe(args.show_commits, out)?;
+    made.push_and_tell(args, &repo, &report, out)
+}
+
+/// The message of the update's commit: the user's for a clean or a conflicted update, or
+/// kubebuilder's wording.
+fn message(args: &AlphaUpdateArgs, conflicted: bool, from: &Version, to: &Version) -> String {
+    match (conflicted, &args.merge_message, &args.conflict_message) {
+        (false, Some(message), _) | (true, _, Some(message)) => message.clone(),
+        (false, None, _) => format!("chore(rkb): update scaffold {from} -> {to}"),
+        (true, _, None) => {
+            format!("chore(rkb): update scaffold {from} -> {to} (conflicts to resolve)")
+        }
     }
-    if args.push {
-        repo.push(&output_branch, out)?;
-    }
-    if args.open_gh_issue {
-        let issue = Issue {
+}
+
+/// The output branch as made: its commit, the steps' commits and the versions.
+struct Made<'a> {
+    from_branch: &'a str,
+    output_branch: &'a str,
+    output: &'a str,
+    commits: &'a Commits,
+    from: &'a Version,
+    to: &'a Version,
+}
+
+impl Made<'_> {
+    fn describe(&self, show_commits: bool, out: &mut dyn Write) -> anyhow::Result<()> {
+        let Made {
             from_branch,
-            output_branch: &output_branch,
-            from: &from_version,
-            to: &to,
-            report: &report,
-        };
-        issue.open(out)?;
+            output_branch,
+            from,
+            to,
+            ..
+        } = self;
+        writeln!(
+            out,
+            "\n{output_branch} holds the update ({}): {}. The steps: {} the scaffold of rkb \
+             {from}, {} {from_branch}, {} the scaffold of rkb {to}, {} their merge.\n\
+             Review it:  git switch {output_branch}  (or git diff {from_branch}...{output_branch})",
+            short(self.output),
+            if show_commits {
+                "the commits of each step"
+            } else {
+                "one commit on top of the base branch"
+            },
+            short(&self.commits.ancestor),
+            short(&self.commits.original),
+            short(&self.commits.upgrade),
+            short(&self.commits.merge),
+        )?;
+        Ok(())
     }
-    Ok(())
+
+    /// Stops on conflicts unless `--force`; then `--push` and `--open-gh-issue`.
+    fn push_and_tell(
+        &self,
+        args: &AlphaUpdateArgs,
+        repo: &Repo,
+        report: &super::Report,
+        out: &mut dyn Write,
+    ) -> anyhow::Result<()> {
+        let (output_branch, from, to) = (self.output_branch, self.from, self.to);
+        if report.conflicts() > 0 && !args.force {
+            bail!(
+                "{} file(s) need your hand on {output_branch}: those listed as conflicted are \
+                 committed with conflict markers (<<<<<<< ours: your lines, ||||||| original: rkb \
+                 {from}'s scaffold, =======, >>>>>>> theirs: rkb {to}'s), those not merged \
+                 are not text. Switch to the branch (git switch {output_branch}), resolve them, run \
+                 `make manifests`, and commit.{}",
+                report.conflicts(),
+                if args.push || args.open_gh_issue {
+                    " Not pushed and no issue opened: --force goes on with conflicts"
+                } else {
+                    ""
+                }
+            );
+        }
+        if args.push {
+            repo.push(output_branch, out)?;
+        }
+        if args.open_gh_issue {
+            let issue = Issue {
+                from_branch: self.from_branch,
+                output_branch,
+                from,
+                to,
+                report,
+            };
+            issue.open(out)?;
+        }
+        Ok(())
+    }
 }
 
 /// The first characters of a commit id, as git shows them.
@@ -217,6 +259,19 @@ struct Repo {
 }
 
 impl Repo {
+    /// The project's PROJECT file in the repository, refused when `branch` lacks it.
+    fn check_project_on(&self, branch: &str, commit: &str) -> anyhow::Result<String> {
+        let project_file = format!("{}{}", self.prefix, project::FILE_NAME);
+        if !self.succeeds(["cat-file", "-e", &format!("{commit}:{project_file}")]) {
+            bail!(
+                "{branch} has no {project_file}, so there is no rkb project to update on it.\n  \
+                 Name the branch that has it, e.g.:  rkb alpha update --from-branch <branch>; or \
+                 commit the project to {branch} first"
+            );
+        }
+        Ok(project_file)
+    }
+
     fn open(dir: &Path, config: &[String], out: &mut dyn Write) -> anyhow::Result<Self> {
         let mut settings = Vec::new();
         for setting in config {
