@@ -151,6 +151,7 @@ mod tests {
             .chain(rows(super::edit::PLAN))
             .chain(rows(super::edit::GRAFANA))
             .chain(rows(super::namespaced::PLAN))
+            .chain(rows(super::webhook_certs::METRICS_PLAN))
             .collect()
     }
 
@@ -267,6 +268,15 @@ mod tests {
             &tera,
             &rows(super::edit::GRAFANA),
             &samples.plugins,
+            &mut problems,
+        );
+        // webhook_certs::MetricsContext: init's names, and the choice.
+        let mut metrics = samples.init.clone();
+        metrics["self_managed_metrics"] = Value::from(true);
+        check_plan(
+            &tera,
+            &rows(super::webhook_certs::METRICS_PLAN),
+            &metrics,
             &mut problems,
         );
         problems.sort();
