@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 
 use clap::Parser as _;
 use k8s_openapi::api::core::v1::Secret;
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, RoleRef, Subject};
+use k8s_openapi::api::rbac::v1::{
+    ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
+};
 use kube::api::{ObjectMeta, Patch, PatchParams};
 use kube::{Api, Client};
 use rkb_runtime::certs::MetricsCertificates;
@@ -708,4 +710,105 @@ async fn make_run_outside_a_cluster() {
         1,
         "{text}"
     );
+}
+
+/// With exactly the rules `metrics_certificate_rules` gives (and leader election's, and
+/// the metrics authentication's of config/rbac/metrics_auth_role.yaml), the manager
+/// running as its own ServiceAccount makes the Secret and serves a certificate that
+/// verifies: nothing more is needed.
+#[tokio::test]
+async fn with_exactly_its_rules_the_manager_keeps_the_metrics_certificate() {
+    let env = rkb_envtest::shared().await;
+    let admin = env.client();
+    let namespace = env.create_namespace().await.unwrap();
+    let token = scraper_token(env, &namespace).await;
+    let port = rkb_envtest::free_port("127.0.0.1");
+    let certs = certificates(&namespace);
+    let rules = rkb_runtime::metrics_certificate_rules(&certs);
+    let mut namespaced: Vec<PolicyRule> = rules.iter().map(|r| r.to_policy_rule()).collect();
+    namespaced.push(PolicyRule {
+        api_groups: Some(vec!["coordination.k8s.io".into()]),
+        resources: Some(vec!["leases".into()]),
+        verbs: vec!["get".into(), "create".into(), "update".into()],
+        ..Default::default()
+    });
+    let reviews = |group: &str, resource: &str| PolicyRule {
+        api_groups: Some(vec![group.into()]),
+        resources: Some(vec![resource.into()]),
+        verbs: vec!["create".into()],
+        ..Default::default()
+    };
+    let cluster = vec![
+        reviews("authentication.k8s.io", "tokenreviews"),
+        reviews("authorization.k8s.io", "subjectaccessreviews"),
+    ];
+    let name = format!("{namespace}-operator");
+    let meta = |namespace: Option<&str>| ObjectMeta {
+        name: Some(name.clone()),
+        namespace: namespace.map(str::to_owned),
+        ..Default::default()
+    };
+    let subjects = Some(vec![Subject {
+        kind: "ServiceAccount".into(),
+        name: "operator".into(),
+        namespace: Some(namespace.clone()),
+        ..Default::default()
+    }]);
+    let role_ref = |kind: &str| RoleRef {
+        api_group: Some("rbac.authorization.k8s.io".into()),
+        kind: kind.into(),
+        name: name.clone(),
+    };
+    let apply = PatchParams::apply("metrics-certs-test").force();
+    let role = Role {
+        metadata: meta(Some(&namespace)),
+        rules: Some(namespaced),
+    };
+    Api::<Role>::namespaced(admin.clone(), &namespace)
+        .patch(&name, &apply, &Patch::Apply(&role))
+        .await
+        .unwrap();
+    let binding = RoleBinding {
+        metadata: meta(Some(&namespace)),
+        role_ref: role_ref("Role"),
+        subjects: subjects.clone(),
+    };
+    Api::<RoleBinding>::namespaced(admin.clone(), &namespace)
+        .patch(&name, &apply, &Patch::Apply(&binding))
+        .await
+        .unwrap();
+    let cluster_role = ClusterRole {
+        metadata: meta(None),
+        rules: Some(cluster),
+        ..Default::default()
+    };
+    Api::<ClusterRole>::all(admin.clone())
+        .patch(&name, &apply, &Patch::Apply(&cluster_role))
+        .await
+        .unwrap();
+    let cluster_binding = ClusterRoleBinding {
+        metadata: meta(None),
+        role_ref: role_ref("ClusterRole"),
+        subjects,
+    };
+    Api::<ClusterRoleBinding>::all(admin.clone())
+        .patch(&name, &apply, &Patch::Apply(&cluster_binding))
+        .await
+        .unwrap();
+    let operator = env
+        .service_account_client(&namespace, "operator")
+        .await
+        .unwrap();
+
+    // The Role takes effect within moments; the manager retries until it does.
+    let manager = Running::start(operator, port, &namespace, certs);
+    let stored = first_verified_scrape(&admin, &namespace, port, &token).await;
+    assert!(stored.contains_key("ca.crt"));
+    let report = wait_for("ready", async || {
+        let report = manager.readyz().await;
+        report.contains("HTTP/1.1 200").then_some(report)
+    })
+    .await;
+    assert!(report.contains("[+]metrics-certificates ok"), "{report}");
+    manager.stop().await;
 }
