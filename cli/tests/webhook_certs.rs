@@ -179,3 +179,40 @@ fn a_project_without_webhooks_records_the_choice_for_later_webhooks() {
     assert!(dir.path().join("src/webhook/certs.rs").is_file());
     assert!(!dir.path().join("config/certmanager").exists());
 }
+
+/// A `self` project from before the metrics certificate (no `src/metrics_certs.rs`, a
+/// ServiceMonitor that skips verification): `edit --webhook-certs self` adds it, giving
+/// what `init` makes now.
+#[test]
+fn edit_webhook_certs_self_adds_the_metrics_certificate_to_an_older_self_project() {
+    let (old, made, cm) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    common::init_demo(old.path(), &["--webhook-certs", "self"]);
+    common::init_demo(made.path(), &["--webhook-certs", "self"]);
+    common::init_demo(cm.path(), &["--webhook-certs", "cert-manager"]);
+    // As rkb wrote a `self` project before: none of the metrics certificate's parts.
+    std::fs::remove_file(old.path().join("src/metrics_certs.rs")).unwrap();
+    for file in ["src/lib.rs", "src/main.rs"] {
+        let text = std::fs::read_to_string(old.path().join(file)).unwrap();
+        let kept: String = text
+            .split_inclusive('\n')
+            .filter(|line| !line.contains("metrics_certs"))
+            .collect();
+        assert_ne!(kept, text, "{file}");
+        std::fs::write(old.path().join(file), kept).unwrap();
+    }
+    let monitor = "config/prometheus/monitor.yaml";
+    std::fs::copy(cm.path().join(monitor), old.path().join(monitor)).unwrap();
+
+    let out = common::rkb_in(old.path(), &["edit", "--webhook-certs", "self"]);
+    assert!(out.contains("metrics server's certificate too"), "{out}");
+    assert_eq!(
+        differing(&common::files(old.path()), &common::files(made.path())),
+        Vec::<PathBuf>::new()
+    );
+    let again = common::rkb_in(old.path(), &["edit", "--webhook-certs", "self"]);
+    assert!(again.contains("nothing to change"), "{again}");
+}

@@ -78,13 +78,20 @@ pub(super) const METRICS_PLAN: &[Entry<Metrics>] = &[
     ),
 ];
 
-/// [`METRICS_PLAN`] rendered for `project` as its PROJECT says.
-pub(super) fn metrics_rendered(
+/// Whether `project` has the manager's own metrics certificate: `webhookCerts: self`, and
+/// `src/metrics_certs.rs`, which a project from before that came with `self` lacks.
+fn has_metrics(project: &Project, changes: &Changes) -> anyhow::Result<bool> {
+    Ok(project.webhook_certs() == WebhookCerts::SelfManaged && changes.exists(METRICS_CERTS)?)
+}
+
+/// [`METRICS_PLAN`] rendered for `project`, with or without the manager's own metrics
+/// certificate.
+fn metrics_rendered(
     project: &Project,
     names: &ProjectNames,
     templates: &Templates,
+    self_managed: bool,
 ) -> anyhow::Result<Vec<Rendered>> {
-    let self_managed = project.webhook_certs() == WebhookCerts::SelfManaged;
     let context = MetricsContext {
         names,
         self_managed_metrics: self_managed,
@@ -98,6 +105,13 @@ pub(super) fn switch(args: &EditArgs, to: WebhookCerts, out: &mut dyn Write) -> 
     let project = super::load_project(&args.dir, out)?;
     let from = project.webhook_certs();
     let project_file = args.dir.join(project::FILE_NAME);
+    let templates = Templates::load()?;
+    if project.webhook_certs == Some(to)
+        && to == WebhookCerts::SelfManaged
+        && !changes.exists(METRICS_CERTS)?
+    {
+        return add_metrics_certificate(&project, &templates, changes, out);
+    }
     if project.webhook_certs == Some(to) {
         writeln!(
             out,
@@ -113,15 +127,24 @@ pub(super) fn switch(args: &EditArgs, to: WebhookCerts, out: &mut dyn Write) -> 
     let mut after = project.clone();
     after.webhook_certs = Some(to);
 
-    let templates = Templates::load()?;
     let names = ProjectNames::read(&project, &changes)?;
     let before = [
-        metrics_rendered(&project, &names, &templates)?,
+        metrics_rendered(
+            &project,
+            &names,
+            &templates,
+            has_metrics(&project, &changes)?,
+        )?,
         rendered(&project, &changes, &templates)?,
     ]
     .concat();
     let now = [
-        metrics_rendered(&after, &names, &templates)?,
+        metrics_rendered(
+            &after,
+            &names,
+            &templates,
+            after.webhook_certs() == WebhookCerts::SelfManaged,
+        )?,
         rendered(&after, &changes, &templates)?,
     ]
     .concat();
@@ -161,6 +184,34 @@ pub(super) fn switch(args: &EditArgs, to: WebhookCerts, out: &mut dyn Write) -> 
         } else {
             " `rkb create webhook` scaffolds them that way."
         }
+    )?;
+    Ok(())
+}
+
+/// `edit --webhook-certs self` on a `self` project from before the metrics certificate:
+/// adds it, as `init` writes it now (the upgrade).
+fn add_metrics_certificate(
+    project: &Project,
+    templates: &Templates,
+    mut changes: Changes,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let names = ProjectNames::read(project, &changes)?;
+    let warnings = swap(
+        &metrics_rendered(project, &names, templates, false)?,
+        &metrics_rendered(project, &names, templates, true)?,
+        WebhookCerts::SelfManaged,
+        WebhookCerts::SelfManaged,
+        &mut changes,
+    )?;
+    super::commit(changes, out)?;
+    for warning in warnings {
+        writeln!(out, "warning: {warning}")?;
+    }
+    writeln!(
+        out,
+        "\nThe manager now makes the metrics server's certificate too (src/metrics_certs.rs), \
+         which the ServiceMonitor verifies. Next: `make manifests` (its Secret's RBAC)."
     )?;
     Ok(())
 }
@@ -224,8 +275,13 @@ pub(super) fn switch_metrics(
 ) -> anyhow::Result<Vec<String>> {
     let names = ProjectNames::read(before, changes)?;
     swap(
-        &metrics_rendered(before, &names, templates)?,
-        &metrics_rendered(after, &names, templates)?,
+        &metrics_rendered(before, &names, templates, has_metrics(before, changes)?)?,
+        &metrics_rendered(
+            after,
+            &names,
+            templates,
+            after.webhook_certs() == WebhookCerts::SelfManaged,
+        )?,
         before.webhook_certs(),
         after.webhook_certs(),
         changes,
