@@ -412,7 +412,8 @@ pub struct InitArgs {
           default_value_t = false, hide_default_value = true, action = ArgAction::Set, value_name = "BOOL")]
     pub namespaced: bool,
     /// Where the webhooks' certificates come from, once `rkb create webhook` adds any:
-    /// `self`, the manager makes, injects and rotates them (nothing else to install), or
+    /// `self`, the manager makes, injects and rotates them (nothing else to install), and
+    /// the metrics server's, which the ServiceMonitor verifies, or
     /// `cert-manager`, kubebuilder's way (the cluster needs cert-manager) [default: self;
     /// cert-manager with --namespaced, whose Role cannot reach the cluster-scoped webhook
     /// configurations].

@@ -79,7 +79,8 @@ pub struct Project {
     /// The PROJECT file format, `"3"`.
     pub version: String,
     /// Where the webhooks' serving certificates come from: `self` (the manager makes, injects
-    /// and rotates them) or `cert-manager` (`init --webhook-certs`, `edit --webhook-certs`).
+    /// and rotates them, and the metrics server's, which the ServiceMonitor then verifies) or
+    /// `cert-manager` (`init --webhook-certs`, `edit --webhook-certs`).
     /// Absent in projects from before the choice, which use cert-manager.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webhook_certs: Option<WebhookCerts>,

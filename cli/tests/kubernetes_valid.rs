@@ -227,10 +227,14 @@ fn with_self_managed_certificates_the_webhook_deployment_names_its_objects_and_n
             .clone()
     };
     let namespaced = rules("Role");
+    // With the metrics certificate's Secret (src/metrics_certs.rs), which comes with init.
+    let metrics_secret = metrics_certificate_names(&project).0;
     assert_eq!(
         namespaced,
         serde_json::json!([
             {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]},
+            {"apiGroups": [""], "resourceNames": [metrics_secret], "resources": ["secrets"],
+             "verbs": ["get", "list", "update", "watch"]},
             {"apiGroups": [""], "resourceNames": [secret], "resources": ["secrets"],
              "verbs": ["get", "list", "update", "watch"]},
         ])
@@ -289,6 +293,99 @@ fn named<'a>(objects: &'a [Value], kind: &str, suffix: &str) -> Option<&'a Value
                 .as_str()
                 .is_some_and(|n| n.ends_with(suffix))
     })
+}
+
+/// The Secret and the Service `src/metrics_certs.rs` names, if the project has it.
+fn metrics_certificate_names(project: &Path) -> (String, String) {
+    let certs = std::fs::read_to_string(project.join("src/metrics_certs.rs")).unwrap();
+    let names: Vec<&str> = certs
+        .split("(\"")
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap())
+        .collect();
+    let [secret, service] = names[..] else {
+        panic!("unexpected names in metrics_certs.rs: {names:?}")
+    };
+    (secret.to_owned(), service.to_owned())
+}
+
+/// With `webhookCerts: self` the manager makes the metrics certificate, so switching on
+/// [PROMETHEUS] alone gives a ServiceMonitor that verifies it: against `ca.crt` of the
+/// Secret src/metrics_certs.rs names, which the manager's Role lets it keep (by name), for
+/// the DNS name of the metrics Service config/default deploys, which metrics_certs.rs names
+/// too. With cert-manager (and no [METRICS-WITH-CERTS]), it skips verification, as
+/// kubebuilder's does.
+#[test]
+fn with_self_managed_certificates_the_service_monitor_verifies_the_managers_metrics_certificate() {
+    let mut self_managed = 0;
+    for project in common::projects() {
+        let at = project.display().to_string();
+        let on = common::prometheus_on(&project);
+        let objects = parse(&common::kustomize_default(on.path()));
+        let monitor = named(
+            &objects,
+            "ServiceMonitor",
+            "controller-manager-metrics-monitor",
+        )
+        .unwrap_or_else(|| panic!("{at}: no ServiceMonitor"));
+        let tls = &monitor["spec"]["endpoints"][0]["tlsConfig"];
+        let recorded = std::fs::read_to_string(project.join("PROJECT")).unwrap();
+        if !recorded.contains("webhookCerts: self") {
+            assert_eq!(tls["insecureSkipVerify"], true, "{at}");
+            assert!(!project.join("src/metrics_certs.rs").exists(), "{at}");
+            continue;
+        }
+        self_managed += 1;
+        let (secret, service_name) = metrics_certificate_names(&project);
+        let service = named(&objects, "Service", "controller-manager-metrics-service")
+            .unwrap_or_else(|| panic!("{at}: no metrics Service"));
+        assert_eq!(service["metadata"]["name"], service_name.as_str(), "{at}");
+        let dns = format!(
+            "{service_name}.{}.svc",
+            service["metadata"]["namespace"].as_str().unwrap()
+        );
+        assert_eq!(
+            *tls,
+            serde_json::json!({
+                "serverName": dns,
+                "insecureSkipVerify": false,
+                "ca": {"secret": {"name": secret, "key": "ca.crt"}},
+            }),
+            "{at}"
+        );
+        assert_eq!(
+            monitor["metadata"]["namespace"], service["metadata"]["namespace"],
+            "{at}: the Secret must be in the ServiceMonitor's namespace"
+        );
+        let role = named(&objects, "Role", "manager-role")
+            .unwrap_or_else(|| panic!("{at}: no manager Role"));
+        assert_eq!(
+            role["metadata"]["namespace"], service["metadata"]["namespace"],
+            "{at}"
+        );
+        let keep = serde_json::json!({
+            "apiGroups": [""], "resourceNames": [secret], "resources": ["secrets"],
+            "verbs": ["get", "list", "update", "watch"],
+        });
+        let create = serde_json::json!({
+            "apiGroups": [""], "resources": ["secrets"], "verbs": ["create"],
+        });
+        let rules = role["rules"].as_array().unwrap();
+        assert!(
+            rules.contains(&keep) && rules.contains(&create),
+            "{at}: {rules:?}"
+        );
+        let pod = &named(&objects, "Deployment", "controller-manager").unwrap()["spec"]["template"]
+            ["spec"];
+        assert!(
+            !pod.to_string().contains("--metrics-cert-path"),
+            "{at}: the manager's own certificate, not a mounted one"
+        );
+    }
+    assert!(
+        self_managed >= 3,
+        "self-managed golden projects: {self_managed}"
+    );
 }
 
 /// With every section on, each project's metrics TLS is wired end to end, which no schema

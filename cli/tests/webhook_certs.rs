@@ -1,4 +1,5 @@
-//! `--webhook-certs`: `init` records the choice, `create webhook` follows it, and `edit
+//! `--webhook-certs`: `init` records the choice (and scaffolds the metrics certificate
+//! with it), `create webhook` follows it, and `edit
 //! --webhook-certs` switches a project both ways, giving the files back byte for byte when
 //! switched back, and refuses (changing nothing) while a part it would take out was edited.
 
@@ -82,6 +83,20 @@ fn a_project_switched_either_way_is_what_init_would_have_made_and_switches_back(
                 .contains("cert-manager.io/inject-ca-from"),
             !has
         );
+        // The metrics certificate follows the choice too.
+        assert_eq!(
+            text(files, "src/main.rs").contains("metrics_certificates("),
+            has
+        );
+        assert_eq!(
+            text(files, "src/lib.rs").contains("metrics_certificate_rules("),
+            has
+        );
+        assert_eq!(files.contains_key(Path::new("src/metrics_certs.rs")), has);
+        assert_eq!(
+            text(files, "config/prometheus/monitor.yaml").contains("insecureSkipVerify: false"),
+            has
+        );
     }
 
     // Switched, each is byte for byte what the other choice scaffolded.
@@ -108,16 +123,31 @@ fn a_project_switched_either_way_is_what_init_would_have_made_and_switches_back(
     assert!(again.contains("nothing to change"), "{again}");
 }
 
-/// A project without webhooks only records the choice; `create webhook` then follows it.
+/// A project without webhooks switches its metrics certificate and records the choice,
+/// becoming what `init` makes with it; `create webhook` then follows it.
 #[test]
 fn a_project_without_webhooks_records_the_choice_for_later_webhooks() {
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, made) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     common::init_demo(dir.path(), &["--webhook-certs", "cert-manager"]);
+    common::init_demo(made.path(), &["--webhook-certs", "self"]);
     let before = common::files(dir.path());
-    common::rkb_in(dir.path(), &["edit", "--webhook-certs", "self"]);
+    let out = common::rkb_in(dir.path(), &["edit", "--webhook-certs", "self"]);
+    assert!(out.contains("src/metrics_certs.rs"), "{out}");
+    let after = common::files(dir.path());
     assert_eq!(
-        differing(&before, &common::files(dir.path())),
-        [PathBuf::from("PROJECT")]
+        differing(&before, &after),
+        [
+            "PROJECT",
+            "config/prometheus/monitor.yaml",
+            "src/lib.rs",
+            "src/main.rs",
+            "src/metrics_certs.rs"
+        ]
+        .map(PathBuf::from)
+    );
+    assert_eq!(
+        differing(&after, &common::files(made.path())),
+        Vec::<PathBuf>::new()
     );
     common::rkb_in(
         dir.path(),
@@ -148,4 +178,41 @@ fn a_project_without_webhooks_records_the_choice_for_later_webhooks() {
     );
     assert!(dir.path().join("src/webhook/certs.rs").is_file());
     assert!(!dir.path().join("config/certmanager").exists());
+}
+
+/// A `self` project from before the metrics certificate (no `src/metrics_certs.rs`, a
+/// ServiceMonitor that skips verification): `edit --webhook-certs self` adds it, giving
+/// what `init` makes now.
+#[test]
+fn edit_webhook_certs_self_adds_the_metrics_certificate_to_an_older_self_project() {
+    let (old, made, cm) = (
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+        tempfile::tempdir().unwrap(),
+    );
+    common::init_demo(old.path(), &["--webhook-certs", "self"]);
+    common::init_demo(made.path(), &["--webhook-certs", "self"]);
+    common::init_demo(cm.path(), &["--webhook-certs", "cert-manager"]);
+    // As rkb wrote a `self` project before: none of the metrics certificate's parts.
+    std::fs::remove_file(old.path().join("src/metrics_certs.rs")).unwrap();
+    for file in ["src/lib.rs", "src/main.rs"] {
+        let text = std::fs::read_to_string(old.path().join(file)).unwrap();
+        let kept: String = text
+            .split_inclusive('\n')
+            .filter(|line| !line.contains("metrics_certs"))
+            .collect();
+        assert_ne!(kept, text, "{file}");
+        std::fs::write(old.path().join(file), kept).unwrap();
+    }
+    let monitor = "config/prometheus/monitor.yaml";
+    std::fs::copy(cm.path().join(monitor), old.path().join(monitor)).unwrap();
+
+    let out = common::rkb_in(old.path(), &["edit", "--webhook-certs", "self"]);
+    assert!(out.contains("metrics server's certificate too"), "{out}");
+    assert_eq!(
+        differing(&common::files(old.path()), &common::files(made.path())),
+        Vec::<PathBuf>::new()
+    );
+    let again = common::rkb_in(old.path(), &["edit", "--webhook-certs", "self"]);
+    assert!(again.contains("nothing to change"), "{again}");
 }

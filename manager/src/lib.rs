@@ -10,7 +10,7 @@
 //! - [`backoff::ErrorBackoff`]: per-object exponential requeue delays.
 //! - [`events::Events`]: Events recorded off the reconcile path.
 //! - [`webhook`]: defaulting, validating and conversion webhooks the manager serves.
-//! - [`certs`]: webhook certificates the manager provisions, injects and rotates itself.
+//! - [`certs`]: webhook and metrics certificates the manager provisions, injects and rotates itself.
 //! - [`migrate`]: storage version migration of CRDs (`--migrate-storage`).
 //! - [`shard`]: active-active replicas, each reconciling its slices (`--sharding`).
 //!

@@ -42,7 +42,8 @@
 //! - [`certs`]: webhook certificates the manager makes, injects into its webhook
 //!   configurations and CRDs, and rotates itself, without cert-manager
 //!   ([`Manager::webhook_certificates`]), and [`webhook_certificate_rules`], the RBAC rules
-//!   it needs.
+//!   it needs; likewise the metrics server's ([`Manager::metrics_certificates`],
+//!   [`metrics_certificate_rules`]).
 //!
 //! ```no_run
 //! // What a generated src/main.rs boils down to.
@@ -249,25 +250,7 @@ where
 ///   name.
 #[cfg(all(feature = "manager", feature = "manifests"))]
 pub fn webhook_certificate_rules(certs: &certs::WebhookCertificates) -> Vec<rbac::Rule> {
-    let namespace = certs.namespace_name().unwrap_or("system").to_owned();
-    let rule = |group: &str, resource: &str, names: &[String], verbs: &[&str]| rbac::Rule {
-        api_groups: vec![group.to_owned()],
-        resources: vec![resource.to_owned()],
-        resource_names: names.to_vec(),
-        verbs: verbs.iter().map(|v| (*v).to_owned()).collect(),
-        ..rbac::Rule::default()
-    };
-    let secret = [certs.secret_name().to_owned()];
-    let mut rules = vec![
-        rbac::Rule {
-            namespace: Some(namespace.clone()),
-            ..rule("", "secrets", &secret, &["get", "list", "watch", "update"])
-        },
-        rbac::Rule {
-            namespace: Some(namespace),
-            ..rule("", "secrets", &[], &["create"])
-        },
-    ];
+    let mut rules = certificate_secret_rules(certs.secret_name(), certs.namespace_name());
     let named = [
         (
             "admissionregistration.k8s.io",
@@ -287,8 +270,48 @@ pub fn webhook_certificate_rules(certs: &certs::WebhookCertificates) -> Vec<rbac
     ];
     for (group, resource, names) in named {
         if !names.is_empty() {
-            rules.push(rule(group, resource, names, &["get", "patch"]));
+            rules.push(rbac_rule(group, resource, names, &["get", "patch"]));
         }
     }
     rules
+}
+
+/// The RBAC rules the manager needs to keep its metrics server's certificate
+/// ([`manager::Manager::metrics_certificates`], module [`certs`]), for the `rbac` list of
+/// [`Manifests`]: those of its Secret, as in [`webhook_certificate_rules`] (`get`, `list`,
+/// `watch` and `update` on it by name, and `create` on Secrets, which Kubernetes cannot
+/// restrict by name, in its namespace only), and nothing else: no object holds its CA but
+/// the Secret.
+#[cfg(all(feature = "manager", feature = "manifests"))]
+pub fn metrics_certificate_rules(certs: &certs::MetricsCertificates) -> Vec<rbac::Rule> {
+    certificate_secret_rules(certs.secret_name(), certs.namespace_name())
+}
+
+/// The rules of a certificate Secret `secret` in `namespace` (else `system`, which
+/// kustomize's `namespace:` replaces).
+#[cfg(all(feature = "manager", feature = "manifests"))]
+fn certificate_secret_rules(secret: &str, namespace: Option<&str>) -> Vec<rbac::Rule> {
+    let namespace = namespace.unwrap_or("system").to_owned();
+    let secret = [secret.to_owned()];
+    vec![
+        rbac::Rule {
+            namespace: Some(namespace.clone()),
+            ..rbac_rule("", "secrets", &secret, &["get", "list", "watch", "update"])
+        },
+        rbac::Rule {
+            namespace: Some(namespace),
+            ..rbac_rule("", "secrets", &[], &["create"])
+        },
+    ]
+}
+
+#[cfg(all(feature = "manager", feature = "manifests"))]
+fn rbac_rule(group: &str, resource: &str, names: &[String], verbs: &[&str]) -> rbac::Rule {
+    rbac::Rule {
+        api_groups: vec![group.to_owned()],
+        resources: vec![resource.to_owned()],
+        resource_names: names.to_vec(),
+        verbs: verbs.iter().map(|v| (*v).to_owned()).collect(),
+        ..rbac::Rule::default()
+    }
 }

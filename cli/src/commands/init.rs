@@ -216,10 +216,7 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         "config/prometheus/kustomization.yaml",
         "init/config/prometheus/kustomization.yaml.tera",
     ),
-    Entry::shared(
-        "config/prometheus/monitor.yaml",
-        "init/config/prometheus/monitor.yaml.tera",
-    ),
+    // config/prometheus/monitor.yaml follows the certificates: webhook_certs::METRICS_PLAN.
 ];
 
 /// What `init` refuses to scaffold over: signs of an existing project.
@@ -263,6 +260,22 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         &scope,
         &templates,
         &scoped,
+        false,
+        &mut changes,
+    )?;
+    // The metrics certificate's parts that `rkb edit --webhook-certs` switches, written the
+    // same way.
+    let self_managed = context.project.webhook_certs == Some(WebhookCerts::SelfManaged);
+    let metrics = super::webhook_certs::MetricsContext {
+        names: &context.names,
+        self_managed_metrics: self_managed,
+        project: &context.project,
+    };
+    plan::apply(
+        super::webhook_certs::METRICS_PLAN,
+        &super::webhook_certs::Metrics { self_managed },
+        &templates,
+        &metrics,
         false,
         &mut changes,
     )?;

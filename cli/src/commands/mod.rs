@@ -152,6 +152,7 @@ mod tests {
             .chain(rows(super::edit::GRAFANA))
             .chain(rows(super::edit::AUTOUPDATE))
             .chain(rows(super::namespaced::PLAN))
+            .chain(rows(super::webhook_certs::METRICS_PLAN))
             .collect()
     }
 
@@ -274,6 +275,15 @@ mod tests {
             &tera,
             &rows(super::edit::AUTOUPDATE),
             &samples.plugins,
+            &mut problems,
+        );
+        // webhook_certs::MetricsContext: init's names, and the choice.
+        let mut metrics = samples.init.clone();
+        metrics["self_managed_metrics"] = Value::from(true);
+        check_plan(
+            &tera,
+            &rows(super::webhook_certs::METRICS_PLAN),
+            &metrics,
             &mut problems,
         );
         problems.sort();

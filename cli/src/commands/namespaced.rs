@@ -81,6 +81,7 @@ pub(super) fn switch(args: &EditArgs, to: bool, out: &mut dyn Write) -> anyhow::
         )?;
         return Ok(());
     }
+    let before = project.clone();
     let webhooks = project.resources.iter().any(|r| r.webhooks.is_some());
     let mut certs_note = None;
     if to && project.webhook_certs() == WebhookCerts::SelfManaged {
@@ -101,6 +102,9 @@ pub(super) fn switch(args: &EditArgs, to: bool, out: &mut dyn Write) -> anyhow::
     project.namespaced = to;
 
     let templates = Templates::load()?;
+    // The metrics certificate follows webhookCerts (webhook_certs::METRICS_PLAN).
+    let metrics_warnings =
+        super::webhook_certs::switch_metrics(&before, &project, &templates, &mut changes)?;
     let names = ProjectNames::read(&project, &changes)?;
     let context = Context {
         names: &names,
@@ -139,7 +143,7 @@ pub(super) fn switch(args: &EditArgs, to: bool, out: &mut dyn Write) -> anyhow::
     let tests = switch_controller_tests(&args.dir, to, &mut changes)?;
     changes.create(project::FILE_NAME, project.to_yaml(), true)?;
     super::commit(changes, out)?;
-    if let Some(warning) = tests.warning {
+    for warning in metrics_warnings.into_iter().chain(tests.warning) {
         writeln!(out, "warning: {warning}")?;
     }
     writeln!(

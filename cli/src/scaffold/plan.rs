@@ -49,7 +49,7 @@ markers! {
     Crds = "crds",
     /// `src/lib.rs`: the reconcilers whose RBAC `make manifests` collects.
     Rbac = "rbac",
-    /// `src/lib.rs`: the RBAC of the manager's own webhook certificates, first, so that its
+    /// `src/lib.rs`: the RBAC of the manager's own metrics and webhook certificates, first, so that its
     /// place does not depend on when the first webhook came (`alpha generate` replays
     /// webhooks after every API).
     WebhookRbac = "webhook-rbac",
@@ -65,7 +65,8 @@ markers! {
     Roles = "roles",
     /// `config/manager/manager.yaml`: the manager's environment (`--image` kinds).
     Env = "env",
-    /// `src/main.rs`, `src/lib.rs`, `src/webhook/mod.rs`: webhook registrations.
+    /// `src/main.rs`, `src/lib.rs`, `src/webhook/mod.rs`: webhook registrations (and in
+    /// `src/main.rs`, the manager's own metrics certificate).
     Webhooks = "webhooks",
     /// A kind's admission webhook file: its `Defaulter`/`Validator` impls and tests.
     WebhookImpls = "webhook-impls",

@@ -14,6 +14,7 @@ const COMMANDS: &[(&str, &str)] = &[
     ("create_webhook", "rkb create webhook"),
     ("edit", "rkb edit --multigroup"),
     ("namespaced", "rkb init/edit --namespaced"),
+    ("webhook_certs", "rkb init/edit --webhook-certs"),
 ];
 
 #[test]

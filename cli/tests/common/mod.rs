@@ -159,6 +159,18 @@ pub fn all_sections_on(project: &Path) -> tempfile::TempDir {
     copy
 }
 
+/// A copy of `project`'s config/ with [PROMETHEUS] alone switched on in config/default.
+pub fn prometheus_on(project: &Path) -> tempfile::TempDir {
+    let (copy, switched) = sections_on(project, |section| section == "PROMETHEUS");
+    assert_eq!(
+        switched,
+        1,
+        "{}: [PROMETHEUS]'s one line",
+        project.display()
+    );
+    copy
+}
+
 /// A copy of `project`'s config/ with [SHARDING] switched on in config/default.
 pub fn sharding_on(project: &Path) -> tempfile::TempDir {
     let (copy, switched) = sections_on(project, |section| section == "SHARDING");

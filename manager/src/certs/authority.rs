@@ -81,7 +81,8 @@ impl Material {
 pub(crate) struct Policy {
     /// The serving certificate's subject alternative names (DNS names or IP addresses).
     pub hosts: Vec<String>,
-    /// Names the CA and the serving certificate (their common names).
+    /// Names the CA and the serving certificate (their common names: `<owner> CA`,
+    /// `<owner> server`), e.g. `memcached-operator webhook`.
     pub owner: String,
     pub ca_validity: Duration,
     pub serving_validity: Duration,
@@ -223,7 +224,7 @@ impl Authority {
         let mut params = CertificateParams::new(Vec::<String>::new())?;
         params
             .distinguished_name
-            .push(DnType::CommonName, format!("{} webhook CA", policy.owner));
+            .push(DnType::CommonName, format!("{} CA", policy.owner));
         params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
         params.key_usages = vec![
             KeyUsagePurpose::KeyCertSign,
@@ -242,10 +243,9 @@ impl Authority {
     fn issue(&self, policy: &Policy, now: SystemTime) -> anyhow::Result<(String, String)> {
         let issuer = Issuer::from_ca_cert_der(&self.cert.der, &self.key)?;
         let mut params = CertificateParams::new(policy.hosts.clone())?;
-        params.distinguished_name.push(
-            DnType::CommonName,
-            format!("{} webhook server", policy.owner),
-        );
+        params
+            .distinguished_name
+            .push(DnType::CommonName, format!("{} server", policy.owner));
         params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
         params.key_usages = vec![
             KeyUsagePurpose::DigitalSignature,

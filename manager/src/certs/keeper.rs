@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::authority::{self, Change, Material, Policy};
 use super::inject::{InjectError, Injected, inject};
 use super::serving::{SecretWatch, Seen};
-use super::{Target, WebhookCertificates};
+use super::{Purpose, Settings, Target};
 use crate::manager::Check;
 
 /// How soon a check that lost a race for the Secret (a conflict) is retried.
@@ -23,6 +23,7 @@ const RETRY: Duration = Duration::from_secs(1);
 /// The leader's certificate keeper; see the [module docs](super).
 pub(crate) struct Keeper {
     client: Client,
+    purpose: Purpose,
     secrets: Api<Secret>,
     watch: SecretWatch,
     policy: Policy,
@@ -40,19 +41,23 @@ pub(crate) struct Keeper {
 }
 
 impl Keeper {
+    /// A keeper of the certificates `settings` describe, and of the `caBundle` of each
+    /// of `targets` (none for metrics: the scraper reads the Secret's `ca.crt`).
     pub(crate) fn new(
         client: Client,
-        config: &WebhookCertificates,
+        settings: &Settings,
+        targets: Vec<Target>,
         watch: SecretWatch,
         owner: &str,
         ready: Check,
     ) -> Self {
         Self {
             secrets: Api::namespaced(client.clone(), &watch.namespace),
-            policy: config.policy(&watch.namespace, owner),
-            targets: config.targets(),
-            propagation_delay: config.propagation_delay,
-            check_interval: config.check_interval,
+            purpose: settings.purpose,
+            policy: settings.policy(&watch.namespace, owner),
+            targets,
+            propagation_delay: settings.propagation_delay,
+            check_interval: settings.check_interval,
             client,
             watch,
             ready,
@@ -108,7 +113,8 @@ impl Keeper {
             Err(error) => {
                 tracing::error!(
                     error = format!("{error:#}"),
-                    "cannot make the webhook certificates; retrying"
+                    "cannot make the {} certificates; retrying",
+                    self.purpose
                 );
                 return self.check_interval;
             }
@@ -117,7 +123,7 @@ impl Keeper {
             match self.write(stored_secret, &next.material).await {
                 Ok(()) => {
                     self.report("Secret", None);
-                    log_changes(&self.watch, &next.changes, restore.is_some());
+                    log_changes(self.purpose, &self.watch, &next.changes, restore.is_some());
                 }
                 Err(kube::Error::Api(status)) if status.code == 409 => return RETRY,
                 Err(error) => {
@@ -127,7 +133,8 @@ impl Keeper {
                         self.ready.fail();
                     }
                     let problem = format!(
-                        "cannot write the webhook certificate Secret {}/{}: {error}{}",
+                        "cannot write the {} certificate Secret {}/{}: {error}{}",
+                        self.purpose,
                         self.watch.namespace,
                         self.watch.name,
                         if forbidden {
@@ -216,7 +223,7 @@ impl Keeper {
 
     async fn write(&self, stored: Option<&Secret>, material: &Material) -> kube::Result<()> {
         let params = PostParams {
-            field_manager: Some("rkb-webhook-certificates".into()),
+            field_manager: Some(format!("rkb-{}-certificates", self.purpose)),
             ..PostParams::default()
         };
         match stored {
@@ -271,7 +278,8 @@ impl Keeper {
                 if self.reported.remove(object).is_some() {
                     tracing::info!(
                         object,
-                        "the webhook certificates' problem with it is solved"
+                        "the {} certificates' problem with it is solved",
+                        self.purpose
                     );
                 }
             }
@@ -307,20 +315,28 @@ fn target_name(target: &Target) -> &str {
     }
 }
 
-fn log_changes(watch: &SecretWatch, changes: &[Change], restored: bool) {
+fn log_changes(purpose: Purpose, watch: &SecretWatch, changes: &[Change], restored: bool) {
     let secret = format!("{}/{}", watch.namespace, watch.name);
     if restored {
-        tracing::warn!(%secret, "the webhook certificate Secret was deleted or its CA damaged: put back as it was");
+        tracing::warn!(%secret, "the {purpose} certificate Secret was deleted or its CA damaged: put back as it was");
     }
+    let trusted_by = match purpose {
+        Purpose::Webhook => "every caBundle holds both",
+        Purpose::Metrics => {
+            "scrapers have had both in the Secret's ca.crt for the propagation delay"
+        }
+    };
     for change in changes {
         let what = match change {
-            Change::NewCa => "created a webhook CA",
-            Change::RotatedCa => {
-                "rotating the webhook CA: the new one is trusted beside the old one, and serves once every caBundle holds both"
+            Change::NewCa => format!("created a {purpose} CA"),
+            Change::RotatedCa => format!(
+                "rotating the {purpose} CA: the new one is trusted beside the old one, and serves once {trusted_by}"
+            ),
+            Change::DroppedExpiredCas => {
+                format!("removed expired CAs from the {purpose} CA bundle")
             }
-            Change::DroppedExpiredCas => "removed expired CAs from the webhook CA bundle",
-            Change::NewServing => "issued a webhook serving certificate",
-            Change::RenewedServing => "renewed the webhook serving certificate",
+            Change::NewServing => format!("issued a {purpose} serving certificate"),
+            Change::RenewedServing => format!("renewed the {purpose} serving certificate"),
         };
         tracing::info!(%secret, "{what}");
     }

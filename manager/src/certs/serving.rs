@@ -1,5 +1,5 @@
-//! On every replica: one watch of the certificate Secret, which the webhook server serves
-//! from (reloading when it changes) and the leader keeps (repairing it when it goes).
+//! On every replica: one watch of the certificate Secret, which the webhook or metrics
+//! server serves from (reloading when it changes) and the leader keeps (repairing it when it goes).
 
 use std::sync::Arc;
 
@@ -10,6 +10,7 @@ use kube::runtime::watcher::{self, Event};
 use kube::{Api, Client};
 use tokio::sync::watch;
 
+use super::Purpose;
 use super::authority::{TLS_CERT, TLS_KEY};
 use crate::manager::Check;
 pub(crate) use crate::serve::tls::Swappable as Served;
@@ -27,6 +28,7 @@ pub(crate) enum Seen {
 /// returns runs.
 #[derive(Clone, Debug)]
 pub(crate) struct SecretWatch {
+    pub purpose: Purpose,
     pub namespace: String,
     pub name: String,
     seen: watch::Receiver<Seen>,
@@ -35,14 +37,16 @@ pub(crate) struct SecretWatch {
 impl SecretWatch {
     pub(crate) fn new(
         client: Client,
+        purpose: Purpose,
         namespace: &str,
         name: &str,
     ) -> (Self, impl Future<Output = ()> + Send + 'static) {
         let (sender, seen) = watch::channel(Seen::Unknown);
         let api = Api::<Secret>::namespaced(client, namespace);
         let target = format!("{namespace}/{name}");
-        let follow = follow(api, name.to_owned(), target, sender);
+        let follow = follow(purpose, api, name.to_owned(), target, sender);
         let watch = Self {
+            purpose,
             namespace: namespace.to_owned(),
             name: name.to_owned(),
             seen,
@@ -58,7 +62,13 @@ impl SecretWatch {
 /// Feeds `sender` what the API server says of the Secret. A failing watch (a 403: the
 /// replica may not read the Secret) is logged once, retried with backoff, and its end
 /// logged too.
-async fn follow(api: Api<Secret>, name: String, target: String, sender: watch::Sender<Seen>) {
+async fn follow(
+    purpose: Purpose,
+    api: Api<Secret>,
+    name: String,
+    target: String,
+    sender: watch::Sender<Seen>,
+) {
     // With a single-name field selector, the list and watch are authorized against a rule
     // with `resourceNames: [name]`.
     let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
@@ -69,7 +79,7 @@ async fn follow(api: Api<Secret>, name: String, target: String, sender: watch::S
         let seen = match event {
             Err(error) => {
                 if !failing {
-                    tracing::error!(secret = %target, error = %error, "cannot watch the webhook certificate Secret (the manager needs get, list and watch on it); retrying");
+                    tracing::error!(secret = %target, error = %error, "cannot watch the {purpose} certificate Secret (the manager needs get, list and watch on it); retrying");
                     failing = true;
                 }
                 continue;
@@ -90,7 +100,7 @@ async fn follow(api: Api<Secret>, name: String, target: String, sender: watch::S
             Ok(Event::Delete(_)) => Some(Seen::Absent),
         };
         if failing {
-            tracing::info!(secret = %target, "watching the webhook certificate Secret again");
+            tracing::info!(secret = %target, "watching the {purpose} certificate Secret again");
             failing = false;
         }
         if let Some(seen) = seen {
@@ -100,9 +110,10 @@ async fn follow(api: Api<Secret>, name: String, target: String, sender: watch::S
 }
 
 /// Serves the Secret's `tls.crt` and `tls.key` through `served` for as long as it runs,
-/// passing `loaded` once one is served. A Secret gone or broken leaves the last good pair
-/// in use.
-pub(crate) async fn serve_from(watch: SecretWatch, served: Arc<Served>, loaded: Check) {
+/// passing `loaded` (if any) once one is served. A Secret gone or broken leaves the last
+/// good pair in use.
+pub(crate) async fn serve_from(watch: SecretWatch, served: Arc<Served>, loaded: Option<Check>) {
+    let purpose = watch.purpose;
     let target = format!("{}/{}", watch.namespace, watch.name);
     let mut seen = watch.subscribe();
     loop {
@@ -118,13 +129,15 @@ pub(crate) async fn serve_from(watch: SecretWatch, served: Arc<Served>, loaded: 
             };
             match served.set_pem(&value(TLS_CERT), &value(TLS_KEY)) {
                 Ok(true) => {
-                    loaded.pass();
-                    tracing::info!(secret = %target, "serving the webhook certificate of the Secret");
+                    if let Some(loaded) = &loaded {
+                        loaded.pass();
+                    }
+                    tracing::info!(secret = %target, "serving the {purpose} certificate of the Secret");
                 }
                 Ok(false) => {}
                 // The error says what is wrong, never what the Secret holds.
                 Err(error) => {
-                    tracing::warn!(secret = %target, error = format!("{error:#}"), "the webhook certificate Secret holds no usable certificate; keeping the one served")
+                    tracing::warn!(secret = %target, error = format!("{error:#}"), "the {purpose} certificate Secret holds no usable certificate; keeping the one served")
                 }
             }
         }

@@ -57,10 +57,12 @@
 //! 1. The probe and metrics servers start, and the webhook server if the operator has
 //!    [webhooks](crate::webhook) (on every replica); `/readyz` passes once it serves (with
 //!    [`Manager::webhook_certificates`], once it serves the certificate of their Secret).
+//!    With [`Manager::metrics_certificates`], the metrics server serves the certificate of
+//!    their Secret (handshakes fail until it has one; readiness does not wait for it).
 //! 2. With `--leader-elect`, the manager waits for the Lease; standbys stay here and take
 //!    over when the leader releases it or stops renewing it.
-//! 3. Every [`Runnable`] starts, and the keeper of the [webhook certificates](crate::certs)
-//!    if any; `/readyz` fails until each controller's cache is synced,
+//! 3. Every [`Runnable`] starts, and the keepers of the webhook and metrics
+//!    [certificates](crate::certs) if any; `/readyz` fails until each controller's cache is synced,
 //!    and whenever the last list or watch of a collection through its client failed (a
 //!    watch of `.owns(...)` that RBAC forbids keeps the controller unready).
 //! 4. On SIGTERM or SIGINT, controllers stop taking new work and finish in-flight reconciles
@@ -112,6 +114,8 @@ pub struct Manager {
     webhooks: Option<crate::webhook::Webhooks>,
     /// Certificates the manager makes and keeps for its webhooks itself.
     certificates: Option<crate::certs::WebhookCertificates>,
+    /// Certificates the manager makes and keeps for its metrics server itself.
+    metrics_certificates: Option<crate::certs::MetricsCertificates>,
     /// The CRDs `--migrate-storage` migrates.
     storage_migration: Vec<String>,
     shutdown: CancellationToken,
@@ -140,6 +144,7 @@ impl Manager {
             readiness: Readiness::default(),
             webhooks: None,
             certificates: None,
+            metrics_certificates: None,
             storage_migration: Vec::new(),
             shutdown: CancellationToken::new(),
             abort: CancellationToken::new(),
@@ -175,6 +180,16 @@ impl Manager {
     #[must_use]
     pub fn webhook_certificates(mut self, certificates: crate::certs::WebhookCertificates) -> Self {
         self.certificates = Some(certificates);
+        self
+    }
+
+    /// Makes and rotates the metrics server's certificate itself, in the Secret the
+    /// certificates name, so that a scraper can verify it against the Secret's `ca.crt`:
+    /// see [`crate::certs`] and [`MetricsCertificates`](crate::certs::MetricsCertificates)
+    /// for when it applies. Every replica serves from the Secret; the leader writes it.
+    #[must_use]
+    pub fn metrics_certificates(mut self, certificates: crate::certs::MetricsCertificates) -> Self {
+        self.metrics_certificates = Some(certificates);
         self
     }
 
@@ -239,12 +254,24 @@ impl Manager {
         } else {
             None
         };
+        let keeps_metrics_certificates = self.keeps_metrics_certificates()?;
         let http = HttpVersions::from_flag(self.args.enable_http2)?;
         let mut background = JoinSet::new();
-        let certificates = self.watch_certificates(&mut background);
-        self.start_servers(http, &mut background).await?;
+        let certificates = Watches {
+            webhook: self
+                .certificates
+                .as_ref()
+                .map(|c| self.watch_secret(c.settings(), &mut background)),
+            metrics: self
+                .metrics_certificates
+                .as_ref()
+                .filter(|_| keeps_metrics_certificates)
+                .map(|c| self.watch_secret(c.settings(), &mut background)),
+        };
+        self.start_servers(http, certificates.metrics.as_ref(), &mut background)
+            .await?;
         let webhooks = self
-            .start_webhooks(http, certificates.as_ref(), &mut background)
+            .start_webhooks(http, certificates.webhook.as_ref(), &mut background)
             .await?;
         watch_signals(self.shutdown.clone(), self.abort.clone(), &mut background);
 
@@ -300,23 +327,52 @@ impl Manager {
         }
     }
 
-    /// With [`webhook_certificates`](Self::webhook_certificates): the watch of their Secret,
-    /// in the namespace they name or the manager's.
-    fn watch_certificates(
+    /// Whether the [`metrics_certificates`](Self::metrics_certificates) given apply: the
+    /// metrics server serves HTTPS without `--metrics-cert-path`, in a cluster. Says once why they do not when they would be expected to.
+    fn keeps_metrics_certificates(&self) -> anyhow::Result<bool> {
+        let Some(certificates) = &self.metrics_certificates else {
+            return Ok(false);
+        };
+        certificates.check()?;
+        if self.args.metrics_bind_address.0.is_none() || !self.args.metrics_secure {
+            // No HTTPS metrics server (as with `make run`, whose metrics are off): nothing to certify.
+            return Ok(false);
+        }
+        if self.args.metrics_cert_path.is_some() {
+            tracing::info!(
+                "metrics certificates: serving the certificate of --metrics-cert-path; the manager keeps no metrics certificate Secret"
+            );
+            return Ok(false);
+        }
+        if !certificates.outside_a_cluster()
+            && std::env::var_os("KUBERNETES_SERVICE_HOST").is_none()
+        {
+            tracing::info!(
+                secret = certificates.secret_name(),
+                "metrics certificates: not in a cluster (no KUBERNETES_SERVICE_HOST), so no metrics Service to name: serving a self-signed certificate for localhost and writing no Secret"
+            );
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    /// The watch of the Secret of `settings`, in the namespace they name or the manager's.
+    fn watch_secret(
         &self,
+        settings: &crate::certs::Settings,
         background: &mut JoinSet<()>,
-    ) -> Option<crate::certs::SecretWatch> {
-        let certificates = self.certificates.as_ref()?;
-        let namespace = certificates
+    ) -> crate::certs::SecretWatch {
+        let namespace = settings
             .namespace_name()
             .unwrap_or_else(|| self.client.default_namespace());
         let (watch, follow) = crate::certs::SecretWatch::new(
             self.client.clone(),
+            settings.purpose,
             namespace,
-            certificates.secret_name(),
+            settings.secret_name(),
         );
         background.spawn(follow);
-        Some(watch)
+        watch
     }
 
     /// Waits for the Lease (with leader election), then runs `runnables` until shutdown.
@@ -325,7 +381,7 @@ impl Manager {
         runnables: Vec<Runnable>,
         timing: Option<leader::Timing>,
         slices: Option<crate::shard::Slices>,
-        certificates: Option<crate::certs::SecretWatch>,
+        certificates: Watches,
     ) -> anyhow::Result<()> {
         let mut lease = None;
         let mut sharding = None;
@@ -386,16 +442,16 @@ impl Manager {
         &self,
         tasks: &mut JoinSet<(String, anyhow::Result<()>)>,
         runnables: Vec<Runnable>,
-        certificates: Option<crate::certs::SecretWatch>,
+        certificates: Watches,
         sharded: Option<(crate::shard::Gate, leader::Timing)>,
     ) {
         let starter = self.starter();
-        let keeper = self.certificates_keeper(certificates);
+        let keepers = self.certificates_keepers(certificates);
         let runnables = match sharded {
             // Every replica runs here: the work with one writer is elected among them.
             Some((_, timing)) => {
                 let (runnables, sharded) = runnables.into_iter().partition(|r| r.single);
-                let one_writer = single::OneWriter { keeper, runnables };
+                let one_writer = single::OneWriter { keepers, runnables };
                 if !one_writer.is_empty() {
                     let id = self.leader_election_id();
                     let namespace = self.lease_namespace();
@@ -409,11 +465,10 @@ impl Manager {
             }
             // On the leader, or on every replica without leader election.
             None => {
-                if let Some(keeper) = keeper {
-                    let keeper = keeper(self.readiness.add(single::CERTIFICATES));
+                for (name, keeper) in keepers {
+                    let keeper = keeper(self.readiness.add(name.clone()));
                     let shutdown = self.shutdown.clone();
-                    let run = async move { keeper.run(shutdown).await };
-                    tasks.spawn(async move { (single::CERTIFICATES.to_owned(), run.await) });
+                    tasks.spawn(async move { (name, keeper.run(shutdown).await) });
                 }
                 runnables
             }
@@ -463,20 +518,33 @@ impl Manager {
         }
     }
 
-    /// With self-managed webhook certificates, what makes their keeper once given its
-    /// readiness check. It writes, so it runs on one replica: the leader, or with
-    /// `--sharding` the one elected for the work with one writer.
-    fn certificates_keeper(
-        &self,
-        watch: Option<crate::certs::SecretWatch>,
-    ) -> Option<single::MakeKeeper> {
-        let (Some(config), Some(watch)) = (&self.certificates, watch) else {
-            return None;
-        };
-        let (client, config, owner) = (self.client.clone(), config.clone(), self.name.clone());
-        Some(Box::new(move |ready| {
-            crate::certs::Keeper::new(client, &config, watch, &owner, ready)
-        }))
+    /// With self-managed webhook or metrics certificates, what makes their keepers (by
+    /// name: their task and readiness check) once given a readiness check. They write, so
+    /// they run on one replica: the leader, or with `--sharding` the one elected for the
+    /// work with one writer.
+    fn certificates_keepers(&self, watches: Watches) -> Vec<(String, single::MakeKeeper)> {
+        let webhook = self
+            .certificates
+            .as_ref()
+            .zip(watches.webhook)
+            .map(|(config, watch)| (config.settings().clone(), config.targets(), watch));
+        let metrics = self
+            .metrics_certificates
+            .as_ref()
+            .zip(watches.metrics)
+            .map(|(config, watch)| (config.settings().clone(), Vec::new(), watch));
+        webhook
+            .into_iter()
+            .chain(metrics)
+            .map(|(settings, targets, watch)| {
+                let name = format!("{}-certificates", settings.purpose);
+                let (client, owner) = (self.client.clone(), self.name.clone());
+                let make: single::MakeKeeper = Box::new(move |ready| {
+                    crate::certs::Keeper::new(client, &settings, targets, watch, &owner, ready)
+                });
+                (name, make)
+            })
+            .collect()
     }
 
     /// Waits for every runnable; the first failure stops the others gracefully and is
@@ -575,7 +643,7 @@ impl Manager {
                 background.spawn(crate::certs::serve_from(
                     watch.clone(),
                     served.clone(),
-                    loaded,
+                    Some(loaded),
                 ));
                 webhooks.bind_swappable(addr, served).await?
             }
@@ -600,10 +668,12 @@ impl Manager {
         Ok(Some((stop, task)))
     }
 
-    /// Binds the probe and metrics servers now, so a taken port fails the start.
+    /// Binds the probe and metrics servers now, so a taken port fails the start. With
+    /// `certificates`, the metrics server serves the certificate of their Secret.
     async fn start_servers(
         &self,
         http: HttpVersions,
+        certificates: Option<&crate::certs::SecretWatch>,
         servers: &mut JoinSet<()>,
     ) -> anyhow::Result<()> {
         if let Some(addr) = self.args.health_probe_bind_address.0 {
@@ -621,17 +691,30 @@ impl Manager {
             let listener = server::bind(addr, "metrics").await?;
             let addr = listener.local_addr()?;
             let (tls, authorizer) = if self.args.metrics_secure {
-                let files = self.args.metrics_cert_path.as_ref().map(|dir| {
-                    TlsFiles::new(
-                        dir,
-                        &self.args.metrics_cert_name,
-                        &self.args.metrics_cert_key,
-                    )
-                });
-                let (acceptor, reload) = tls::acceptor(files, &["localhost"], "metrics", http)?;
-                if let Some(reload) = reload {
-                    servers.spawn(reload);
-                }
+                let acceptor = if let Some(watch) = certificates {
+                    // Handshakes fail until the Secret has a certificate.
+                    let served = Arc::new(crate::certs::Served::default());
+                    servers.spawn(crate::certs::serve_from(
+                        watch.clone(),
+                        served.clone(),
+                        None,
+                    ));
+                    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+                    tls::acceptor_with(served, provider, http)?
+                } else {
+                    let files = self.args.metrics_cert_path.as_ref().map(|dir| {
+                        TlsFiles::new(
+                            dir,
+                            &self.args.metrics_cert_name,
+                            &self.args.metrics_cert_key,
+                        )
+                    });
+                    let (acceptor, reload) = tls::acceptor(files, &["localhost"], "metrics", http)?;
+                    if let Some(reload) = reload {
+                        servers.spawn(reload);
+                    }
+                    acceptor
+                };
                 (
                     Some(acceptor),
                     Some(Arc::new(auth::Authorizer::new(
@@ -657,6 +740,12 @@ impl Manager {
         }
         Ok(())
     }
+}
+
+/// The watches of the Secrets of the certificates the manager keeps itself.
+struct Watches {
+    webhook: Option<crate::certs::SecretWatch>,
+    metrics: Option<crate::certs::SecretWatch>,
 }
 
 async fn serve_metrics(

@@ -20,9 +20,6 @@ use super::{Args, leader, reads};
 use crate::shard::Gate;
 use crate::shard::watch::Watches;
 
-/// The name of the certificates' keeper, as a task and a readiness check.
-pub(super) const CERTIFICATES: &str = "webhook-certificates";
-
 /// What a runnable's [`Context`] is made of, owned so that the one-writer group can start
 /// its runnables once its replica holds the Lease.
 #[derive(Clone)]
@@ -73,19 +70,20 @@ impl Starter {
     }
 }
 
-/// Makes the certificates' keeper, given its readiness check.
+/// Makes a certificates' keeper, given its readiness check.
 pub(super) type MakeKeeper = Box<dyn FnOnce(super::Check) -> crate::certs::Keeper + Send>;
 
-/// The one-writer work of a sharded replica: the certificates' keeper (made once the Lease
-/// is held, so that only the holder reports its readiness check) and the single runnables.
+/// The one-writer work of a sharded replica: the certificates' keepers by name (made once
+/// the Lease is held, so that only the holder reports their readiness checks) and the
+/// single runnables.
 pub(super) struct OneWriter {
-    pub keeper: Option<MakeKeeper>,
+    pub keepers: Vec<(String, MakeKeeper)>,
     pub runnables: Vec<Runnable>,
 }
 
 impl OneWriter {
     pub(super) fn is_empty(&self) -> bool {
-        self.keeper.is_none() && self.runnables.is_empty()
+        self.keepers.is_empty() && self.runnables.is_empty()
     }
 
     /// Waits for the Lease `election` campaigns for, then runs the work until shutdown
@@ -105,10 +103,10 @@ impl OneWriter {
         starter.metrics.set_leader(&id, true);
         tracing::info!(lease = %id, "running the work that has one writer on this replica");
         let mut parts = JoinSet::new();
-        if let Some(keeper) = self.keeper {
-            let keeper = keeper(starter.readiness.add(CERTIFICATES));
+        for (name, keeper) in self.keepers {
+            let keeper = keeper(starter.readiness.add(name.clone()));
             let shutdown = shutdown.clone();
-            parts.spawn(async move { (CERTIFICATES.to_owned(), keeper.run(shutdown).await) });
+            parts.spawn(async move { (name, keeper.run(shutdown).await) });
         }
         for runnable in self.runnables {
             let (name, running) = starter.start(runnable, None, None);

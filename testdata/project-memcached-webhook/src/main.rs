@@ -53,6 +53,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
     )?;
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "starting manager");
     let manager = Manager::new("memcached-webhook", client, args.manager);
+    let manager = manager.metrics_certificates(memcached_webhook::metrics_certs::certificates());
     let manager = manager.webhooks(memcached_webhook::webhook::webhooks());
     let manager = manager.webhook_certificates(memcached_webhook::webhook::certs::certificates());
     // +rkb:scaffold:webhooks

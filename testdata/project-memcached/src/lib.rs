@@ -17,6 +17,7 @@
 
 pub mod api;
 pub mod controller;
+pub mod metrics_certs;
 // +rkb:scaffold:modules
 
 /// The CRDs of this operator's APIs, the RBAC rules of its controllers and its webhooks:
@@ -28,6 +29,7 @@ pub fn manifests() -> rkb_runtime::Manifests {
         // +rkb:scaffold:crds
     ];
     let rbac = vec![
+        rkb_runtime::metrics_certificate_rules(&metrics_certs::certificates()),
         // +rkb:scaffold:webhook-rbac
         rkb_runtime::rbac_rules::<controller::memcached::MemcachedReconciler>(),
         // +rkb:scaffold:rbac

@@ -17,6 +17,7 @@
 
 pub mod api;
 pub mod controller;
+pub mod metrics_certs;
 pub mod webhook;
 // +rkb:scaffold:modules
 
@@ -29,6 +30,7 @@ pub fn manifests() -> rkb_runtime::Manifests {
         // +rkb:scaffold:crds
     ];
     let rbac = vec![
+        rkb_runtime::metrics_certificate_rules(&metrics_certs::certificates()),
         rkb_runtime::webhook_certificate_rules(&webhook::certs::certificates()),
         // +rkb:scaffold:webhook-rbac
         rkb_runtime::rbac_rules::<controller::cron_job::CronJobReconciler>(),
