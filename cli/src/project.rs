@@ -156,6 +156,12 @@ impl Resource {
         default_controller_name(&self.kind)
     }
 
+    /// Whether `create api` scaffolded anything of the kind: its type, an external kind's
+    /// types (with or without a controller), or a controller.
+    pub fn has_api_scaffold(&self) -> bool {
+        self.api.is_some() || self.external || self.has_controller()
+    }
+
     /// Whether the kind has any controller, the default one or a named one.
     pub fn has_controller(&self) -> bool {
         self.controller || !self.controllers.is_empty()

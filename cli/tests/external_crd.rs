@@ -233,3 +233,110 @@ fn list_items_without_properties_are_reported_where_the_types_differ() {
     );
     assert!(!types.contains("use schemars::{"), "{types}");
 }
+
+/// Two versions of one external kind: the types of each, one controller (for the version
+/// asked with one), one kept CRD; `alpha generate` replays both and `delete api` takes each
+/// back, the kept CRD with the last.
+#[test]
+fn a_second_version_of_an_external_kind_joins_the_first() {
+    let project = project();
+    let dir = project.path().to_str().unwrap();
+    let before = common::files(project.path());
+    let tunnels = data("kinds/relay.example.net_tunnels.yaml");
+    common::rkb(&[
+        "create",
+        "api",
+        "--dir",
+        dir,
+        "--external-crd",
+        &tunnels,
+        "--version",
+        "v1beta1",
+        "--controller=false",
+    ])
+    .unwrap();
+    common::rkb(&["create", "api", "--dir", dir, "--external-crd", &tunnels]).unwrap();
+    for file in [
+        "src/api/external/relay/v1/tunnel.rs",
+        "src/api/external/relay/v1beta1/tunnel.rs",
+        "src/controller/tunnel.rs",
+    ] {
+        assert!(project.path().join(file).exists(), "{file}");
+    }
+    let project_file = std::fs::read_to_string(project.path().join("PROJECT")).unwrap();
+    for entry in [
+        "- controller: true\n  domain: example.net\n  external: true\n  group: relay\n  kind: Tunnel\n  \
+         namespaced: true\n  path: crate::api::external::relay::v1::Tunnel\n",
+        "- domain: example.net\n  external: true\n  group: relay\n  kind: Tunnel\n  namespaced: true\n  \
+         path: crate::api::external::relay::v1beta1::Tunnel\n",
+    ] {
+        assert!(
+            project_file.contains(entry),
+            "{entry:?} not in:\n{project_file}"
+        );
+    }
+    let controller =
+        std::fs::read_to_string(project.path().join("src/controller/tunnel.rs")).unwrap();
+    assert!(
+        controller.contains("crate::api::external::relay::v1::Tunnel"),
+        "{controller}"
+    );
+
+    let replayed = tempfile::tempdir().unwrap();
+    let output = replayed.path().join("out");
+    common::rkb(&[
+        "alpha",
+        "generate",
+        "--input-dir",
+        dir,
+        "--output-dir",
+        output.to_str().unwrap(),
+        "--no-manifests",
+    ])
+    .unwrap();
+    let (input, generated) = (common::files(project.path()), common::files(&output));
+    assert_eq!(
+        input.keys().collect::<Vec<_>>(),
+        generated.keys().collect::<Vec<_>>()
+    );
+    for (path, content) in &input {
+        assert!(generated.get(path) == Some(content), "{}", path.display());
+    }
+
+    let delete = |version: &str| {
+        common::rkb(&[
+            "delete",
+            "api",
+            "--dir",
+            dir,
+            "--group",
+            "relay",
+            "--version",
+            version,
+            "--kind",
+            "Tunnel",
+        ])
+        .unwrap()
+    };
+    delete("v1beta1");
+    assert!(
+        project
+            .path()
+            .join("config/external-crds/relay.example.net_tunnels.yaml")
+            .exists()
+    );
+    assert!(
+        !project
+            .path()
+            .join("src/api/external/relay/v1beta1")
+            .exists()
+    );
+    delete("v1");
+    let after = common::files(project.path());
+    let differ: Vec<&PathBuf> = before
+        .keys()
+        .chain(after.keys())
+        .filter(|p| before.get(*p) != after.get(*p))
+        .collect();
+    assert!(differ.is_empty(), "create then delete changed {differ:?}");
+}
