@@ -340,3 +340,82 @@ fn a_second_version_of_an_external_kind_joins_the_first() {
         .collect();
     assert!(differ.is_empty(), "create then delete changed {differ:?}");
 }
+
+/// A kind Kubernetes accepts in lowercase (`kind: postgresql`): the type gets a Rust name
+/// (`Postgresql`, which PROJECT records and the flags take), the objects keep the kind.
+#[test]
+fn a_lowercase_kind_gets_a_rust_type_name_and_keeps_its_kind_on_the_wire() {
+    let project = project();
+    let dir = project.path().to_str().unwrap();
+    let before = common::files(project.path());
+    let out = common::rkb(&[
+        "create",
+        "api",
+        "--dir",
+        dir,
+        "--external-crd",
+        &data("kinds/db.example.net_postgresqls.yaml"),
+    ])
+    .unwrap();
+    assert!(
+        out.contains("The types of postgresql db.example.net/v1 express its whole schema."),
+        "{out}"
+    );
+    let types =
+        std::fs::read_to_string(project.path().join("src/api/external/db/v1/postgresql.rs"))
+            .unwrap();
+    for part in [
+        "    kind = \"postgresql\",\n",
+        "    root = \"Postgresql\",\n",
+        "    status = \"PostgresqlStatus\",\n",
+        "pub struct PostgresqlSpec {",
+        "rkb_runtime::crd::<Postgresql>()",
+    ] {
+        assert!(types.contains(part), "{part:?} not in:\n{types}");
+    }
+    let controller =
+        std::fs::read_to_string(project.path().join("src/controller/postgresql.rs")).unwrap();
+    assert!(
+        controller.contains("\"kind\": \"postgresql\",")
+            && controller.contains("use crate::api::external::db::v1::Postgresql;"),
+        "{controller}"
+    );
+    let project_file = std::fs::read_to_string(project.path().join("PROJECT")).unwrap();
+    assert!(
+        project_file.contains("  kind: Postgresql\n"),
+        "{project_file}"
+    );
+    // The flags take the kind as the CRD spells it, too.
+    let again = common::rkb(&[
+        "create",
+        "api",
+        "--dir",
+        dir,
+        "--external-crd",
+        &data("kinds/db.example.net_postgresqls.yaml"),
+        "--kind",
+        "postgresql",
+        "--force",
+    ]);
+    assert!(again.is_ok(), "{again:?}");
+    common::rkb(&[
+        "delete",
+        "api",
+        "--dir",
+        dir,
+        "--group",
+        "db",
+        "--version",
+        "v1",
+        "--kind",
+        "Postgresql",
+    ])
+    .unwrap();
+    let after = common::files(project.path());
+    let differ: Vec<&PathBuf> = before
+        .keys()
+        .chain(after.keys())
+        .filter(|p| before.get(*p) != after.get(*p))
+        .collect();
+    assert!(differ.is_empty(), "create then delete changed {differ:?}");
+}

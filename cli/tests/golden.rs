@@ -204,6 +204,23 @@ const GOLDENS: &[Golden] = &[
                 "--external-crd",
                 "tests/data/external-crds/shapes/shapes.example.org_schemas.yaml",
             ],
+            // Two versions of one kind: the second's types without a controller.
+            &[
+                "--external-crd",
+                "tests/data/external-crds/kinds/relay.example.net_tunnels.yaml",
+            ],
+            &[
+                "--external-crd",
+                "tests/data/external-crds/kinds/relay.example.net_tunnels.yaml",
+                "--version",
+                "v1beta1",
+                "--no-controller",
+            ],
+            // A lowercase kind: the type is `Postgresql`, the kind on the wire `postgresql`.
+            &[
+                "--external-crd",
+                "tests/data/external-crds/kinds/db.example.net_postgresqls.yaml",
+            ],
         ],
         webhooks: &[],
     },

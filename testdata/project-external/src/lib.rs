@@ -33,6 +33,8 @@ pub fn manifests() -> rkb_runtime::Manifests {
         rkb_runtime::rbac_rules::<controller::http_route::HTTPRouteReconciler>(),
         rkb_runtime::rbac_rules::<controller::shape::ShapeReconciler>(),
         rkb_runtime::rbac_rules::<controller::schema::SchemaReconciler>(),
+        rkb_runtime::rbac_rules::<controller::tunnel::TunnelReconciler>(),
+        rkb_runtime::rbac_rules::<controller::postgresql::PostgresqlReconciler>(),
         // +rkb:scaffold:rbac
     ];
     let webhooks = vec![

@@ -75,7 +75,7 @@ fn checks(
 ) -> anyhow::Result<()> {
     check_external_group(crd, project)?;
     let given = |flag: &str| !flag.is_empty();
-    names::check_kind(&crd.kind).map_err(|e| from_file(file, given(&args.gvk.kind), e))?;
+    names::check_kind(&crd.type_name).map_err(|e| from_file(file, given(&args.gvk.kind), e))?;
     names::check_module_name("--version", &crd.version, "--version v1")
         .map_err(|e| from_file(file, given(&args.gvk.version), e))?;
     names::check_kind_not_taken(&api.kind, &taken_names(false))?;
@@ -211,6 +211,8 @@ pub(super) fn external_context(
     let generated = crate::external::types(crd);
     let mut api = api;
     api.sample_fields = generated.sample_fields.clone();
+    // PROJECT records the type's name; the CRD, the kind's.
+    api.wire_kind.clone_from(&crd.kind);
     let layout = Layout::in_project(&project, &api, changes)?.external(&api);
     let switches = Switches {
         resource: false,
@@ -266,7 +268,7 @@ fn check_external_group(
             project.domain,
             crd.group,
             crd.version,
-            crd.kind
+            crd.type_name
         );
     }
     Ok(())

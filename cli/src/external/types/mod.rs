@@ -71,7 +71,7 @@ const STRUCTURAL: &[&str] = &[
 /// The Rust types of `crd`'s version.
 pub fn types(crd: &ExternalCrd) -> Generated {
     let schema = &crd.version_entry["schema"]["openAPIV3Schema"];
-    let kind = &crd.kind;
+    let kind = &crd.type_name;
     let mut w = Writer::new(kind);
     let props = schema["properties"]
         .as_object()

@@ -14,7 +14,9 @@
 //! `rkb create api --external-crd`: one module per API group.
 
 pub mod cert_manager;
+pub mod db;
 pub mod gateway;
 pub mod monitoring;
+pub mod relay;
 pub mod shapes;
 // +rkb:scaffold:groups
