@@ -221,6 +221,15 @@ const GOLDENS: &[Golden] = &[
                 "--external-crd",
                 "tests/data/external-crds/kinds/db.example.net_postgresqls.yaml",
             ],
+            // An optional spec, and fields at the top level: kube's `no_spec`.
+            &[
+                "--external-crd",
+                "tests/data/external-crds/kinds/backup.example.net_snapshots.yaml",
+            ],
+            &[
+                "--external-crd",
+                "tests/data/external-crds/kinds/policy.example.net_accesspolicies.yaml",
+            ],
         ],
         webhooks: &[],
     },

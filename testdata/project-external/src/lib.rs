@@ -35,6 +35,8 @@ pub fn manifests() -> rkb_runtime::Manifests {
         rkb_runtime::rbac_rules::<controller::schema::SchemaReconciler>(),
         rkb_runtime::rbac_rules::<controller::tunnel::TunnelReconciler>(),
         rkb_runtime::rbac_rules::<controller::postgresql::PostgresqlReconciler>(),
+        rkb_runtime::rbac_rules::<controller::snapshot::SnapshotReconciler>(),
+        rkb_runtime::rbac_rules::<controller::access_policy::AccessPolicyReconciler>(),
         // +rkb:scaffold:rbac
     ];
     let webhooks = vec![

@@ -99,6 +99,7 @@ pub(super) fn kube_attributes(
     crd: &ExternalCrd,
     schema: &Value,
     status: bool,
+    flat: bool,
     w: &mut Writer,
 ) -> Vec<String> {
     let mut kube = vec![
@@ -118,6 +119,9 @@ pub(super) fn kube_attributes(
     }
     if crd.namespaced {
         kube.push("namespaced".into());
+    }
+    if flat {
+        kube.push("no_spec".into());
     }
     if status {
         kube.push(format!("status = {:?}", format!("{}Status", crd.type_name)));
