@@ -162,6 +162,12 @@ impl Resource {
         self.api.is_some() || self.external || self.has_controller()
     }
 
+    /// Whether the kind can have webhooks: the project's type, a built-in kind's or an
+    /// external kind's entry.
+    pub fn can_have_webhooks(&self) -> bool {
+        self.api.is_some() || self.core || self.external
+    }
+
     /// Whether the kind has any controller, the default one or a named one.
     pub fn has_controller(&self) -> bool {
         self.controller || !self.controllers.is_empty()

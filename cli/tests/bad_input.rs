@@ -2110,6 +2110,58 @@ fn create_api_refuses_a_second_version_of_an_external_kind_that_cannot_be() {
     );
 }
 
+/// Webhooks on an external kind: admission, as for a built-in kind; no conversion, which
+/// belongs to the project that owns the CRD.
+#[test]
+fn create_webhook_refuses_a_conversion_webhook_for_an_external_kind() {
+    let project = project();
+    let tunnels = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/external-crds/kinds/relay.example.net_tunnels.yaml");
+    let tunnels = tunnels.to_str().unwrap();
+    for args in [
+        &["create", "api", "--external-crd", tunnels][..],
+        &[
+            "create",
+            "api",
+            "--external-crd",
+            tunnels,
+            "--version",
+            "v1beta1",
+            "--no-controller",
+        ],
+    ] {
+        let (ok, text) = rkb_in(project.path(), args);
+        assert!(ok, "{text}");
+    }
+    let message = assert_rejected(
+        project.path(),
+        &[
+            "create",
+            "webhook",
+            "--group",
+            "relay",
+            "--version",
+            "v1",
+            "--kind",
+            "Tunnel",
+            "--conversion",
+            "--spoke",
+            "v1beta1",
+        ],
+        &[
+            "--conversion is for kinds this project defines; Tunnel relay.example.net is an \
+             external API (`create api --external-crd`)",
+            "belong to the project that defines it",
+            "accepted: --defaulting and --programmatic-validation",
+            "example:  rkb create webhook --group relay --version v1 --kind Tunnel --defaulting",
+        ],
+    );
+    assert!(
+        message.lines().all(|l| !l.trim_start().contains("   ")),
+        "a run of spaces mid-sentence:\n{message}"
+    );
+}
+
 /// (what the row shows, arguments, fragments the message has, fragments it must not have)
 type BlameCase = (
     &'static str,

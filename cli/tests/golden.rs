@@ -231,7 +231,17 @@ const GOLDENS: &[Golden] = &[
                 "tests/data/external-crds/kinds/policy.example.net_accesspolicies.yaml",
             ],
         ],
-        webhooks: &[],
+        // Admission webhooks on an external kind, as on a built-in one.
+        webhooks: &[&[
+            "--group",
+            "relay",
+            "--version",
+            "v1",
+            "--kind",
+            "Tunnel",
+            "--defaulting",
+            "--programmatic-validation",
+        ]],
     },
 ];
 

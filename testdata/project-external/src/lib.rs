@@ -17,6 +17,7 @@
 
 pub mod api;
 pub mod controller;
+pub mod webhook;
 // +rkb:scaffold:modules
 
 /// The CRDs of this operator's APIs, the RBAC rules of its controllers and its webhooks:
@@ -27,6 +28,7 @@ pub fn manifests() -> rkb_runtime::Manifests {
         // +rkb:scaffold:crds
     ];
     let rbac = vec![
+        rkb_runtime::webhook_certificate_rules(&webhook::certs::certificates()),
         // +rkb:scaffold:webhook-rbac
         rkb_runtime::rbac_rules::<controller::certificate::CertificateReconciler>(),
         rkb_runtime::rbac_rules::<controller::service_monitor::ServiceMonitorReconciler>(),
@@ -40,6 +42,14 @@ pub fn manifests() -> rkb_runtime::Manifests {
         // +rkb:scaffold:rbac
     ];
     let webhooks = vec![
+        rkb_runtime::defaulting_webhook::<
+            api::external::relay::v1::Tunnel,
+            webhook::v1::tunnel::TunnelWebhook,
+        >(),
+        rkb_runtime::validating_webhook::<
+            api::external::relay::v1::Tunnel,
+            webhook::v1::tunnel::TunnelWebhook,
+        >(),
         // +rkb:scaffold:webhooks
     ];
     rkb_runtime::Manifests::new(crds, rbac).webhooks(webhooks)
