@@ -641,7 +641,7 @@ pub struct CreateApiArgs {
     #[arg(
         long,
         value_name = "FILE.yaml",
-        conflicts_with_all = ["image", "plural", "no_controller", "cluster_scoped", "no_resource"],
+        conflicts_with_all = ["image", "plural", "cluster_scoped", "no_resource"],
         help_heading = "External APIs"
     )]
     pub external_crd: Option<PathBuf>,

@@ -271,6 +271,9 @@ pub struct Resource {
     pub foreign: bool,
     /// An external kind's CRD, kept for the tests: `config/external-crds/<group>_<plural>.yaml`.
     pub crd_file: Option<String>,
+    /// The kind as objects spell it: `kind`, unless an external CRD spells it otherwise
+    /// (`postgresql`, whose type is `Postgresql`).
+    pub wire_kind: String,
 }
 
 impl Resource {
@@ -299,6 +302,7 @@ impl Resource {
             external: false,
             foreign: false,
             crd_file: None,
+            wire_kind: kind.to_owned(),
         }
     }
 
@@ -306,7 +310,7 @@ impl Resource {
     /// group (PROJECT's `group`), the rest its `domain`, as kubebuilder records it.
     pub fn external(crd: &crate::external::ExternalCrd) -> Self {
         let (group, _) = crd.group.split_once('.').unwrap_or((&crd.group, ""));
-        let mut resource = Self::new(group, &crd.version, &crd.kind, crd.group.clone());
+        let mut resource = Self::new(group, &crd.version, &crd.type_name, crd.group.clone());
         resource.type_path = format!(
             "crate::api::external::{}::{}::{}",
             resource.group_module, resource.version_module, resource.kind
@@ -316,6 +320,7 @@ impl Resource {
         resource.external = true;
         resource.foreign = true;
         resource.crd_file = Some(crate::external::crd_file(crd));
+        resource.wire_kind.clone_from(&crd.kind);
         resource
     }
 

@@ -157,6 +157,18 @@ impl Resource {
         default_controller_name(&self.kind)
     }
 
+    /// Whether `create api` scaffolded anything of the kind: its type, an external kind's
+    /// types (with or without a controller), or a controller.
+    pub fn has_api_scaffold(&self) -> bool {
+        self.api.is_some() || self.external || self.has_controller()
+    }
+
+    /// Whether the kind can have webhooks: the project's type, a built-in kind's or an
+    /// external kind's entry.
+    pub fn can_have_webhooks(&self) -> bool {
+        self.api.is_some() || self.core || self.external
+    }
+
     /// Whether the kind has any controller, the default one or a named one.
     pub fn has_controller(&self) -> bool {
         self.controller || !self.controllers.is_empty()

@@ -2050,6 +2050,118 @@ fn create_api_refuses_bad_external_crds_without_touching_files() {
     );
 }
 
+/// A second version of an external kind: its types join the first's, without a second
+/// controller and from the same CRD.
+#[test]
+fn create_api_refuses_a_second_version_of_an_external_kind_that_cannot_be() {
+    let project = project();
+    let tunnels = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/external-crds/kinds/relay.example.net_tunnels.yaml");
+    let tunnels = tunnels.to_str().unwrap();
+    let (ok, text) = rkb_in(
+        project.path(),
+        &["create", "api", "--external-crd", tunnels],
+    );
+    assert!(ok, "{text}");
+    let message = assert_rejected(
+        project.path(),
+        &[
+            "create",
+            "api",
+            "--external-crd",
+            tunnels,
+            "--version",
+            "v1beta1",
+        ],
+        &[
+            "the external kind Tunnel relay.example.net has a controller already \
+             (src/controller/tunnel.rs, which reconciles its version v1)",
+            "--version v1beta1 --kind Tunnel --no-controller",
+        ],
+    );
+    assert!(!message.contains("--group"), "{message}");
+    let inputs = tempfile::tempdir().unwrap();
+    let newer = inputs.path().join("tunnels.yaml");
+    std::fs::write(
+        &newer,
+        std::fs::read_to_string(tunnels).unwrap().replace(
+            "Whether the tunnel is up.",
+            "Whether the tunnel carries traffic.",
+        ),
+    )
+    .unwrap();
+    assert_rejected(
+        project.path(),
+        &[
+            "create",
+            "api",
+            "--external-crd",
+            newer.to_str().unwrap(),
+            "--version",
+            "v1beta1",
+            "--no-controller",
+        ],
+        &[
+            "config/external-crds/relay.example.net_tunnels.yaml holds another copy of the CRD \
+             tunnels.relay.example.net than",
+            "run again with --force",
+            "--version <version> --kind Tunnel --force",
+        ],
+    );
+}
+
+/// Webhooks on an external kind: admission, as for a built-in kind; no conversion, which
+/// belongs to the project that owns the CRD.
+#[test]
+fn create_webhook_refuses_a_conversion_webhook_for_an_external_kind() {
+    let project = project();
+    let tunnels = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/external-crds/kinds/relay.example.net_tunnels.yaml");
+    let tunnels = tunnels.to_str().unwrap();
+    for args in [
+        &["create", "api", "--external-crd", tunnels][..],
+        &[
+            "create",
+            "api",
+            "--external-crd",
+            tunnels,
+            "--version",
+            "v1beta1",
+            "--no-controller",
+        ],
+    ] {
+        let (ok, text) = rkb_in(project.path(), args);
+        assert!(ok, "{text}");
+    }
+    let message = assert_rejected(
+        project.path(),
+        &[
+            "create",
+            "webhook",
+            "--group",
+            "relay",
+            "--version",
+            "v1",
+            "--kind",
+            "Tunnel",
+            "--conversion",
+            "--spoke",
+            "v1beta1",
+        ],
+        &[
+            "--conversion is for kinds this project defines; Tunnel relay.example.net is an \
+             external API (`create api --external-crd`)",
+            "belong to the project that defines it",
+            "accepted: --defaulting and --programmatic-validation",
+            "example:  rkb create webhook --group relay --version v1 --kind Tunnel --defaulting",
+        ],
+    );
+    assert!(
+        message.lines().all(|l| !l.trim_start().contains("   ")),
+        "a run of spaces mid-sentence:\n{message}"
+    );
+}
+
 /// (what the row shows, arguments, fragments the message has, fragments it must not have)
 type BlameCase = (
     &'static str,

@@ -204,8 +204,44 @@ const GOLDENS: &[Golden] = &[
                 "--external-crd",
                 "tests/data/external-crds/shapes/shapes.example.org_schemas.yaml",
             ],
+            // Two versions of one kind: the second's types without a controller.
+            &[
+                "--external-crd",
+                "tests/data/external-crds/kinds/relay.example.net_tunnels.yaml",
+            ],
+            &[
+                "--external-crd",
+                "tests/data/external-crds/kinds/relay.example.net_tunnels.yaml",
+                "--version",
+                "v1beta1",
+                "--no-controller",
+            ],
+            // A lowercase kind: the type is `Postgresql`, the kind on the wire `postgresql`.
+            &[
+                "--external-crd",
+                "tests/data/external-crds/kinds/db.example.net_postgresqls.yaml",
+            ],
+            // An optional spec, and fields at the top level: kube's `no_spec`.
+            &[
+                "--external-crd",
+                "tests/data/external-crds/kinds/backup.example.net_snapshots.yaml",
+            ],
+            &[
+                "--external-crd",
+                "tests/data/external-crds/kinds/policy.example.net_accesspolicies.yaml",
+            ],
         ],
-        webhooks: &[],
+        // Admission webhooks on an external kind, as on a built-in one.
+        webhooks: &[&[
+            "--group",
+            "relay",
+            "--version",
+            "v1",
+            "--kind",
+            "Tunnel",
+            "--defaulting",
+            "--programmatic-validation",
+        ]],
     },
 ];
 

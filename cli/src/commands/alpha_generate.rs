@@ -418,7 +418,7 @@ impl Replay<'_> {
     /// The APIs of `resources`, then their webhooks.
     fn resources(&self, resources: &[Resource]) -> Vec<Vec<String>> {
         // A built-in kind with webhooks only has no `create api` step.
-        let scaffolded = |r: &&Resource| r.api.is_some() || r.has_controller();
+        let scaffolded = |r: &&Resource| r.has_api_scaffold();
         let apis = resources
             .iter()
             .filter(scaffolded)
@@ -447,7 +447,8 @@ impl Replay<'_> {
     /// The kind's API with its default controller (unless it has neither: a kind with
     /// only named controllers), then one step per named controller, as they were added.
     fn api_steps(&self, resource: &Resource) -> Vec<Vec<String>> {
-        let first = (resource.api.is_some() || resource.controller).then(|| self.api(resource));
+        let first = (resource.api.is_some() || resource.external || resource.controller)
+            .then(|| self.api(resource));
         let named = resource.controllers.iter().map(|named| {
             let mut step = self.create("api", resource);
             step.extend(words(&["--no-resource", "--controller-name", &named.name]));
@@ -472,6 +473,9 @@ impl Replay<'_> {
                 "--kind",
                 &resource.kind,
             ]));
+            if !resource.controller {
+                api.push("--no-controller".into());
+            }
             return api;
         }
         let mut api = self.create("api", resource);

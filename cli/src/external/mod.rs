@@ -18,7 +18,12 @@ pub use types::{Generated, Limitation, crd_file, types};
 pub struct ExternalCrd {
     /// The CRD's `spec.group`: `cert-manager.io`.
     pub group: String,
+    /// The kind on the wire, as the CRD spells it (`Certificate`, or `postgresql`).
     pub kind: String,
+    /// The Rust name of the kind's type: the kind, its first letter (and each after a `-`)
+    /// upper-cased, since Kubernetes accepts a lowercase kind and Rust types are
+    /// UpperCamelCase (`postgresql` is `Postgresql`).
+    pub type_name: String,
     pub plural: String,
     pub version: String,
     pub namespaced: bool,
@@ -102,7 +107,8 @@ pub fn read(file: &Path, version: Option<&str>, kind: Option<&str>) -> anyhow::R
         })
         .collect();
     let chosen = match kind {
-        Some(kind) => match kinds.iter().position(|k| k == kind) {
+        // The kind as the CRD spells it, or as PROJECT records it (its Rust name).
+        Some(kind) => match kinds.iter().position(|k| k == kind || type_name(k) == kind) {
             Some(i) => i,
             None => bail!(
                 "--external-crd {} has no CRD of kind {kind}; its kinds: {}.\n  \
@@ -188,10 +194,23 @@ fn from_crd(
             .map(str::to_owned),
         version_entry: entry,
         group,
+        type_name: type_name(&kind),
         kind,
         plural,
         yaml,
     })
+}
+
+/// The Rust type name of `kind`: UpperCamelCase, as Kubernetes does not require it.
+pub fn type_name(kind: &str) -> String {
+    kind.split('-')
+        .map(|part| {
+            let mut chars = part.chars();
+            chars.next().map_or_else(String::new, |first| {
+                first.to_uppercase().chain(chars).collect()
+            })
+        })
+        .collect()
 }
 
 /// The documents of a multi-document YAML text, each as its own text.
@@ -217,7 +236,15 @@ fn split_documents(text: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::split_documents;
+    use super::{split_documents, type_name};
+
+    #[test]
+    fn a_kind_gets_an_upper_camel_case_type_name() {
+        assert_eq!(type_name("Certificate"), "Certificate");
+        assert_eq!(type_name("postgresql"), "Postgresql");
+        assert_eq!(type_name("etcdCluster"), "EtcdCluster");
+        assert_eq!(type_name("backup-job"), "BackupJob");
+    }
 
     #[test]
     fn documents_split_at_their_markers_and_comments_alone_are_none() {

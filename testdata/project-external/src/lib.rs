@@ -18,6 +18,7 @@
 pub mod api;
 pub mod controller;
 pub mod metrics_certs;
+pub mod webhook;
 // +rkb:scaffold:modules
 
 /// The CRDs of this operator's APIs, the RBAC rules of its controllers and its webhooks:
@@ -29,15 +30,28 @@ pub fn manifests() -> rkb_runtime::Manifests {
     ];
     let rbac = vec![
         rkb_runtime::metrics_certificate_rules(&metrics_certs::certificates()),
+        rkb_runtime::webhook_certificate_rules(&webhook::certs::certificates()),
         // +rkb:scaffold:webhook-rbac
         rkb_runtime::rbac_rules::<controller::certificate::CertificateReconciler>(),
         rkb_runtime::rbac_rules::<controller::service_monitor::ServiceMonitorReconciler>(),
         rkb_runtime::rbac_rules::<controller::http_route::HTTPRouteReconciler>(),
         rkb_runtime::rbac_rules::<controller::shape::ShapeReconciler>(),
         rkb_runtime::rbac_rules::<controller::schema::SchemaReconciler>(),
+        rkb_runtime::rbac_rules::<controller::tunnel::TunnelReconciler>(),
+        rkb_runtime::rbac_rules::<controller::postgresql::PostgresqlReconciler>(),
+        rkb_runtime::rbac_rules::<controller::snapshot::SnapshotReconciler>(),
+        rkb_runtime::rbac_rules::<controller::access_policy::AccessPolicyReconciler>(),
         // +rkb:scaffold:rbac
     ];
     let webhooks = vec![
+        rkb_runtime::defaulting_webhook::<
+            api::external::relay::v1::Tunnel,
+            webhook::v1::tunnel::TunnelWebhook,
+        >(),
+        rkb_runtime::validating_webhook::<
+            api::external::relay::v1::Tunnel,
+            webhook::v1::tunnel::TunnelWebhook,
+        >(),
         // +rkb:scaffold:webhooks
     ];
     rkb_runtime::Manifests::new(crds, rbac).webhooks(webhooks)

@@ -29,11 +29,13 @@ pub(super) fn external_model(
     let crd = crate::external::read(file, version, kind)?;
     let api = model::Resource::external(&crd);
     let domain = crd.group.split_once('.').map_or("", |(_, d)| d).to_owned();
-    let entry = api.entry(&domain, false, true);
+    let entry = api.entry(&domain, false, args.wants_controller());
     let mut planned = project.clone();
     planned.upsert(entry.clone());
+    let kept = kept_crd(&api, changes)?;
     checks(args, file, &crd, &api, project, &planned, &entry)?;
-    let (context, switches) = external_context(planned, api, &crd, changes)?;
+    check_kept_crd(args, file, &crd, &api, kept.as_ref())?;
+    let (context, switches) = external_context(planned, api, &crd, entry.controller, changes)?;
     let limitations = crate::external::types(&crd).limitations;
     if limitations.is_empty() {
         writeln!(
@@ -73,12 +75,13 @@ fn checks(
 ) -> anyhow::Result<()> {
     check_external_group(crd, project)?;
     let given = |flag: &str| !flag.is_empty();
-    names::check_kind(&crd.kind).map_err(|e| from_file(file, given(&args.gvk.kind), e))?;
+    names::check_kind(&crd.type_name).map_err(|e| from_file(file, given(&args.gvk.kind), e))?;
     names::check_module_name("--version", &crd.version, "--version v1")
         .map_err(|e| from_file(file, given(&args.gvk.version), e))?;
     names::check_kind_not_taken(&api.kind, &taken_names(false))?;
     let asked = Asked::new(args, &api.kind);
     check_not_scaffolded(&asked, project, api)?;
+    check_other_version_controller(file, &asked, project, api)?;
     check_same_kind_elsewhere(&asked, project, api)?;
     if let Some(other) = project.resources.iter().find(|r| {
         r.external
@@ -99,6 +102,75 @@ fn checks(
         names::check_kind_not_group(&api.kind, &api.group)?;
     }
     Ok(())
+}
+
+/// One controller reconciles an external kind, whichever version it reads: another
+/// version's types are added beside it without one (kubebuilder's `--controller=false`).
+fn check_other_version_controller(
+    file: &Path,
+    asked: &Asked,
+    project: &Project,
+    api: &model::Resource,
+) -> anyhow::Result<()> {
+    let Some(other) = project.resources.iter().find(|r| {
+        r.external
+            && r.controller
+            && r.api_group() == api.api_group
+            && r.kind == api.kind
+            && r.version != api.version
+    }) else {
+        return Ok(());
+    };
+    if !asked.controller {
+        return Ok(());
+    }
+    let layout = Layout::recorded(project, &model::Resource::recorded(other));
+    bail!(
+        "the external kind {kind} {group} has a controller already ({}, which reconciles \
+         its version {}), and a kind gets one controller module, whichever version it reads.\n  \
+         To add the types of {version} beside {1}'s without a controller:  rkb create api \
+         --external-crd {} --version {version} --kind {kind} --no-controller",
+        layout.controller_file,
+        other.version,
+        file.display(),
+        kind = api.kind,
+        group = api.api_group,
+        version = api.version,
+    );
+}
+
+/// The CRD the project keeps for another version of the kind (the same file serves
+/// every version), before this command replaces it.
+fn kept_crd(api: &model::Resource, changes: &Changes) -> anyhow::Result<Option<(String, String)>> {
+    let file = api.crd_file.clone().unwrap_or_default();
+    Ok(changes.read(&file)?.map(|text| (file, text)))
+}
+
+/// Another version's types were written from the CRD the project keeps: a different CRD
+/// replaces it only with `--force`, which says the kept types are to be regenerated too.
+fn check_kept_crd(
+    args: &CreateApiArgs,
+    file: &Path,
+    crd: &crate::external::ExternalCrd,
+    api: &model::Resource,
+    kept: Option<&(String, String)>,
+) -> anyhow::Result<()> {
+    let Some((kept_file, text)) = kept else {
+        return Ok(());
+    };
+    if args.force || *text == crd.yaml {
+        return Ok(());
+    }
+    bail!(
+        "{kept_file} holds another copy of the CRD {}.{} than {}: the types of the kind's \
+         other versions were written from it, and their tests compare them with it.\n  \
+         To replace it, run again with --force, then regenerate the other versions' types \
+         from the same file:  rkb create api --external-crd {2} --version <version> --kind {} --force",
+        api.plural,
+        api.api_group,
+        file.display(),
+        api.kind,
+    );
 }
 
 /// A name the CRD gave, not a flag (none was `given`), is blamed on the CRD's file.
@@ -133,15 +205,18 @@ pub(super) fn external_context(
     project: Project,
     api: model::Resource,
     crd: &crate::external::ExternalCrd,
+    controller: bool,
     changes: &Changes,
 ) -> anyhow::Result<(Context, Switches)> {
     let generated = crate::external::types(crd);
     let mut api = api;
     api.sample_fields = generated.sample_fields.clone();
+    // PROJECT records the type's name; the CRD, the kind's.
+    api.wire_kind.clone_from(&crd.kind);
     let layout = Layout::in_project(&project, &api, changes)?.external(&api);
     let switches = Switches {
         resource: false,
-        controller: true,
+        controller,
         image: false,
         drop_image: false,
         grouped: layout.group_mod_file.is_some(),
@@ -193,7 +268,7 @@ fn check_external_group(
             project.domain,
             crd.group,
             crd.version,
-            crd.kind
+            crd.type_name
         );
     }
     Ok(())

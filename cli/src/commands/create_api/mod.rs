@@ -106,8 +106,11 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         .rustfmt()
         .when(|s| s.external),
     // The external CRD, which the controller's tests install: not config/crd's, since
-    // the project does not own it.
-    Entry::file("{{ api.crd_file }}", "api/external/crd.yaml.tera").when(|s| s.external),
+    // the project does not own it. Every version of the kind keeps the same file (a
+    // different one replaces it only with --force, see `external::check_kept_crd`).
+    Entry::file("{{ api.crd_file }}", "api/external/crd.yaml.tera")
+        .if_exists(IfExists::KeepUnlessForced)
+        .when(|s| s.external),
     Entry::file(TYPES, "api/types.rs.tera")
         .rustfmt()
         .when(|s| s.resource && !s.image),

@@ -34,7 +34,7 @@ fn recorded_external(
     let scratch = tempfile::NamedTempFile::new()?;
     std::fs::write(scratch.path(), text)?;
     let crd = crate::external::read(scratch.path(), Some(&entry.version), Some(&entry.kind))?;
-    external_context(project.clone(), api, &crd, changes)
+    external_context(project.clone(), api, &crd, entry.controller, changes)
 }
 
 /// The model `create api` had when it scaffolded PROJECT's `entry`, which `project` holds:

@@ -76,28 +76,12 @@ fn check_paths(args: &CreateWebhookArgs, example: &str) -> anyhow::Result<()> {
 }
 
 /// Refuses a kind that can have no webhooks: webhooks are for a custom resource of the
-/// project or a built-in kind, and PROJECT has no such kind (or it is external).
+/// project, a built-in kind or an external one, and PROJECT has no such kind.
 fn unknown_kind(project: &Project, args: &CreateWebhookArgs) -> anyhow::Result<()> {
-    if let Some(external) = project
-        .find(&args.gvk.group, &args.gvk.version, &args.gvk.kind)
-        .filter(|r| r.external)
-    {
-        bail!(
-            "{} {}/{} is an external API (`create api --external-crd`): its CRD and its objects' \
-             admission belong to the project that defines it, and rkb does not scaffold webhooks \
-             for it.\n  \
-             Validate what this project needs in its reconciler instead, or add the webhook to \
-             the project that owns {}",
-            external.kind,
-            external.api_group(),
-            external.version,
-            external.api_group()
-        );
-    }
     let known: Vec<String> = project
         .resources
         .iter()
-        .filter(|r| r.api.is_some() || r.core)
+        .filter(|r| r.can_have_webhooks())
         .map(|r| {
             format!(
                 "--group {} --version {} --kind {}",
@@ -107,7 +91,8 @@ fn unknown_kind(project: &Project, args: &CreateWebhookArgs) -> anyhow::Result<(
         .collect();
     // The kind in another case, group or version is most likely what was meant (a new
     // API of the same kind could be refused for it, too).
-    let meant = crate::commands::meant::meant(project, &args.gvk, |r| r.api.is_some() || r.core);
+    let meant =
+        crate::commands::meant::meant(project, &args.gvk, project::Resource::can_have_webhooks);
     let example = match &meant {
         Some(meant) => {
             let mut flags = String::new();
@@ -202,13 +187,22 @@ fn check_duplicates(
     );
 }
 
-/// Checks `--conversion` and `--spoke`: a custom resource, other versions of the same
-/// kind with types in this project, and no conversion webhook for the kind yet.
-fn check_conversion(
-    project: &Project,
-    args: &CreateWebhookArgs,
-    hub: &project::Resource,
-) -> anyhow::Result<()> {
+/// A conversion webhook is the project's own CRD's: neither a built-in kind's, which the
+/// API server converts, nor an external kind's, which its owner's converts.
+fn check_own_kind(hub: &project::Resource) -> anyhow::Result<()> {
+    if hub.external {
+        bail!(
+            "--conversion is for kinds this project defines; {kind} {} is an external API \
+             (`create api --external-crd`), whose CRD, and the conversion between its \
+             versions, belong to the project that defines it.\n  \
+             accepted: --defaulting and --programmatic-validation\n  \
+             example:  rkb create webhook --group {} --version {} --kind {kind} --defaulting",
+            hub.api_group(),
+            hub.group,
+            hub.version,
+            kind = hub.kind
+        );
+    }
     if hub.core {
         bail!(
             "--conversion is for custom resources with several versions; {}/{} {kind} is a \
@@ -222,6 +216,17 @@ fn check_conversion(
             kind = hub.kind
         );
     }
+    Ok(())
+}
+
+/// Checks `--conversion` and `--spoke`: a custom resource, other versions of the same
+/// kind with types in this project, and no conversion webhook for the kind yet.
+fn check_conversion(
+    project: &Project,
+    args: &CreateWebhookArgs,
+    hub: &project::Resource,
+) -> anyhow::Result<()> {
+    check_own_kind(hub)?;
     let others: Vec<&project::Resource> = project
         .resources
         .iter()

@@ -15,8 +15,8 @@ pub(super) struct Resolved {
     /// The kind's entry, as PROJECT has it before the command (or would, for a kind it
     /// lacks).
     pub entry: project::Resource,
-    /// The kind has webhooks to have: a type of the project, a built-in kind's entry, or a
-    /// built-in kind.
+    /// The kind has webhooks to have: a type of the project, a built-in or external
+    /// kind's entry, or a built-in kind.
     pub known: bool,
     pub api: model::Resource,
     /// The kind's webhooks before the command.
@@ -33,7 +33,7 @@ pub(super) fn resolve(
     changes: &Changes,
 ) -> anyhow::Result<Resolved> {
     let Derived { entry, api, layout } = derive(project, args.gvk.parts(), None, changes)?;
-    let entry = entry.filter(|r| r.api.is_some() || r.core);
+    let entry = entry.filter(|r| r.can_have_webhooks());
     let known = entry.is_some() || api.builtin;
     let mut project = project.clone();
     let entry = match entry {

@@ -19,7 +19,7 @@ pub(super) fn api<'p>(
     changes: &Changes,
 ) -> anyhow::Result<&'p project::Resource> {
     let Some(entry) = entry else {
-        let has_api = |r: &project::Resource| r.api.is_some() || r.has_controller();
+        let has_api = project::Resource::has_api_scaffold;
         bail!(
             "no API {}/{} {} in PROJECT{}, so there is nothing to delete.\n  accepted: {}{}",
             args.gvk.group,

@@ -29,7 +29,7 @@ pub fn delete_api(args: &DeleteApiArgs, out: &mut dyn Write) -> anyhow::Result<(
     let project = super::load_project(&args.dir, out)?;
     let Derived { entry, .. } = derive(&project, args.gvk.parts(), None, &changes)?;
     // What `create api` scaffolded: a type or a controller.
-    let entry = entry.filter(|r| r.api.is_some() || r.has_controller());
+    let entry = entry.filter(|r| r.has_api_scaffold());
     let entry = checks::api(args, &project, entry, &changes)?;
     let command = format!(
         "rkb delete api --group {} --version {} --kind {}",
@@ -87,7 +87,7 @@ fn delete_named_controller(
     }
     after
         .resources
-        .retain(|r| r.api.is_some() || r.has_controller() || r.webhooks.is_some());
+        .retain(|r| r.has_api_scaffold() || r.webhooks.is_some());
     undo(&gone, after, args.force, &command, changes, &templates, out)?;
     writeln!(
         out,
@@ -147,7 +147,7 @@ pub fn delete_webhook(args: &DeleteWebhookArgs, out: &mut dyn Write) -> anyhow::
     // A built-in kind that only had webhooks leaves PROJECT with its last one.
     after
         .resources
-        .retain(|r| r.api.is_some() || r.has_controller() || r.webhooks.is_some());
+        .retain(|r| r.has_api_scaffold() || r.webhooks.is_some());
     undo(&gone, after, args.force, &command, changes, &templates, out)?;
     let deleted: Vec<&str> = webhook_flags(&asked)
         .iter()

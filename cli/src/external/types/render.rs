@@ -78,7 +78,7 @@ fn test(crd: &ExternalCrd, w: &Writer) -> String {
         .map(|l| format!("        ({:?}, {:?}),\n", l.path, l.what))
         .collect();
     let crd_file = crd_file(crd);
-    let kind = &crd.kind;
+    let kind = &crd.type_name;
     format!(
         "\n#[cfg(test)]\nmod tests {{\n    use super::*;\n\n    \
          /// The schema rkb derives from these types is the external CRD's; the differences\n    \
@@ -99,6 +99,7 @@ pub(super) fn kube_attributes(
     crd: &ExternalCrd,
     schema: &Value,
     status: bool,
+    flat: bool,
     w: &mut Writer,
 ) -> Vec<String> {
     let mut kube = vec![
@@ -107,6 +108,10 @@ pub(super) fn kube_attributes(
         format!("kind = {:?}", crd.kind),
         format!("plural = {:?}", crd.plural),
     ];
+    // A kind that is no Rust type name keeps its spelling on the wire; the type is named apart.
+    if crd.type_name != crd.kind {
+        kube.push(format!("root = {:?}", crd.type_name));
+    }
     if let Some(singular) = crd.names["singular"].as_str()
         && singular != crd.kind.to_lowercase()
     {
@@ -115,8 +120,11 @@ pub(super) fn kube_attributes(
     if crd.namespaced {
         kube.push("namespaced".into());
     }
+    if flat {
+        kube.push("no_spec".into());
+    }
     if status {
-        kube.push(format!("status = {:?}", format!("{}Status", crd.kind)));
+        kube.push(format!("status = {:?}", format!("{}Status", crd.type_name)));
     }
     if let Some(approved) = &crd.api_approved {
         kube.push(format!(

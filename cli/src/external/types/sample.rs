@@ -2,16 +2,23 @@
 
 use serde_json::{Map, Value};
 
-/// A sample's required fields, each with the simplest value its schema allows.
-pub(super) fn sample_fields(spec: &Value) -> Option<String> {
-    let value = sample(spec)?;
-    let Value::Object(map) = &value else {
+/// A sample's required fields beside metadata (`fields`: the object's schema without
+/// it), each with the simplest value its schema allows.
+pub(super) fn sample_fields(fields: &Value) -> Option<String> {
+    let Value::Object(map) = sample(fields)? else {
         return None;
     };
-    if map.is_empty() {
-        return Some("\"spec\": {}".into());
-    }
-    Some(format!("\"spec\": {}", serde_json::to_string(&value).ok()?))
+    let entries: Vec<String> = map
+        .iter()
+        .map(|(name, value)| {
+            let (name, value) = (
+                serde_json::to_string(name).ok()?,
+                serde_json::to_string(value).ok()?,
+            );
+            Some(format!("{name}: {value}"))
+        })
+        .collect::<Option<_>>()?;
+    (!entries.is_empty()).then(|| entries.join(", "))
 }
 
 fn sample(node: &Value) -> Option<Value> {
@@ -80,8 +87,10 @@ mod tests {
                 "optional": { "type": "string" }
             }
         });
+        let fields =
+            json!({ "type": "object", "required": ["spec"], "properties": { "spec": spec } });
         assert_eq!(
-            sample_fields(&spec).unwrap(),
+            sample_fields(&fields).unwrap(),
             "\"spec\": {\"count\":2,\"items\":[false],\"mode\":\"Fast\",\"name\":\"aaa\",\"ref\":{\"kind\":\"Issuer\"}}"
         );
     }

@@ -43,12 +43,14 @@ enum Rust {
 }
 
 impl Writer {
-    pub(super) fn new(kind: &str) -> Self {
+    /// A writer for `kind`'s types: the root type, its status and the struct kube's derive
+    /// takes (the spec, or with `flat` the fields it flattens) are taken names.
+    pub(super) fn new(kind: &str, flat: bool) -> Self {
         Writer {
             structs: Vec::new(),
             taken: [
                 kind.to_owned(),
-                format!("{kind}Spec"),
+                format!("{kind}{}", if flat { "Fields" } else { "Spec" }),
                 format!("{kind}Status"),
             ]
             .into_iter()
@@ -62,30 +64,31 @@ impl Writer {
         }
     }
 
-    /// What the root schema has that kube's derive writes itself, as limitations.
-    pub(super) fn check_root(&mut self, schema: &Value, props: &Map<String, Value>) {
+    /// What the root schema has that kube's derive writes itself, as limitations: its
+    /// keywords, and a `required` that names metadata or status (`fields` are the others).
+    pub(super) fn check_root(&mut self, schema: &Value, fields: &Value) {
         for (key, value) in schema.as_object().into_iter().flatten() {
             match key.as_str() {
                 "type" | "description" | "properties" => {}
-                "required" if value.as_array().is_some_and(|r| r.iter().all(|f| f == "spec")) => {}
+                "required" => {
+                    for name in value.as_array().into_iter().flatten() {
+                        let name = name.as_str().unwrap_or_default();
+                        if fields["properties"].get(name).is_none() {
+                            self.limit(
+                                "",
+                                format!(
+                                    "`required` names `{name}`: kube's derive writes apiVersion, kind, metadata and status itself, none of them required"
+                                ),
+                            );
+                        }
+                    }
+                }
                 _ => self.limit(
                     "",
                     format!(
                         "`{key}` on the object itself: kube's derive writes the root schema (apiVersion, kind, metadata, spec, status)"
                     ),
                 ),
-            }
-        }
-        for key in props.keys() {
-            if !matches!(
-                key.as_str(),
-                "apiVersion" | "kind" | "metadata" | "spec" | "status"
-            ) {
-                self.limit(
-                    &format!(".{key}"),
-                    "a top-level field besides spec and status: kube's types have only those"
-                        .into(),
-                );
             }
         }
     }

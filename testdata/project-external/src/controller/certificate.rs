@@ -157,7 +157,6 @@ mod tests {
             "apiVersion": "cert-manager.io/v1",
             "kind": "Certificate",
             "metadata": { "name": "sample", "namespace": namespace },
-            "spec": {"issuerRef":{"name":"a"},"secretName":"a"},
         });
         serde_json::from_value(sample).expect("the sample is a valid Certificate")
     }

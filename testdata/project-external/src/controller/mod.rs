@@ -14,11 +14,15 @@
 
 use rkb_runtime::manager::Runnable;
 
+pub mod access_policy;
 pub mod certificate;
 pub mod http_route;
+pub mod postgresql;
 pub mod schema;
 pub mod service_monitor;
 pub mod shape;
+pub mod snapshot;
+pub mod tunnel;
 // +rkb:scaffold:modules
 
 /// Every controller of this operator, by name (its metrics label and `--controller-concurrency`
@@ -30,6 +34,10 @@ pub fn controllers() -> Vec<Runnable> {
         Runnable::new("httproute", http_route::run),
         Runnable::new("shape", shape::run),
         Runnable::new("schema", schema::run),
+        Runnable::new("tunnel", tunnel::run),
+        Runnable::new("postgresql", postgresql::run),
+        Runnable::new("snapshot", snapshot::run),
+        Runnable::new("accesspolicy", access_policy::run),
         // +rkb:scaffold:controllers
     ]
 }

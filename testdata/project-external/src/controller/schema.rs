@@ -150,7 +150,6 @@ mod tests {
             "apiVersion": "shapes.example.org/v1",
             "kind": "Schema",
             "metadata": { "name": "sample", "namespace": namespace },
-            "spec": {},
         });
         serde_json::from_value(sample).expect("the sample is a valid Schema")
     }

@@ -149,7 +149,6 @@ mod tests {
             "apiVersion": "shapes.example.org/v1beta1",
             "kind": "Shape",
             "metadata": { "name": format!("{namespace}-sample") },
-            "spec": {"size":0},
         });
         serde_json::from_value(sample).expect("the sample is a valid Shape")
     }

@@ -13,8 +13,12 @@
 //! Kinds other projects define, with types written from their CRDs by
 //! `rkb create api --external-crd`: one module per API group.
 
+pub mod backup;
 pub mod cert_manager;
+pub mod db;
 pub mod gateway;
 pub mod monitoring;
+pub mod policy;
+pub mod relay;
 pub mod shapes;
 // +rkb:scaffold:groups

@@ -21,8 +21,8 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Specification of the desired state of the Certificate resource.
-/// https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
+// What an object of kind Certificate holds besides metadata and status, which kube's derive
+// puts at its top level (`no_spec`): the CRD does not require a spec.
 #[rkb_runtime::api]
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[kube(
@@ -31,247 +31,18 @@ use serde::{Deserialize, Serialize};
     kind = "Certificate",
     plural = "certificates",
     namespaced,
+    no_spec,
     status = "CertificateStatus",
     derive = "Default",
     derive = "PartialEq",
     doc = "A Certificate resource should be created to ensure an up to date and signed\nX.509 certificate is stored in the Kubernetes Secret resource named in `spec.secretName`.\n\nThe stored certificate will be renewed before it expires (as configured by `spec.renewBefore`)."
 )]
 #[rkb(short_names = ["cert", "certs"], categories = ["cert-manager"], printcolumn(name = "Ready", type = string, json_path = ".status.conditions[?(@.type == \"Ready\")].status"), printcolumn(name = "Secret", type = string, json_path = ".spec.secretName"), printcolumn(name = "Issuer", type = string, json_path = ".spec.issuerRef.name", priority = 1), printcolumn(name = "Status", type = string, json_path = ".status.conditions[?(@.type == \"Ready\")].message", priority = 1), printcolumn(name = "Expiration", type = string, json_path = ".status.notAfter", priority = 1), printcolumn(name = "Age", type = date, json_path = ".metadata.creationTimestamp", description = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC."), selectable = [".spec.issuerRef.group", ".spec.issuerRef.kind", ".spec.issuerRef.name"])]
-pub struct CertificateSpec {
-    /// Defines extra output formats of the private key and signed certificate chain
-    /// to be written to this Certificate's target Secret.
-    #[rkb(list_type = atomic)]
-    #[serde(
-        rename = "additionalOutputFormats",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub additional_output_formats: Option<Vec<CertificateSpecAdditionalOutputFormats>>,
-    /// Requested common name X509 certificate subject attribute.
-    /// More info: https://datatracker.ietf.org/doc/html/rfc5280#section-4.1.2.6
-    /// NOTE: TLS clients will ignore this value when any subject alternative name is
-    /// set (see https://tools.ietf.org/html/rfc6125#section-6.4.4).
-    ///
-    /// Should have a length of 64 characters or fewer to avoid generating invalid CSRs.
-    /// Cannot be set if the `literalSubject` field is set.
-    #[serde(
-        rename = "commonName",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub common_name: Option<String>,
-    /// Requested DNS subject alternative names.
-    #[rkb(list_type = atomic)]
-    #[serde(rename = "dnsNames", default, skip_serializing_if = "Option::is_none")]
-    pub dns_names: Option<Vec<String>>,
-    /// Requested 'duration' (i.e. lifetime) of the Certificate. Note that the
-    /// issuer may choose to ignore the requested duration, just like any other
-    /// requested attribute.
-    ///
-    /// If unset, this defaults to 90 days.
-    /// Minimum accepted duration is 1 hour.
-    /// Value must be in units accepted by Go time.ParseDuration https://golang.org/pkg/time/#ParseDuration.
+pub struct CertificateFields {
+    /// Specification of the desired state of the Certificate resource.
+    /// https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub duration: Option<String>,
-    /// Requested email subject alternative names.
-    #[rkb(list_type = atomic)]
-    #[serde(
-        rename = "emailAddresses",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub email_addresses: Option<Vec<String>>,
-    /// Whether the KeyUsage and ExtKeyUsage extensions should be set in the encoded CSR.
-    ///
-    /// This option defaults to true, and should only be disabled if the target
-    /// issuer does not support CSRs with these X509 KeyUsage/ ExtKeyUsage extensions.
-    #[serde(
-        rename = "encodeUsagesInRequest",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub encode_usages_in_request: Option<bool>,
-    /// Requested IP address subject alternative names.
-    #[rkb(list_type = atomic)]
-    #[serde(
-        rename = "ipAddresses",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub ip_addresses: Option<Vec<String>>,
-    /// Requested basic constraints isCA value.
-    /// The isCA value is used to set the `isCA` field on the created CertificateRequest
-    /// resources. Note that the issuer may choose to ignore the requested isCA value, just
-    /// like any other requested attribute.
-    ///
-    /// If true, this will automatically add the `cert sign` usage to the list
-    /// of requested `usages`.
-    #[serde(rename = "isCA", default, skip_serializing_if = "Option::is_none")]
-    pub is_ca: Option<bool>,
-    /// Reference to the issuer responsible for issuing the certificate.
-    /// If the issuer is namespace-scoped, it must be in the same namespace
-    /// as the Certificate. If the issuer is cluster-scoped, it can be used
-    /// from any namespace.
-    ///
-    /// The `name` field of the reference must always be specified.
-    #[serde(rename = "issuerRef")]
-    pub issuer_ref: CertificateSpecIssuerRef,
-    /// Additional keystore output formats to be stored in the Certificate's Secret.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub keystores: Option<CertificateSpecKeystores>,
-    /// Requested X.509 certificate subject, represented using the LDAP "String
-    /// Representation of a Distinguished Name" [1].
-    /// Important: the LDAP string format also specifies the order of the attributes
-    /// in the subject, this is important when issuing certs for LDAP authentication.
-    /// Example: `CN=foo,DC=corp,DC=example,DC=com`
-    /// More info [1]: https://datatracker.ietf.org/doc/html/rfc4514
-    /// More info: https://github.com/cert-manager/cert-manager/issues/3203
-    /// More info: https://github.com/cert-manager/cert-manager/issues/4424
-    ///
-    /// Cannot be set if the `subject` or `commonName` field is set.
-    #[serde(
-        rename = "literalSubject",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub literal_subject: Option<String>,
-    /// x.509 certificate NameConstraint extension which MUST NOT be used in a non-CA certificate.
-    /// More Info: https://datatracker.ietf.org/doc/html/rfc5280#section-4.2.1.10
-    ///
-    /// This is an Alpha Feature and is only enabled with the
-    /// `--feature-gates=NameConstraints=true` option set on both
-    /// the controller and webhook components.
-    #[serde(
-        rename = "nameConstraints",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub name_constraints: Option<CertificateSpecNameConstraints>,
-    /// `otherNames` is an escape hatch for SAN that allows any type. We currently restrict the support to string like otherNames, cf RFC 5280 p 37
-    /// Any UTF8 String valued otherName can be passed with by setting the keys oid: x.x.x.x and UTF8Value: somevalue for `otherName`.
-    /// Most commonly this would be UPN set with oid: 1.3.6.1.4.1.311.20.2.3
-    /// You should ensure that any OID passed is valid for the UTF8String type as we do not explicitly validate this.
-    #[rkb(list_type = atomic)]
-    #[serde(
-        rename = "otherNames",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub other_names: Option<Vec<CertificateSpecOtherNames>>,
-    /// Private key options. These include the key algorithm and size, the used
-    /// encoding and the rotation policy.
-    #[serde(
-        rename = "privateKey",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub private_key: Option<CertificateSpecPrivateKey>,
-    /// How long before the currently issued certificate's expiry cert-manager should
-    /// renew the certificate. For example, if a certificate is valid for 60 minutes,
-    /// and `renewBefore=10m`, cert-manager will begin to attempt to renew the certificate
-    /// 50 minutes after it was issued (i.e. when there are 10 minutes remaining until
-    /// the certificate is no longer valid).
-    ///
-    /// NOTE: The actual lifetime of the issued certificate is used to determine the
-    /// renewal time. If an issuer returns a certificate with a different lifetime than
-    /// the one requested, cert-manager will use the lifetime of the issued certificate.
-    ///
-    /// If unset, this defaults to 1/3 of the issued certificate's lifetime.
-    /// Minimum accepted value is 5 minutes.
-    /// Value must be in units accepted by Go time.ParseDuration https://golang.org/pkg/time/#ParseDuration.
-    /// Cannot be set if the `renewBeforePercentage` field is set.
-    #[serde(
-        rename = "renewBefore",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub renew_before: Option<String>,
-    /// `renewBeforePercentage` is like `renewBefore`, except it is a relative percentage
-    /// rather than an absolute duration. For example, if a certificate is valid for 60
-    /// minutes, and  `renewBeforePercentage=25`, cert-manager will begin to attempt to
-    /// renew the certificate 45 minutes after it was issued (i.e. when there are 15
-    /// minutes (25%) remaining until the certificate is no longer valid).
-    ///
-    /// NOTE: The actual lifetime of the issued certificate is used to determine the
-    /// renewal time. If an issuer returns a certificate with a different lifetime than
-    /// the one requested, cert-manager will use the lifetime of the issued certificate.
-    ///
-    /// Value must be an integer in the range (0,100). The minimum effective
-    /// `renewBefore` derived from the `renewBeforePercentage` and `duration` fields is 5
-    /// minutes.
-    /// Cannot be set if the `renewBefore` field is set.
-    #[serde(
-        rename = "renewBeforePercentage",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub renew_before_percentage: Option<i32>,
-    /// `renewal` allows configuration of how your certificate is renewed. If the policy mentioned is
-    /// `RenewBefore` then the controller respects `renewBefore` and `renewBeforePercentage`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub renewal: Option<CertificateSpecRenewal>,
-    /// The maximum number of CertificateRequest revisions that are maintained in
-    /// the Certificate's history. Each revision represents a single `CertificateRequest`
-    /// created by this Certificate, either when it was created, renewed, or Spec
-    /// was changed. Revisions will be removed by oldest first if the number of
-    /// revisions exceeds this number.
-    ///
-    /// If set, revisionHistoryLimit must be a value of `1` or greater.
-    /// Default value is `1`.
-    #[serde(
-        rename = "revisionHistoryLimit",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub revision_history_limit: Option<i32>,
-    /// Name of the Secret resource that will be automatically created and
-    /// managed by this Certificate resource. It will be populated with a
-    /// private key and certificate, signed by the denoted issuer. The Secret
-    /// resource lives in the same namespace as the Certificate resource.
-    #[serde(rename = "secretName")]
-    pub secret_name: String,
-    /// Defines annotations and labels to be copied to the Certificate's Secret.
-    /// Labels and annotations on the Secret will be changed as they appear on the
-    /// SecretTemplate when added or removed. SecretTemplate annotations are added
-    /// in conjunction with, and cannot overwrite, the base set of annotations
-    /// cert-manager sets on the Certificate's Secret.
-    #[serde(
-        rename = "secretTemplate",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub secret_template: Option<CertificateSpecSecretTemplate>,
-    /// Signature algorithm to use.
-    /// Allowed values for RSA keys: SHA256WithRSA, SHA384WithRSA, SHA512WithRSA.
-    /// Allowed values for ECDSA keys: ECDSAWithSHA256, ECDSAWithSHA384, ECDSAWithSHA512.
-    /// Allowed values for Ed25519 keys: PureEd25519.
-    #[rkb(enum_values = ["SHA256WithRSA", "SHA384WithRSA", "SHA512WithRSA", "ECDSAWithSHA256", "ECDSAWithSHA384", "ECDSAWithSHA512", "PureEd25519"])]
-    #[serde(
-        rename = "signatureAlgorithm",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub signature_algorithm: Option<String>,
-    /// Requested set of X509 certificate subject attributes.
-    /// More info: https://datatracker.ietf.org/doc/html/rfc5280#section-4.1.2.6
-    ///
-    /// The common name attribute is specified separately in the `commonName` field.
-    /// Cannot be set if the `literalSubject` field is set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subject: Option<CertificateSpecSubject>,
-    /// Requested URI subject alternative names.
-    #[rkb(list_type = atomic)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub uris: Option<Vec<String>>,
-    /// Requested key usages and extended key usages.
-    /// These usages are used to set the `usages` field on the created CertificateRequest
-    /// resources. If `encodeUsagesInRequest` is unset or set to `true`, the usages
-    /// will additionally be encoded in the `request` field which contains the CSR blob.
-    ///
-    /// If unset, defaults to `digital signature` and `key encipherment`.
-    #[rkb(items(enum_values = ["signing", "digital signature", "content commitment", "key encipherment", "key agreement", "data encipherment", "cert sign", "crl sign", "encipher only", "decipher only", "any", "server auth", "client auth", "code signing", "email protection", "s/mime", "ipsec end system", "ipsec tunnel", "ipsec user", "timestamping", "ocsp signing", "microsoft sgc", "netscape sgc"]), list_type = atomic)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usages: Option<Vec<String>>,
+    pub spec: Option<CertificateSpec>,
 }
 
 /// Status of the Certificate.
@@ -763,6 +534,245 @@ pub struct CertificateSpecSubject {
         skip_serializing_if = "Option::is_none"
     )]
     pub street_addresses: Option<Vec<String>>,
+}
+
+#[rkb_runtime::schema]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+pub struct CertificateSpec {
+    /// Defines extra output formats of the private key and signed certificate chain
+    /// to be written to this Certificate's target Secret.
+    #[rkb(list_type = atomic)]
+    #[serde(
+        rename = "additionalOutputFormats",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub additional_output_formats: Option<Vec<CertificateSpecAdditionalOutputFormats>>,
+    /// Requested common name X509 certificate subject attribute.
+    /// More info: https://datatracker.ietf.org/doc/html/rfc5280#section-4.1.2.6
+    /// NOTE: TLS clients will ignore this value when any subject alternative name is
+    /// set (see https://tools.ietf.org/html/rfc6125#section-6.4.4).
+    ///
+    /// Should have a length of 64 characters or fewer to avoid generating invalid CSRs.
+    /// Cannot be set if the `literalSubject` field is set.
+    #[serde(
+        rename = "commonName",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub common_name: Option<String>,
+    /// Requested DNS subject alternative names.
+    #[rkb(list_type = atomic)]
+    #[serde(rename = "dnsNames", default, skip_serializing_if = "Option::is_none")]
+    pub dns_names: Option<Vec<String>>,
+    /// Requested 'duration' (i.e. lifetime) of the Certificate. Note that the
+    /// issuer may choose to ignore the requested duration, just like any other
+    /// requested attribute.
+    ///
+    /// If unset, this defaults to 90 days.
+    /// Minimum accepted duration is 1 hour.
+    /// Value must be in units accepted by Go time.ParseDuration https://golang.org/pkg/time/#ParseDuration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration: Option<String>,
+    /// Requested email subject alternative names.
+    #[rkb(list_type = atomic)]
+    #[serde(
+        rename = "emailAddresses",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub email_addresses: Option<Vec<String>>,
+    /// Whether the KeyUsage and ExtKeyUsage extensions should be set in the encoded CSR.
+    ///
+    /// This option defaults to true, and should only be disabled if the target
+    /// issuer does not support CSRs with these X509 KeyUsage/ ExtKeyUsage extensions.
+    #[serde(
+        rename = "encodeUsagesInRequest",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub encode_usages_in_request: Option<bool>,
+    /// Requested IP address subject alternative names.
+    #[rkb(list_type = atomic)]
+    #[serde(
+        rename = "ipAddresses",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub ip_addresses: Option<Vec<String>>,
+    /// Requested basic constraints isCA value.
+    /// The isCA value is used to set the `isCA` field on the created CertificateRequest
+    /// resources. Note that the issuer may choose to ignore the requested isCA value, just
+    /// like any other requested attribute.
+    ///
+    /// If true, this will automatically add the `cert sign` usage to the list
+    /// of requested `usages`.
+    #[serde(rename = "isCA", default, skip_serializing_if = "Option::is_none")]
+    pub is_ca: Option<bool>,
+    /// Reference to the issuer responsible for issuing the certificate.
+    /// If the issuer is namespace-scoped, it must be in the same namespace
+    /// as the Certificate. If the issuer is cluster-scoped, it can be used
+    /// from any namespace.
+    ///
+    /// The `name` field of the reference must always be specified.
+    #[serde(rename = "issuerRef")]
+    pub issuer_ref: CertificateSpecIssuerRef,
+    /// Additional keystore output formats to be stored in the Certificate's Secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keystores: Option<CertificateSpecKeystores>,
+    /// Requested X.509 certificate subject, represented using the LDAP "String
+    /// Representation of a Distinguished Name" [1].
+    /// Important: the LDAP string format also specifies the order of the attributes
+    /// in the subject, this is important when issuing certs for LDAP authentication.
+    /// Example: `CN=foo,DC=corp,DC=example,DC=com`
+    /// More info [1]: https://datatracker.ietf.org/doc/html/rfc4514
+    /// More info: https://github.com/cert-manager/cert-manager/issues/3203
+    /// More info: https://github.com/cert-manager/cert-manager/issues/4424
+    ///
+    /// Cannot be set if the `subject` or `commonName` field is set.
+    #[serde(
+        rename = "literalSubject",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub literal_subject: Option<String>,
+    /// x.509 certificate NameConstraint extension which MUST NOT be used in a non-CA certificate.
+    /// More Info: https://datatracker.ietf.org/doc/html/rfc5280#section-4.2.1.10
+    ///
+    /// This is an Alpha Feature and is only enabled with the
+    /// `--feature-gates=NameConstraints=true` option set on both
+    /// the controller and webhook components.
+    #[serde(
+        rename = "nameConstraints",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub name_constraints: Option<CertificateSpecNameConstraints>,
+    /// `otherNames` is an escape hatch for SAN that allows any type. We currently restrict the support to string like otherNames, cf RFC 5280 p 37
+    /// Any UTF8 String valued otherName can be passed with by setting the keys oid: x.x.x.x and UTF8Value: somevalue for `otherName`.
+    /// Most commonly this would be UPN set with oid: 1.3.6.1.4.1.311.20.2.3
+    /// You should ensure that any OID passed is valid for the UTF8String type as we do not explicitly validate this.
+    #[rkb(list_type = atomic)]
+    #[serde(
+        rename = "otherNames",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub other_names: Option<Vec<CertificateSpecOtherNames>>,
+    /// Private key options. These include the key algorithm and size, the used
+    /// encoding and the rotation policy.
+    #[serde(
+        rename = "privateKey",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub private_key: Option<CertificateSpecPrivateKey>,
+    /// How long before the currently issued certificate's expiry cert-manager should
+    /// renew the certificate. For example, if a certificate is valid for 60 minutes,
+    /// and `renewBefore=10m`, cert-manager will begin to attempt to renew the certificate
+    /// 50 minutes after it was issued (i.e. when there are 10 minutes remaining until
+    /// the certificate is no longer valid).
+    ///
+    /// NOTE: The actual lifetime of the issued certificate is used to determine the
+    /// renewal time. If an issuer returns a certificate with a different lifetime than
+    /// the one requested, cert-manager will use the lifetime of the issued certificate.
+    ///
+    /// If unset, this defaults to 1/3 of the issued certificate's lifetime.
+    /// Minimum accepted value is 5 minutes.
+    /// Value must be in units accepted by Go time.ParseDuration https://golang.org/pkg/time/#ParseDuration.
+    /// Cannot be set if the `renewBeforePercentage` field is set.
+    #[serde(
+        rename = "renewBefore",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub renew_before: Option<String>,
+    /// `renewBeforePercentage` is like `renewBefore`, except it is a relative percentage
+    /// rather than an absolute duration. For example, if a certificate is valid for 60
+    /// minutes, and  `renewBeforePercentage=25`, cert-manager will begin to attempt to
+    /// renew the certificate 45 minutes after it was issued (i.e. when there are 15
+    /// minutes (25%) remaining until the certificate is no longer valid).
+    ///
+    /// NOTE: The actual lifetime of the issued certificate is used to determine the
+    /// renewal time. If an issuer returns a certificate with a different lifetime than
+    /// the one requested, cert-manager will use the lifetime of the issued certificate.
+    ///
+    /// Value must be an integer in the range (0,100). The minimum effective
+    /// `renewBefore` derived from the `renewBeforePercentage` and `duration` fields is 5
+    /// minutes.
+    /// Cannot be set if the `renewBefore` field is set.
+    #[serde(
+        rename = "renewBeforePercentage",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub renew_before_percentage: Option<i32>,
+    /// `renewal` allows configuration of how your certificate is renewed. If the policy mentioned is
+    /// `RenewBefore` then the controller respects `renewBefore` and `renewBeforePercentage`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub renewal: Option<CertificateSpecRenewal>,
+    /// The maximum number of CertificateRequest revisions that are maintained in
+    /// the Certificate's history. Each revision represents a single `CertificateRequest`
+    /// created by this Certificate, either when it was created, renewed, or Spec
+    /// was changed. Revisions will be removed by oldest first if the number of
+    /// revisions exceeds this number.
+    ///
+    /// If set, revisionHistoryLimit must be a value of `1` or greater.
+    /// Default value is `1`.
+    #[serde(
+        rename = "revisionHistoryLimit",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub revision_history_limit: Option<i32>,
+    /// Name of the Secret resource that will be automatically created and
+    /// managed by this Certificate resource. It will be populated with a
+    /// private key and certificate, signed by the denoted issuer. The Secret
+    /// resource lives in the same namespace as the Certificate resource.
+    #[serde(rename = "secretName")]
+    pub secret_name: String,
+    /// Defines annotations and labels to be copied to the Certificate's Secret.
+    /// Labels and annotations on the Secret will be changed as they appear on the
+    /// SecretTemplate when added or removed. SecretTemplate annotations are added
+    /// in conjunction with, and cannot overwrite, the base set of annotations
+    /// cert-manager sets on the Certificate's Secret.
+    #[serde(
+        rename = "secretTemplate",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub secret_template: Option<CertificateSpecSecretTemplate>,
+    /// Signature algorithm to use.
+    /// Allowed values for RSA keys: SHA256WithRSA, SHA384WithRSA, SHA512WithRSA.
+    /// Allowed values for ECDSA keys: ECDSAWithSHA256, ECDSAWithSHA384, ECDSAWithSHA512.
+    /// Allowed values for Ed25519 keys: PureEd25519.
+    #[rkb(enum_values = ["SHA256WithRSA", "SHA384WithRSA", "SHA512WithRSA", "ECDSAWithSHA256", "ECDSAWithSHA384", "ECDSAWithSHA512", "PureEd25519"])]
+    #[serde(
+        rename = "signatureAlgorithm",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub signature_algorithm: Option<String>,
+    /// Requested set of X509 certificate subject attributes.
+    /// More info: https://datatracker.ietf.org/doc/html/rfc5280#section-4.1.2.6
+    ///
+    /// The common name attribute is specified separately in the `commonName` field.
+    /// Cannot be set if the `literalSubject` field is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<CertificateSpecSubject>,
+    /// Requested URI subject alternative names.
+    #[rkb(list_type = atomic)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uris: Option<Vec<String>>,
+    /// Requested key usages and extended key usages.
+    /// These usages are used to set the `usages` field on the created CertificateRequest
+    /// resources. If `encodeUsagesInRequest` is unset or set to `true`, the usages
+    /// will additionally be encoded in the `request` field which contains the CSR blob.
+    ///
+    /// If unset, defaults to `digital signature` and `key encipherment`.
+    #[rkb(items(enum_values = ["signing", "digital signature", "content commitment", "key encipherment", "key agreement", "data encipherment", "cert sign", "crl sign", "encipher only", "decipher only", "any", "server auth", "client auth", "code signing", "email protection", "s/mime", "ipsec end system", "ipsec tunnel", "ipsec user", "timestamping", "ocsp signing", "microsoft sgc", "netscape sgc"]), list_type = atomic)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usages: Option<Vec<String>>,
 }
 
 #[rkb_runtime::schema]

@@ -21,6 +21,8 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+// What an object of kind Schema holds besides metadata and status, which kube's derive
+// puts at its top level (`no_spec`): the CRD does not require a spec.
 #[rkb_runtime::api]
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[kube(
@@ -29,10 +31,23 @@ use serde::{Deserialize, Serialize};
     kind = "Schema",
     plural = "schemas",
     namespaced,
+    no_spec,
     derive = "Default",
     derive = "PartialEq",
     doc = "A Schema a registry serves."
 )]
+pub struct SchemaFields {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<SchemaSpec>,
+}
+
+/// A reference, whose fields the API server prunes.
+#[rkb_runtime::schema]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+pub struct SchemaSpecReferences {}
+
+#[rkb_runtime::schema]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 pub struct SchemaSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extensions: Option<Vec<BTreeMap<String, serde_json::Value>>>,
@@ -46,11 +61,6 @@ pub struct SchemaSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision: Option<i64>,
 }
-
-/// A reference, whose fields the API server prunes.
-#[rkb_runtime::schema]
-#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
-pub struct SchemaSpecReferences {}
 
 /// An integer without a format, as the CRD has it (Rust's integers have one).
 fn integer(_: &mut schemars::SchemaGenerator) -> schemars::Schema {

@@ -22,7 +22,8 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// What the shape asks for.
+// What an object of kind Shape holds besides metadata and status, which kube's derive
+// puts at its top level (`no_spec`): the CRD does not require a spec.
 #[rkb_runtime::api]
 #[derive(CustomResource, Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[kube(
@@ -30,65 +31,17 @@ use serde::{Deserialize, Serialize};
     version = "v1beta1",
     kind = "Shape",
     plural = "shapes",
+    no_spec,
     status = "ShapeStatus",
     derive = "Default",
     derive = "PartialEq",
     doc = "A Shape holds every schema shape rkb round-trips."
 )]
-#[rkb(validation(rule = "!has(self.minimum) || self.minimum <= self.size", message = "minimum must not exceed size"), validation(rule = "self.size >= 0", message_expression = "'size is negative'", reason = FieldValueInvalid, field_path = ".size"))]
-pub struct ShapeSpec {
-    #[rkb(schemaless)]
+pub struct ShapeFields {
+    /// What the shape asks for.
+    #[rkb(validation(rule = "!has(self.minimum) || self.minimum <= self.size", message = "minimum must not exceed size"), validation(rule = "self.size >= 0", message_expression = "'size is negative'", reason = FieldValueInvalid, field_path = ".size"))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub anything: Option<serde_json::Value>,
-    #[rkb(items(enum_values = ["red", "green"], pattern = "^[a-z]+$", validation(rule = "self != 'blue'")), max_items = 4, list_type = set)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub colors: Option<Vec<String>>,
-    /// Anything, kept as it is.
-    #[rkb(schemaless)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub config: Option<BTreeMap<String, serde_json::Value>>,
-    /// One of two shapes, which no Rust type rkb writes expresses.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub either: Option<ShapeSpecEither>,
-    #[rkb(list_map_keys = ["name"], list_type = map)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub entries: Option<Vec<ShapeSpecEntries>>,
-    #[rkb(max_properties = 8, map_type = atomic)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub labels: Option<BTreeMap<String, String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub matrix: Option<Vec<Vec<i64>>>,
-    #[rkb(exclusive_minimum, minimum = -1)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub minimum: Option<i32>,
-    #[rkb(example = "hello", nullable, title = "A note")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-    #[rkb(embedded_resource)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pod: Option<ShapeSpecPod>,
-    #[rkb(pattern = "^[0-9a-z]+$")]
-    #[schemars(schema_with = "int_or_string")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub port: Option<IntOrString>,
-    /// A number without a format.
-    #[rkb(maximum = 1.5)]
-    #[schemars(schema_with = "number")]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ratio: Option<f64>,
-    /// A count without a format.
-    #[rkb(maximum = 100, minimum = 0, multiple_of = 2)]
-    #[schemars(schema_with = "integer")]
-    pub size: i64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub targets: Option<BTreeMap<String, ShapeSpecTargets>>,
-    /// A whole object.
-    #[rkb(embedded_resource)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub template: Option<serde_json::Value>,
-    #[rkb(default = 0.5)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub weight: Option<f64>,
+    pub spec: Option<ShapeSpec>,
 }
 
 #[rkb_runtime::schema]
@@ -148,6 +101,63 @@ pub struct ShapeSpecPod {
 pub struct ShapeSpecTargets {
     #[rkb(format = "hostname")]
     pub address: String,
+}
+
+#[rkb_runtime::schema]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+pub struct ShapeSpec {
+    #[rkb(schemaless)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anything: Option<serde_json::Value>,
+    #[rkb(items(enum_values = ["red", "green"], pattern = "^[a-z]+$", validation(rule = "self != 'blue'")), max_items = 4, list_type = set)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub colors: Option<Vec<String>>,
+    /// Anything, kept as it is.
+    #[rkb(schemaless)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<BTreeMap<String, serde_json::Value>>,
+    /// One of two shapes, which no Rust type rkb writes expresses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub either: Option<ShapeSpecEither>,
+    #[rkb(list_map_keys = ["name"], list_type = map)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entries: Option<Vec<ShapeSpecEntries>>,
+    #[rkb(max_properties = 8, map_type = atomic)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels: Option<BTreeMap<String, String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matrix: Option<Vec<Vec<i64>>>,
+    #[rkb(exclusive_minimum, minimum = -1)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minimum: Option<i32>,
+    #[rkb(example = "hello", nullable, title = "A note")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    #[rkb(embedded_resource)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod: Option<ShapeSpecPod>,
+    #[rkb(pattern = "^[0-9a-z]+$")]
+    #[schemars(schema_with = "int_or_string")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<IntOrString>,
+    /// A number without a format.
+    #[rkb(maximum = 1.5)]
+    #[schemars(schema_with = "number")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ratio: Option<f64>,
+    /// A count without a format.
+    #[rkb(maximum = 100, minimum = 0, multiple_of = 2)]
+    #[schemars(schema_with = "integer")]
+    pub size: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub targets: Option<BTreeMap<String, ShapeSpecTargets>>,
+    /// A whole object.
+    #[rkb(embedded_resource)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template: Option<serde_json::Value>,
+    #[rkb(default = 0.5)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<f64>,
 }
 
 /// An integer without a format, as the CRD has it (Rust's integers have one).
