@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Size figures of rkb's crates: lines per crate and the longest functions.
+"""Size figures of rkb's crates: lines per crate, the longest files and functions, and modules that import each other.
 
 Run from anywhere in the checkout:
 
@@ -11,6 +11,10 @@ into its non-test source, its inline `#[cfg(test)]` modules, its test files
 (`tests/` and `tests.rs` files) and its benches. A function's length runs from
 the line of its `fn` to the line of its closing brace; functions inside
 `#[cfg(test)]` modules and test files are left out of the function table.
+
+Two modules import each other when code (not a comment or a doc link) of each names
+the other through `crate::` or `super::` paths, and neither is inside the other (a
+folder's `mod.rs` may be used by the phases it runs): ARCHITECTURE.md's rule.
 """
 
 import argparse
@@ -167,6 +171,7 @@ def is_test_file(path):
 def figures(root):
     rows = []
     functions = []
+    files = []
     for crate in CRATES:
         counts = {"src": 0, "inline": 0, "tests": 0, "benches": 0}
         for path in sorted((root / crate).rglob("*.rs")):
@@ -183,13 +188,54 @@ def figures(root):
             else:
                 ranges, fns = analyse(text)
                 inline = sum(end - start + 1 for start, end in ranges)
+                files.append((total - inline, str(rel)))
                 counts["inline"] += inline
                 counts["src"] += total - inline
                 for name, start, end in fns:
                     if not any(s <= start <= e for s, e in ranges):
                         functions.append((end - start + 1, name, f"{rel}:{start}-{end}"))
         rows.append((crate, counts))
-    return rows, functions
+    return rows, functions, files
+
+
+PATH = re.compile(r"\b(crate|super(?:::super)*)::(\{[^}]*\}|[A-Za-z_][A-Za-z0-9_:]*)")
+
+
+def module_of(src, path):
+    parts = list(path.relative_to(src).with_suffix("").parts)
+    if parts and parts[-1] in ("mod", "lib", "main"):
+        parts.pop()
+    return tuple(parts)
+
+
+def import_cycles(root):
+    """Pairs of a crate's modules whose non-test code names each other."""
+    pairs = []
+    for crate in CRATES:
+        src = root / crate / "src"
+        files = {module_of(src, p): p for p in src.rglob("*.rs") if not is_test_file(p.relative_to(src))}
+        uses = {}
+        for module, path in files.items():
+            text = path.read_text(encoding="utf-8").split("#[cfg(test)]")[0]
+            code = "\n".join(l for l in text.splitlines() if not l.strip().startswith("//"))
+            named = set()
+            for base, rest in PATH.findall(code):
+                up = base.count("super")
+                start = () if base == "crate" else module[: max(len(module) - up, 0)]
+                heads = rest.strip("{}").split(",") if rest.startswith("{") else [rest]
+                for head in heads:
+                    target = start + tuple(p for p in head.strip().split(" ")[0].split("::") if p)
+                    for k in range(len(target), 0, -1):
+                        if target[:k] in files:
+                            named.add(target[:k])
+                            break
+            uses[module] = named - {module}
+        for a, named in uses.items():
+            for b in named:
+                inside = a == b[: len(a)] or b == a[: len(b)]
+                if a < b and a in uses.get(b, ()) and not inside:
+                    pairs.append(f"{crate}: {'::'.join(a)} <-> {'::'.join(b)}")
+    return pairs
 
 
 def main():
@@ -197,7 +243,7 @@ def main():
     parser.add_argument("--top", type=int, default=10, help="how many functions to list")
     args = parser.parse_args()
     root = Path(__file__).resolve().parent.parent
-    rows, functions = figures(root)
+    rows, functions, files = figures(root)
 
     print("| crate | src (non-test) | inline #[cfg(test)] | tests/ + tests.rs | benches |")
     print("|---|---:|---:|---:|---:|")
@@ -222,6 +268,18 @@ def main():
     functions.sort(key=lambda f: (-f[0], f[2]))
     for i, (n, name, place) in enumerate(functions[: args.top], 1):
         print(f"| {i} | `{name}` | {place} | {n} |")
+    print()
+    files.sort(key=lambda f: (-f[0], f[1]))
+    over800 = sum(1 for n, _ in files if n > 800)
+    print(f"{over800} non-test files over 800 lines; longest 5 (non-test lines):")
+    print()
+    for n, place in files[:5]:
+        print(f"- {place}: {n}")
+    print()
+    cycles = import_cycles(root)
+    print(f"Modules that import each other: {len(cycles)}")
+    for pair in cycles:
+        print(f"- {pair}")
     return 0
 
 

@@ -9,7 +9,6 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::Path;
 
 use anyhow::{Context as _, bail};
 use serde::Serialize;
@@ -58,9 +57,6 @@ pub(super) const PLAN: &[Entry<()>] = &[
         Template(super::create_api::CONTROLLER_MOD),
     ),
 ];
-
-/// Project directories whose Rust code may name a controller module.
-const RUST_DIRS: &[&str] = &["src", "tests", "benches", "examples"];
 
 /// `rkb edit --plugins grafana`: dashboards of the metrics every manager exports, under
 /// controller-runtime's names, as kubebuilder's grafana plugin writes them, and one of the
@@ -182,7 +178,7 @@ pub fn edit(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     };
     // Every path to a moving controller follows it, in every file (the controllers
     // included) before any moves, so a controller naming another one is rewritten too.
-    for file in rust_files(&args.dir)? {
+    for file in crate::scaffold::rust_files(&args.dir)? {
         let Some(text) = changes.read(&file)? else {
             continue;
         };
@@ -505,33 +501,6 @@ impl Moves {
             .filter(|_| src.whole_word(word, at))
             .map(String::as_str)
     }
-}
-
-/// The project's Rust files, relative to `root`, in a stable order. Symbolic links are
-/// left alone (the writer refuses them anyway).
-pub(super) fn rust_files(root: &Path) -> anyhow::Result<Vec<String>> {
-    let mut files = Vec::new();
-    let mut stack: Vec<std::path::PathBuf> = RUST_DIRS.iter().map(|d| root.join(d)).collect();
-    while let Some(dir) = stack.pop() {
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(e).with_context(|| format!("cannot list {}", dir.display())),
-        };
-        for entry in entries {
-            let entry = entry.with_context(|| format!("cannot list {}", dir.display()))?;
-            let kind = entry.file_type()?;
-            let path = entry.path();
-            if kind.is_dir() {
-                stack.push(path);
-            } else if kind.is_file() && path.extension().is_some_and(|e| e == "rs") {
-                let rel = path.strip_prefix(root).expect("listed under the root");
-                files.push(rel.to_string_lossy().into_owned());
-            }
-        }
-    }
-    files.sort();
-    Ok(files)
 }
 
 /// Adds the plugins asked for that the project does not have yet; `helm` again brings the

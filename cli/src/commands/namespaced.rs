@@ -302,7 +302,7 @@ fn switch_controller_tests(
     let mut paths = Vec::new();
     let mut sources = Vec::new();
     let mut originals = Vec::new();
-    for file in super::edit::rust_files(root)? {
+    for file in crate::scaffold::rust_files(root)? {
         let Some(original) = changes.read(&file)? else {
             continue;
         };

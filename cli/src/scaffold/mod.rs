@@ -13,7 +13,7 @@ pub mod rust_text;
 pub use changes::{Changes, FILE_NAME_MAX, NAME_MAX, STAGING_EXTRA, Written};
 pub(crate) use markers::normalized;
 pub use plan::{Entry, IfExists, Marker, Text};
-pub use read::read_optional;
+pub use read::{read_optional, rust_files};
 
 use anyhow::Context as _;
 use include_dir::{Dir, include_dir};

@@ -35,8 +35,7 @@ use crate::manager::workqueue::triggered;
 use crate::sync::lock;
 
 pub(crate) mod managed_fields;
-mod namespaces;
-pub(crate) use namespaces::watch;
+pub(crate) mod namespaces;
 pub use namespaces::{Namespaces, Scoped};
 mod own_writes;
 pub use own_writes::OwnWrites;
@@ -159,7 +158,7 @@ fn primary<K: Object>(
     let events = match crate::shard::watch::Watches::current() {
         Some(watches) => watches.reflect(objects, config, writer).left_stream(),
         None => {
-            let events = watch(objects, config, writer.as_reader());
+            let events = namespaces::watch(objects, config, writer.as_reader());
             reflector::reflector(writer, events).right_stream()
         }
     };

@@ -79,6 +79,7 @@
 
 mod args;
 mod auth;
+mod certificates;
 mod controller;
 mod health;
 pub(crate) mod leader;
@@ -257,17 +258,7 @@ impl Manager {
         let keeps_metrics_certificates = self.keeps_metrics_certificates()?;
         let http = HttpVersions::from_flag(self.args.enable_http2)?;
         let mut background = JoinSet::new();
-        let certificates = Watches {
-            webhook: self
-                .certificates
-                .as_ref()
-                .map(|c| self.watch_secret(c.settings(), &mut background)),
-            metrics: self
-                .metrics_certificates
-                .as_ref()
-                .filter(|_| keeps_metrics_certificates)
-                .map(|c| self.watch_secret(c.settings(), &mut background)),
-        };
+        let certificates = self.watch_certificates(keeps_metrics_certificates, &mut background);
         self.start_servers(http, certificates.metrics.as_ref(), &mut background)
             .await?;
         let webhooks = self
@@ -327,61 +318,13 @@ impl Manager {
         }
     }
 
-    /// Whether the [`metrics_certificates`](Self::metrics_certificates) given apply: the
-    /// metrics server serves HTTPS without `--metrics-cert-path`, in a cluster. Says once why they do not when they would be expected to.
-    fn keeps_metrics_certificates(&self) -> anyhow::Result<bool> {
-        let Some(certificates) = &self.metrics_certificates else {
-            return Ok(false);
-        };
-        certificates.check()?;
-        if self.args.metrics_bind_address.0.is_none() || !self.args.metrics_secure {
-            // No HTTPS metrics server (as with `make run`, whose metrics are off): nothing to certify.
-            return Ok(false);
-        }
-        if self.args.metrics_cert_path.is_some() {
-            tracing::info!(
-                "metrics certificates: serving the certificate of --metrics-cert-path; the manager keeps no metrics certificate Secret"
-            );
-            return Ok(false);
-        }
-        if !certificates.outside_a_cluster()
-            && std::env::var_os("KUBERNETES_SERVICE_HOST").is_none()
-        {
-            tracing::info!(
-                secret = certificates.secret_name(),
-                "metrics certificates: not in a cluster (no KUBERNETES_SERVICE_HOST), so no metrics Service to name: serving a self-signed certificate for localhost and writing no Secret"
-            );
-            return Ok(false);
-        }
-        Ok(true)
-    }
-
-    /// The watch of the Secret of `settings`, in the namespace they name or the manager's.
-    fn watch_secret(
-        &self,
-        settings: &crate::certs::Settings,
-        background: &mut JoinSet<()>,
-    ) -> crate::certs::SecretWatch {
-        let namespace = settings
-            .namespace_name()
-            .unwrap_or_else(|| self.client.default_namespace());
-        let (watch, follow) = crate::certs::SecretWatch::new(
-            self.client.clone(),
-            settings.purpose,
-            namespace,
-            settings.secret_name(),
-        );
-        background.spawn(follow);
-        watch
-    }
-
     /// Waits for the Lease (with leader election), then runs `runnables` until shutdown.
     async fn lead_and_run(
         &self,
         runnables: Vec<Runnable>,
         timing: Option<leader::Timing>,
         slices: Option<crate::shard::Slices>,
-        certificates: Watches,
+        certificates: certificates::Watches,
     ) -> anyhow::Result<()> {
         let mut lease = None;
         let mut sharding = None;
@@ -442,7 +385,7 @@ impl Manager {
         &self,
         tasks: &mut JoinSet<(String, anyhow::Result<()>)>,
         runnables: Vec<Runnable>,
-        certificates: Watches,
+        certificates: certificates::Watches,
         sharded: Option<(crate::shard::Gate, leader::Timing)>,
     ) {
         let starter = self.starter();
@@ -516,35 +459,6 @@ impl Manager {
                 () = self.abort.cancelled() => tracing::warn!("second signal: not releasing the leader Lease; it will expire"),
             }
         }
-    }
-
-    /// With self-managed webhook or metrics certificates, what makes their keepers (by
-    /// name: their task and readiness check) once given a readiness check. They write, so
-    /// they run on one replica: the leader, or with `--sharding` the one elected for the
-    /// work with one writer.
-    fn certificates_keepers(&self, watches: Watches) -> Vec<(String, single::MakeKeeper)> {
-        let webhook = self
-            .certificates
-            .as_ref()
-            .zip(watches.webhook)
-            .map(|(config, watch)| (config.settings().clone(), config.targets(), watch));
-        let metrics = self
-            .metrics_certificates
-            .as_ref()
-            .zip(watches.metrics)
-            .map(|(config, watch)| (config.settings().clone(), Vec::new(), watch));
-        webhook
-            .into_iter()
-            .chain(metrics)
-            .map(|(settings, targets, watch)| {
-                let name = format!("{}-certificates", settings.purpose);
-                let (client, owner) = (self.client.clone(), self.name.clone());
-                let make: single::MakeKeeper = Box::new(move |ready| {
-                    crate::certs::Keeper::new(client, &settings, targets, watch, &owner, ready)
-                });
-                (name, make)
-            })
-            .collect()
     }
 
     /// Waits for every runnable; the first failure stops the others gracefully and is
@@ -740,12 +654,6 @@ impl Manager {
         }
         Ok(())
     }
-}
-
-/// The watches of the Secrets of the certificates the manager keeps itself.
-struct Watches {
-    webhook: Option<crate::certs::SecretWatch>,
-    metrics: Option<crate::certs::SecretWatch>,
 }
 
 async fn serve_metrics(

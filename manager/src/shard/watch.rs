@@ -29,7 +29,7 @@ use serde::Deserialize;
 use tokio::sync::watch;
 
 use super::{Gate, Slices};
-use crate::cache::Scoped;
+use crate::cache::namespaces::{Scoped, watch};
 use crate::client::Object;
 use crate::sync::lock;
 
@@ -196,7 +196,7 @@ impl Watches {
                 Watched::Nothing => stream::iter([Ok(Event::Init), Ok(Event::InitDone)])
                     .chain(stream::pending())
                     .boxed(),
-                _ => crate::cache::watch(objects.clone(), config.clone(), reader.clone()).boxed(),
+                _ => watch(objects.clone(), config.clone(), reader.clone()).boxed(),
             };
             (watched, events)
         };

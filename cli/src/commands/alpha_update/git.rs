@@ -479,24 +479,7 @@ impl Repo {
 
 /// A git command's trimmed stdout, or an error with what it printed.
 fn finish(output: std::io::Result<Output>, doing: &str) -> anyhow::Result<String> {
-    finish_tool("git", output, doing)
-}
-
-/// `tool`'s trimmed stdout, or an error with what it printed.
-pub(super) fn finish_tool(
-    tool: &str,
-    output: std::io::Result<Output>,
-    doing: &str,
-) -> anyhow::Result<String> {
-    let output = output.with_context(|| format!("{doing}: cannot run {tool}"))?;
-    if !output.status.success() {
-        bail!(
-            "{doing}: {tool} failed ({}):\n{}",
-            output.status,
-            super::tail(&output, 8)
-        );
-    }
-    Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+    super::finish_tool("git", output, doing)
 }
 
 /// Makes the update's trees and commits, through an index of its own.

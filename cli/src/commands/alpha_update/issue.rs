@@ -8,7 +8,7 @@ use anyhow::bail;
 use semver::Version;
 
 use super::Report;
-use super::git::finish_tool;
+use super::finish_tool;
 
 /// Refuses `--open-gh-issue` without the `gh` CLI, before anything is done.
 pub(super) fn check_gh() -> anyhow::Result<()> {

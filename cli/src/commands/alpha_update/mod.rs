@@ -648,3 +648,20 @@ impl Report {
         )
     }
 }
+
+/// `tool`'s trimmed stdout, or an error with what it printed.
+pub(super) fn finish_tool(
+    tool: &str,
+    output: std::io::Result<Output>,
+    doing: &str,
+) -> anyhow::Result<String> {
+    let output = output.with_context(|| format!("{doing}: cannot run {tool}"))?;
+    if !output.status.success() {
+        bail!(
+            "{doing}: {tool} failed ({}):\n{}",
+            output.status,
+            tail(&output, 8)
+        );
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}
