@@ -538,7 +538,8 @@ fn create_api_gvk(arg: Arg) -> Arg {
         (
             "kind",
             "Kind, an UpperCamelCase Rust type name, e.g. Memcached (with --external-crd: which \
-             of the file's CRDs, needed when it holds several)",
+             of the file's CRDs, needed when it holds several, as the CRD spells it or as its \
+             Rust type, e.g. postgresql or Postgresql)",
         ),
     ])(arg)
 }
@@ -550,7 +551,8 @@ pub struct CreateApiArgs {
     pub gvk: Gvk,
     /// A kind another project defines (kubebuilder's --external-api-path): its
     /// CustomResourceDefinition YAML, from which rkb writes Rust types with the CRD's
-    /// validation under src/api/external/, a controller and its RBAC. The CRD is kept in
+    /// validation under src/api/external/, a controller and its RBAC (with --no-controller:
+    /// the types alone, e.g. a second version beside the first). The CRD is kept in
     /// config/external-crds/ for the tests and not installed by `make install`.
     #[arg(
         long,
