@@ -168,6 +168,9 @@ pub struct ProjectNames {
     /// PROJECT's `namespaced`: the manager watches only the namespaces it is given, with
     /// Roles there (`rkb init --namespaced`).
     pub namespaced_operator: bool,
+    /// PROJECT's `webhookCerts: self`: the manager keeps the metrics server's certificate
+    /// (`src/metrics_certs.rs`), so `init`'s role.yaml already grants its Secret.
+    pub metrics_certificates: bool,
 }
 
 impl ProjectNames {
@@ -179,6 +182,8 @@ impl ProjectNames {
             domain: project.domain.clone(),
             header: source_header(boilerplate),
             namespaced_operator: project.namespaced,
+            metrics_certificates: project.webhook_certs
+                == Some(crate::project::WebhookCerts::SelfManaged),
         }
     }
 

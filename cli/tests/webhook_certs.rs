@@ -139,6 +139,7 @@ fn a_project_without_webhooks_records_the_choice_for_later_webhooks() {
         [
             "PROJECT",
             "config/prometheus/monitor.yaml",
+            "config/rbac/role.yaml",
             "src/lib.rs",
             "src/main.rs",
             "src/metrics_certs.rs"

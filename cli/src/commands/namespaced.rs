@@ -139,7 +139,7 @@ pub(super) fn switch(args: &EditArgs, to: bool, out: &mut dyn Write) -> anyhow::
         false,
         &mut changes,
     )?;
-    replace_placeholder_role(&mut changes, &templates, &names)?;
+    super::replace_placeholder_role(&mut changes, &templates, &names, &before)?;
     let tests = switch_controller_tests(&args.dir, to, &mut changes)?;
     changes.create(project::FILE_NAME, project.to_yaml(), true)?;
     super::commit(changes, out)?;
@@ -234,23 +234,6 @@ fn refuse_unless_as_rendered(
              ClusterRoleBinding; nothing was changed.\n  Move what you added to it elsewhere, \
              delete the file, and run this again"
         );
-    }
-    Ok(())
-}
-
-/// config/rbac/role.yaml as `init` wrote it, before the first `make manifests`: the
-/// placeholder follows the switch (a file `make manifests` wrote is left to its next run).
-fn replace_placeholder_role(
-    changes: &mut Changes,
-    templates: &Templates,
-    names: &ProjectNames,
-) -> anyhow::Result<()> {
-    const ROLE: &str = "config/rbac/role.yaml";
-    const TEMPLATE: &str = "init/config/rbac/role.yaml.tera";
-    let mut before = names.clone();
-    before.namespaced_operator = !names.namespaced_operator;
-    if changes.read(ROLE)? == Some(templates.render_model(TEMPLATE, &before)?) {
-        changes.create(ROLE, templates.render_model(TEMPLATE, names)?, true)?;
     }
     Ok(())
 }
