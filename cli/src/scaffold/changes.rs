@@ -122,6 +122,14 @@ impl Changes {
     /// on a file rkb owns).
     pub fn create(&mut self, rel: &str, content: String, overwrite: bool) -> anyhow::Result<()> {
         let existing = self.read(rel)?;
+        if !overwrite
+            && existing.is_some()
+            && self.new_root
+            && !self.files.contains_key(Path::new(rel))
+        {
+            // The root did not exist when this command began: another made the file since.
+            return Err(another_created(&self.root));
+        }
         if !overwrite && existing.is_some() {
             bail!(
                 "{rel} already exists; rkb does not overwrite files without --force \
@@ -266,13 +274,7 @@ impl Changes {
             }
         };
         if !created {
-            bail!(
-                "another rkb command created {dir} while this one was running (two `rkb init`s \
-                 into the same new directory?), so this one wrote nothing there.\n  Look at what \
-                 the other one wrote (its PROJECT); if it is not the project you meant, run this \
-                 command again with another directory (--dir <new-dir>)",
-                dir = self.root.display()
-            );
+            return Err(another_created(&self.root));
         }
         lock_project(&self.root)
     }
@@ -497,6 +499,17 @@ fn missing_dirs(dir: &Path) -> Vec<PathBuf> {
 
 /// How long a run waits for the project lock before it reports another run.
 const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The refusal of a command whose new project directory another rkb command made meanwhile.
+fn another_created(root: &Path) -> anyhow::Error {
+    anyhow::anyhow!(
+        "another rkb command created {dir} while this one was running (two `rkb init`s into the \
+         same new directory?), so this one wrote nothing there.\n  Look at what the other one \
+         wrote (its PROJECT); if it is not the project you meant, run this command again with \
+         another directory (--dir <new-dir>)",
+        dir = root.display()
+    )
+}
 
 /// Locks the project directory for the rest of the run (an advisory `flock`, released
 /// when the process exits however it exits, so a crash leaves nothing stale behind).
@@ -1087,6 +1100,25 @@ mod tests {
             "theirs\n"
         );
         assert_eq!(fs::read_dir(&root).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_file_another_run_made_in_a_new_root_before_this_one_plans_it_is_left_to_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("new");
+        let mut changes = Changes::open(&root).unwrap();
+        changes.create("PROJECT", "mine\n".into(), false).unwrap();
+        // The other `rkb init --dir new` commits before this one plans its next file.
+        fs::create_dir(&root).unwrap();
+        fs::write(root.join("Makefile"), "theirs\n").unwrap();
+        let err = format!(
+            "{:#}",
+            changes
+                .create("Makefile", "mine\n".into(), false)
+                .unwrap_err()
+        );
+        assert!(err.contains("another rkb command created"), "{err}");
+        assert!(!err.contains("--force"), "{err}");
     }
 
     fn snapshot(dir: &Path) -> Vec<(PathBuf, Option<Vec<u8>>)> {
