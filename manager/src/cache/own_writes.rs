@@ -16,7 +16,7 @@ use crate::sync::lock;
 /// A copy is known stale when its resourceVersion is one that a recorded write replaced;
 /// resourceVersions are only compared for equality, as Kubernetes asks.
 ///
-/// Handed to [`controller_ignoring_own`] or [`owns_ignoring_own`], it also keeps the
+/// Handed to [`controller_ignoring_own`](super::controller_ignoring_own) or [`owns_ignoring_own`](super::owns_ignoring_own), it also keeps the
 /// controller from reconciling an object again only because the watch brought back a write
 /// of its own that a reconcile went on with (a finalizer it added, a Deployment it applied):
 /// make such writes through [`OwnWrites::write`] and [`OwnWrites::apply`]. The watch often
@@ -166,7 +166,7 @@ impl<K: Resource> OwnWrites<K> {
     ///
     /// The reconcile goes on with what this returns: when that is a write of this
     /// controller, the watch's delivery of it no longer triggers a reconcile (with
-    /// [`controller_ignoring_own`]).
+    /// [`controller_ignoring_own`](super::controller_ignoring_own)).
     pub fn latest(&self, object: Arc<K>) -> Arc<K> {
         let (Some(uid), Some(version)) = (object.uid(), object.resource_version()) else {
             return object;
@@ -220,7 +220,7 @@ impl<K: Resource> OwnWrites<K> {
 
     /// Applies `desired` with `apply` (e.g. [`TypedApi::apply_if_changed`]) and notes the
     /// version written, if any: the reconcile goes on with it, so its delivery by the watch
-    /// of [`owns_ignoring_own`] reconciles the owner no more. Any later version does (the
+    /// of [`owns_ignoring_own`](super::owns_ignoring_own) reconciles the owner no more. Any later version does (the
     /// Deployment controller's status update, an edit by hand, a deletion).
     ///
     /// [`TypedApi::apply_if_changed`]: crate::TypedApi::apply_if_changed
