@@ -346,25 +346,21 @@ pub(super) fn replay(
             steps.extend(replay.resources(after));
         }
     }
-    if project.plugins.grafana.is_some() {
-        steps.push(words(&[
-            "rkb",
-            "edit",
-            "--dir",
-            &replay.dir,
-            "--plugins",
-            "grafana",
-        ]));
-    }
-    if project.plugins.autoupdate.is_some() {
-        steps.push(words(&[
-            "rkb",
-            "edit",
-            "--dir",
-            &replay.dir,
-            "--plugins",
-            "autoupdate",
-        ]));
+    let plugins = [
+        ("grafana", project.plugins.grafana.is_some()),
+        ("autoupdate", project.plugins.autoupdate.is_some()),
+    ];
+    for (plugin, recorded) in plugins {
+        if recorded {
+            steps.push(words(&[
+                "rkb",
+                "edit",
+                "--dir",
+                &replay.dir,
+                "--plugins",
+                plugin,
+            ]));
+        }
     }
     steps
 }

@@ -124,31 +124,36 @@ fn display(root: &Path, rel: &Path) -> String {
     }
 }
 
-/// The tables of [`init`], [`create_api`], [`create_webhook`] and [`edit`] checked against
-/// `templates/`: a template no entry renders, an entry naming a missing template, an
-/// insertion at a marker its file's template lacks, or a variable its command's context
-/// has no field for fails here, not in a user's project.
 /// config/rbac/role.yaml as `init` wrote it, before the first `make manifests`: the
 /// placeholder follows a switch of `edit --namespaced` or `edit --webhook-certs` from
-/// `project_before` to `names` (a file `make manifests` wrote is left to its next run).
+/// `before` to `after` (a file `make manifests` wrote is left to its next run).
 pub(super) fn replace_placeholder_role(
     changes: &mut Changes,
     templates: &Templates,
     names: &crate::model::ProjectNames,
-    project_before: &crate::project::Project,
+    before: &crate::project::Project,
+    after: &crate::project::Project,
 ) -> anyhow::Result<()> {
     const ROLE: &str = "config/rbac/role.yaml";
     const TEMPLATE: &str = "init/config/rbac/role.yaml.tera";
-    let before = crate::model::ProjectNames {
-        header: names.header.clone(),
-        ..crate::model::ProjectNames::new(project_before, "")
+    // `names`' header (read once from the boilerplate) for either side.
+    let render = |project| {
+        let names = crate::model::ProjectNames {
+            header: names.header.clone(),
+            ..crate::model::ProjectNames::new(project, "")
+        };
+        templates.render_model(TEMPLATE, &names)
     };
-    if changes.read(ROLE)? == Some(templates.render_model(TEMPLATE, &before)?) {
-        changes.create(ROLE, templates.render_model(TEMPLATE, names)?, true)?;
+    if changes.read(ROLE)? == Some(render(before)?) {
+        changes.create(ROLE, render(after)?, true)?;
     }
     Ok(())
 }
 
+/// The tables of [`init`], [`create_api`], [`create_webhook`] and [`edit`] checked against
+/// `templates/`: a template no entry renders, an entry naming a missing template, an
+/// insertion at a marker its file's template lacks, or a variable its command's context
+/// has no field for fails here, not in a user's project.
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;

@@ -139,7 +139,7 @@ pub(super) fn switch(args: &EditArgs, to: bool, out: &mut dyn Write) -> anyhow::
         false,
         &mut changes,
     )?;
-    super::replace_placeholder_role(&mut changes, &templates, &names, &before)?;
+    super::replace_placeholder_role(&mut changes, &templates, &names, &before, &project)?;
     let tests = switch_controller_tests(&args.dir, to, &mut changes)?;
     changes.create(project::FILE_NAME, project.to_yaml(), true)?;
     super::commit(changes, out)?;

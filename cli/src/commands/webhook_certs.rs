@@ -149,12 +149,7 @@ pub(super) fn switch(args: &EditArgs, to: WebhookCerts, out: &mut dyn Write) -> 
     ]
     .concat();
     let warnings = swap(&before, &now, from, to, &mut changes)?;
-    let names_after = ProjectNames::new(&after, "");
-    let names_after = ProjectNames {
-        header: names.header.clone(),
-        ..names_after
-    };
-    super::replace_placeholder_role(&mut changes, &templates, &names_after, &project)?;
+    super::replace_placeholder_role(&mut changes, &templates, &names, &project, &after)?;
     changes.create(project::FILE_NAME, after.to_yaml(), true)?;
     let root = changes.root().to_path_buf();
     let removed: Vec<String> = changes
