@@ -8,6 +8,9 @@
 //! Service's name in the handshake (the ServiceMonitor's `serverName`). Run with
 //! `--nocapture` to see the figures.
 
+mod running;
+use running::Running;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -23,7 +26,6 @@ use kube::{Api, Client};
 use rkb_runtime::certs::MetricsCertificates;
 use rkb_runtime::manager::{Args, Manager};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-use tokio::task::JoinHandle;
 use tokio_rustls::TlsConnector;
 use tokio_rustls::rustls::client::WebPkiServerVerifier;
 use tokio_rustls::rustls::client::danger::{
@@ -54,14 +56,6 @@ fn server_name(namespace: &str) -> String {
     format!("{SERVICE}.{namespace}.svc")
 }
 
-/// A manager serving metrics on `port` with `certs`, running until `shutdown`.
-struct Running {
-    shutdown: CancellationToken,
-    task: JoinHandle<Result<(), String>>,
-    probe_port: u16,
-    started: Instant,
-}
-
 impl Running {
     fn start(client: Client, port: u16, namespace: &str, certs: MetricsCertificates) -> Self {
         let probe_port = rkb_envtest::free_port("127.0.0.1");
@@ -78,38 +72,7 @@ impl Running {
         ]);
         let started = Instant::now();
         let manager = Manager::new("certs-test", client, args).metrics_certificates(certs);
-        let shutdown = manager.shutdown_token();
-        let task = tokio::spawn(async move {
-            manager
-                .run(vec![])
-                .await
-                .map_err(|error| format!("{error:#}"))
-        });
-        Self {
-            shutdown,
-            task,
-            probe_port,
-            started,
-        }
-    }
-
-    async fn stop(self) {
-        self.shutdown.cancel();
-        self.task.await.unwrap().unwrap();
-    }
-
-    /// The body of `/readyz`, status line first.
-    async fn readyz(&self) -> String {
-        let Ok(mut stream) = tokio::net::TcpStream::connect(("127.0.0.1", self.probe_port)).await
-        else {
-            return String::new();
-        };
-        let request = b"GET /readyz HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n";
-        let mut body = String::new();
-        if stream.write_all(request).await.is_ok() {
-            let _ = stream.read_to_string(&mut body).await;
-        }
-        body
+        Running::spawn(manager, probe_port, started)
     }
 }
 

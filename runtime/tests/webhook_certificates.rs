@@ -6,6 +6,9 @@
 //! (`url:`), and the certificate names 127.0.0.1 instead of `<service>.<namespace>.svc`.
 //! Run with `--nocapture` to see the figures (times, reviews sent and failed).
 
+mod running;
+use running::Running;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -27,7 +30,6 @@ use kube::{Api, Client};
 use rkb_runtime::certs::WebhookCertificates;
 use rkb_runtime::manager::{Args, Manager};
 use rkb_runtime::webhook::{Denied, Request, Validator, Warnings, Webhooks};
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::task::JoinHandle;
 use tokio_rustls::TlsConnector;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
@@ -123,14 +125,6 @@ fn certificates(namespace: &str, configuration: &str) -> WebhookCertificates {
         .propagation_delay(Duration::from_secs(1))
 }
 
-/// A manager serving [`RefuseDeny`] on `port` with `certs`, running until `shutdown`.
-struct Running {
-    shutdown: CancellationToken,
-    task: JoinHandle<Result<(), String>>,
-    probe_port: u16,
-    started: Instant,
-}
-
 impl Running {
     fn start(client: Client, port: u16, namespace: &str, certs: WebhookCertificates) -> Self {
         Self::start_as(client, port, namespace, certs, "--leader-elect")
@@ -161,38 +155,7 @@ impl Running {
         let manager = Manager::new("certs-test", client, args)
             .webhooks(Webhooks::new().validator::<ConfigMap, _>(RefuseDeny))
             .webhook_certificates(certs);
-        let shutdown = manager.shutdown_token();
-        let task = tokio::spawn(async move {
-            manager
-                .run(vec![])
-                .await
-                .map_err(|error| format!("{error:#}"))
-        });
-        Self {
-            shutdown,
-            task,
-            probe_port,
-            started,
-        }
-    }
-
-    async fn stop(self) {
-        self.shutdown.cancel();
-        self.task.await.unwrap().unwrap();
-    }
-
-    /// The body of `/readyz`, status line first.
-    async fn readyz(&self) -> String {
-        let Ok(mut stream) = tokio::net::TcpStream::connect(("127.0.0.1", self.probe_port)).await
-        else {
-            return String::new();
-        };
-        let request = b"GET /readyz HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n";
-        let mut body = String::new();
-        if stream.write_all(request).await.is_ok() {
-            let _ = stream.read_to_string(&mut body).await;
-        }
-        body
+        Running::spawn(manager, probe_port, started)
     }
 }
 
