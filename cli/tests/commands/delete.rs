@@ -2,7 +2,7 @@
 //! byte for byte, for one API, a second version, `--image` APIs, every kind of webhook and
 //! the multigroup layout; refusals name what is wrong and change nothing.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::fs;

@@ -4,7 +4,7 @@
 //! `controllers:` form; `delete api --controller-name` and `alpha generate` follow them;
 //! clashes are refused by name with the tree left as it was.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

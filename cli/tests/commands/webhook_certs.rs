@@ -3,7 +3,7 @@
 //! --webhook-certs` switches a project both ways, giving the files back byte for byte when
 //! switched back, and refuses (changing nothing) while a part it would take out was edited.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -3,8 +3,7 @@
 //! merge cleanly or conflict as the three-way rules say; bad input is refused with
 //! nothing written.
 
-mod common;
-#[path = "alpha_update/git.rs"]
+use crate::common;
 mod git;
 
 use std::collections::BTreeMap;

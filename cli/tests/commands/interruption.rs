@@ -2,7 +2,7 @@
 //! project, the tree is exactly as it was before the command, or exactly as the finished
 //! command leaves it; never anything in between, and no staging file is left behind.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::hash::{BuildHasher, RandomState};

@@ -4,7 +4,7 @@
 //! run `testdata/regenerate.sh`, which re-scaffolds them (RKB_BLESS=1) and re-runs
 //! `make manifests` in each.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::fs;

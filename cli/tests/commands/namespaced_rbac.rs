@@ -8,7 +8,7 @@
 //! `config/default`'s namespace transformer moved them all into the manager's namespace
 //! (two of them made `kubectl kustomize config/default` fail with an ID conflict).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
@@ -172,7 +172,7 @@ async fn allowed(env: &Environment, verb: &str, resource: &str, namespace: &str)
 #[tokio::test]
 async fn the_api_server_grants_namespaced_rules_where_they_are_declared() {
     let project = project();
-    let env = rkb_envtest::shared().await;
+    let env = common::api_server(module_path!()).await;
     let deployed = objects(&common::kustomize(project.path(), NAMESPACED_RBAC_DIR));
     let rbac = ["Namespace", "ServiceAccount", "Role", "RoleBinding"];
     let (mut namespaces, rbac): (Vec<_>, Vec<_>) = deployed

@@ -1,7 +1,7 @@
 //! `rkb alpha generate`: replaying a golden project's PROJECT gives the golden project,
 //! and every input it refuses is refused with the reason and nothing written.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! `rkb create api --image`: the manager's image variables and PROJECT's plugin entries
 //! follow repeated and forced runs.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

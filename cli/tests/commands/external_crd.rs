@@ -2,7 +2,7 @@
 //! generate` handle what it wrote. (The round trip of the schema is the test in each types
 //! file of testdata/project-external; refusals are in bad_input.rs.)
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

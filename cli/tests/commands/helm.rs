@@ -8,7 +8,7 @@
 //! ~/.cache/rkb/tools/bin. Where it is missing, the tests that run it fail when `CI` is
 //! set, and are skipped with the reason printed otherwise.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -461,7 +461,7 @@ async fn the_charts_objects_pass_a_server_side_dry_run() {
     let Some(helm) = helm("the_charts_objects_pass_a_server_side_dry_run") else {
         return;
     };
-    let env = rkb_envtest::shared().await;
+    let env = common::api_server(module_path!()).await;
     let stand_ins: Vec<_> = [
         ("cert-manager.io", "Certificate", "certificates"),
         ("cert-manager.io", "Issuer", "issuers"),

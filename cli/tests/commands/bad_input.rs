@@ -1,7 +1,7 @@
 //! Bad input: every case exits non-zero with an actionable message and leaves the
 //! directory byte-for-byte as it was.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

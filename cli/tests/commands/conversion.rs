@@ -1,7 +1,7 @@
 //! A version added with `create api` after the kind got a conversion webhook becomes a
 //! spoke of its hub, as if `create webhook --conversion` had listed it.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

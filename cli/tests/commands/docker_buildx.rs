@@ -3,7 +3,7 @@
 //! run (there is none here): the target's command, `make help`, the Dockerfile's stages and
 //! its architecture mapping (run by `sh` for every platform) are checked.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

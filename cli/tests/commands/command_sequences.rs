@@ -12,7 +12,7 @@
 //! earlier edits included.
 //! Whether such projects compile is sampled by `fresh_project.rs`, which runs cargo.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;

@@ -4,7 +4,7 @@
 //! seccomp, restricted Pod Security, probes and limits, least-privilege RBAC without
 //! wildcards, and metrics served over HTTPS behind TokenReview/SubjectAccessReview roles.
 
-mod common;
+use crate::common;
 
 use serde::Deserialize;
 use serde_yaml_ng::Value;

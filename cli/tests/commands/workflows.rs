@@ -5,7 +5,7 @@
 //! Where it is missing, the actionlint test fails when `CI` is set, and is skipped with the
 //! reason printed otherwise.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

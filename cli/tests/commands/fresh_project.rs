@@ -14,8 +14,8 @@
 //! block) as a reader would, in an empty directory with this rkb on PATH: what the README
 //! shows is what CI runs.
 
-mod common;
-#[path = "book/transcripts/runner.rs"]
+use crate::common;
+#[path = "../book/transcripts/runner.rs"]
 mod runner;
 
 use std::collections::BTreeSet;
@@ -236,7 +236,7 @@ fn generated_project_builds_and_passes_its_tests_after_each_step() {
     .unwrap();
     std::fs::write(
         dir.join("tests/two_controllers.rs"),
-        include_str!("data/fresh-project/two_controllers.rs"),
+        include_str!("../data/fresh-project/two_controllers.rs"),
     )
     .unwrap();
     // Webhooks in the multigroup layout: for a built-in kind the project has no API or
@@ -356,7 +356,7 @@ fn readme_quick_start_runs(crates: &Path) {
 /// deploy-image controller creates the Deployment of a Redis sample.
 fn image_runs_and_reconciles_a_sample(dir: &Path) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let env = runtime.block_on(rkb_envtest::shared());
+    let env = runtime.block_on(common::api_server(module_path!()));
     // The admin credentials inlined into a file the container's user can read.
     let kubeconfig = dir.join("target-kubeconfig.json");
     std::fs::write(&kubeconfig, inlined_kubeconfig(env.kubeconfig_path())).unwrap();

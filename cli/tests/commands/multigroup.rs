@@ -2,7 +2,7 @@
 //! kind can have a controller in each of several groups. (That the result builds and
 //! passes its tests is checked by `fresh_project.rs`, which compiles it.)
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

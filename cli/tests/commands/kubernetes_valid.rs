@@ -5,7 +5,7 @@
 //! Needs kubectl and kubernetes-validate (`.ci/install-tools` installs them); a missing
 //! tool fails the test rather than skipping it.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 //! generate` replaying the plugin. (The dashboards' queries are checked against a
 //! manager's metrics in manager/tests/metrics.rs.)
 
-mod common;
+use crate::common;
 
 use std::fs;
 
