@@ -356,7 +356,7 @@ fn readme_quick_start_runs(crates: &Path) {
 /// deploy-image controller creates the Deployment of a Redis sample.
 fn image_runs_and_reconciles_a_sample(dir: &Path) {
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let env = runtime.block_on(common::api_server(module_path!()));
+    let env = runtime.block_on(rkb_envtest::shared_by(module_path!()));
     // The admin credentials inlined into a file the container's user can read.
     let kubeconfig = dir.join("target-kubeconfig.json");
     std::fs::write(&kubeconfig, inlined_kubeconfig(env.kubeconfig_path())).unwrap();

@@ -461,7 +461,7 @@ async fn the_charts_objects_pass_a_server_side_dry_run() {
     let Some(helm) = helm("the_charts_objects_pass_a_server_side_dry_run") else {
         return;
     };
-    let env = common::api_server(module_path!()).await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let stand_ins: Vec<_> = [
         ("cert-manager.io", "Certificate", "certificates"),
         ("cert-manager.io", "Issuer", "issuers"),

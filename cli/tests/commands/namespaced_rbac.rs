@@ -172,7 +172,7 @@ async fn allowed(env: &Environment, verb: &str, resource: &str, namespace: &str)
 #[tokio::test]
 async fn the_api_server_grants_namespaced_rules_where_they_are_declared() {
     let project = project();
-    let env = common::api_server(module_path!()).await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let deployed = objects(&common::kustomize(project.path(), NAMESPACED_RBAC_DIR));
     let rbac = ["Namespace", "ServiceAccount", "Role", "RoleBinding"];
     let (mut namespaces, rbac): (Vec<_>, Vec<_>) = deployed

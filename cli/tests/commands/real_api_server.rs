@@ -32,7 +32,7 @@ fn crd_files(project: &Path) -> Vec<PathBuf> {
 
 /// The project's CRDs, with any conversion webhook switched off (strategy `None`): nothing
 /// serves it here, and the API server calls it even for objects of the storage version
-/// (to convert their managed fields). runtime/tests/webhooks.rs proves conversion against
+/// (to convert their managed fields). runtime/tests/integration/webhooks.rs proves conversion against
 /// a served webhook.
 fn crds_without_conversion_webhooks(project: &Path) -> Vec<kube::api::DynamicObject> {
     let mut crds = Vec::new();
@@ -64,7 +64,7 @@ fn name(project: &Path) -> String {
 /// object is then accepted (schema, defaults and CEL rules of the real server).
 #[tokio::test]
 async fn every_crd_is_established_and_every_sample_accepted() {
-    let env = common::api_server(module_path!()).await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let mut failures = Vec::new();
     let mut counts = (0, 0);
     for project in common::projects() {
@@ -103,7 +103,7 @@ async fn every_crd_is_established_and_every_sample_accepted() {
 /// namespace, without which nothing namespaced can be checked).
 #[tokio::test]
 async fn every_config_default_passes_a_server_side_dry_run() {
-    let env = common::api_server(module_path!()).await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let mut failures = Vec::new();
     for project in common::projects() {
         let _turn = ONE_PROJECT_AT_A_TIME.lock().await;
@@ -142,7 +142,7 @@ async fn every_config_default_passes_a_server_side_dry_run() {
 /// scope and metadata are checked here, their fields by kubernetes_valid.rs.
 #[tokio::test]
 async fn every_config_default_with_every_section_on_passes_a_server_side_dry_run() {
-    let env = common::api_server(module_path!()).await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let stand_ins: Vec<_> = [
         ("cert-manager.io", "Certificate", "certificates"),
         ("cert-manager.io", "Issuer", "issuers"),
@@ -203,7 +203,7 @@ async fn every_config_default_with_every_section_on_passes_a_server_side_dry_run
 /// the API server refuses an object that breaks it, with the rule's message.
 #[tokio::test]
 async fn the_memcached_example_cel_rule_refuses_a_privileged_port() {
-    let env = common::api_server(module_path!()).await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let project = repo().join("examples/memcached-operator");
     let _turn = ONE_PROJECT_AT_A_TIME.lock().await;
     env.apply().files(crd_files(&project)).await.unwrap();
@@ -241,7 +241,7 @@ async fn the_memcached_example_cel_rule_refuses_a_privileged_port() {
 /// PodSpec is still refused.
 #[tokio::test]
 async fn the_bluegreen_crd_installs_with_client_side_kubectl_apply() {
-    let env = common::api_server(module_path!()).await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let project = repo().join("examples/bluegreen");
     let _turn = ONE_PROJECT_AT_A_TIME.lock().await;
     let [crd] = crd_files(&project).try_into().unwrap();

@@ -246,26 +246,3 @@ pub fn switched_to_cert_manager(project: &Path) -> tempfile::TempDir {
     rkb_in(copy.path(), &["edit", "--webhook-certs", "cert-manager"]);
     copy
 }
-
-/// The control plane of one module's tests (`module_path!()`), started on first use and
-/// kept for the test binary's life. Each module of the `commands` binary was a binary of its
-/// own with its own plane, and several install cluster-wide objects (stand-in CRDs, a
-/// project's namespaces and roles) that another module's tests would clash with: so each
-/// still gets one of its own rather than [`rkb_envtest::shared`].
-pub async fn api_server(module: &'static str) -> &'static rkb_envtest::Environment {
-    type Plane = tokio::sync::OnceCell<rkb_envtest::Environment>;
-    static PLANES: std::sync::Mutex<BTreeMap<&str, &'static Plane>> =
-        std::sync::Mutex::new(BTreeMap::new());
-    let plane: &'static Plane = PLANES
-        .lock()
-        .unwrap()
-        .entry(module)
-        .or_insert_with(|| Box::leak(Box::default()));
-    plane
-        .get_or_init(|| async {
-            rkb_envtest::Environment::start()
-                .await
-                .unwrap_or_else(|e| panic!("{e}"))
-        })
-        .await
-}

@@ -4,7 +4,7 @@
 //! malformed quantity and duplicate container names, and defaults a port's protocol,
 //! as a Deployment's does); and the CEL rules of `exactly_one_of` and `immutable`.
 
-mod cronjob;
+use crate::cronjob;
 
 use kube::CustomResource;
 use kube::api::{
@@ -66,7 +66,7 @@ fn stored() -> Value {
 }
 
 async fn schedules() -> Api<DynamicObject> {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let crd = crd::<Schedule>().unwrap().into_definition();
     env.apply().crds([crd]).await.unwrap();
     let ns = env.create_namespace().await.unwrap();
@@ -214,7 +214,7 @@ fn namespace(object: &DynamicObject) -> String {
 // ---------------------------------------------------------------------------
 
 async fn cronjobs() -> Api<DynamicObject> {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let crd = crd::<cronjob::CronJob>().unwrap().into_definition();
     env.apply().crds([crd]).await.unwrap();
     let ns = env.create_namespace().await.unwrap();
@@ -407,7 +407,7 @@ pub struct TriggerSpec {
 
 #[tokio::test]
 async fn union_and_immutability_markers_are_enforced_by_the_api_server() {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     env.apply()
         .crds([crd::<Trigger>().unwrap().into_definition()])
         .await
@@ -470,7 +470,7 @@ pub struct GapsSpec {
 /// it refused `spec.nested[1] in body must be of type array: "null"`.
 #[tokio::test]
 async fn null_items_of_a_list_of_options_are_accepted_and_kept() {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let crd = crd::<Gaps>().unwrap().into_definition();
     env.apply().crds([crd]).await.unwrap();
     let ns = env.create_namespace().await.unwrap();

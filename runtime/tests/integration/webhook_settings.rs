@@ -196,7 +196,7 @@ fn config_map(name: &str, checked: Option<&str>, deny: bool) -> ConfigMap {
 /// The API server with the configurations installed (pointed at the test's server), and a
 /// namespace of the test's.
 async fn api_server() -> (&'static Environment, String) {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let (addr, certs) = served();
     let configurations = rendered()
         .into_iter()
@@ -231,7 +231,7 @@ fn refused_by_webhook(result: kube::Result<ConfigMap>) -> bool {
 
 #[tokio::test]
 async fn the_rendered_settings_are_accepted_by_the_api_server_as_written() {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let objects = rendered();
     let mutating = objects
         .iter()
@@ -349,7 +349,7 @@ async fn a_webhook_with_a_url_is_served_at_the_urls_path() {
 /// configuration and of the settings behind it.
 #[tokio::test]
 async fn what_rkb_refuses_the_api_server_refuses() {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let validating = rendered()
         .into_iter()
         .find(|o| o["kind"] == "ValidatingWebhookConfiguration")

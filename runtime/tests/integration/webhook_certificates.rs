@@ -6,7 +6,7 @@
 //! (`url:`), and the certificate names 127.0.0.1 instead of `<service>.<namespace>.svc`.
 //! Run with `--nocapture` to see the figures (times, reviews sent and failed).
 
-mod running;
+use crate::running;
 use running::Running;
 
 use std::collections::BTreeMap;
@@ -126,12 +126,17 @@ fn certificates(namespace: &str, configuration: &str) -> WebhookCertificates {
 }
 
 impl Running {
-    fn start(client: Client, port: u16, namespace: &str, certs: WebhookCertificates) -> Self {
-        Self::start_as(client, port, namespace, certs, "--leader-elect")
+    fn webhook_manager(
+        client: Client,
+        port: u16,
+        namespace: &str,
+        certs: WebhookCertificates,
+    ) -> Self {
+        Self::webhook_manager_as(client, port, namespace, certs, "--leader-elect")
     }
 
     /// With `mode` `--leader-elect` or `--sharding`, on the same Lease timing.
-    fn start_as(
+    fn webhook_manager_as(
         client: Client,
         port: u16,
         namespace: &str,
@@ -309,14 +314,14 @@ async fn served_certificate(port: u16, ca_bundle: &str) -> Option<CertificateDer
 
 #[tokio::test]
 async fn the_api_server_trusts_the_webhook_through_the_ca_the_manager_wrote() {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let admin = env.client();
     let namespace = env.create_namespace().await.unwrap();
     let port = rkb_envtest::free_port("127.0.0.1");
     let configuration = install_configuration(&admin, &namespace, &[port]).await;
     assert_eq!(ca_bundles(&admin, &configuration).await, [""]);
 
-    let manager = Running::start(
+    let manager = Running::webhook_manager(
         admin.clone(),
         port,
         &namespace,
@@ -359,7 +364,7 @@ async fn the_api_server_trusts_the_webhook_through_the_ca_the_manager_wrote() {
 /// written into the configuration by the test, as cert-manager's CA injector would.
 #[tokio::test]
 async fn for_comparison_certificates_from_files_with_the_ca_injected_by_the_test() {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let admin = env.client();
     let namespace = env.create_namespace().await.unwrap();
     let port = rkb_envtest::free_port("127.0.0.1");
@@ -456,7 +461,7 @@ fn trusted(ca_bundle: &str, cert: &str, when: std::time::SystemTime) -> bool {
 
 #[tokio::test]
 async fn a_rotation_of_the_ca_and_the_serving_certificate_under_steady_reviews_loses_none() {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let admin = env.client();
     let namespace = env.create_namespace().await.unwrap();
     let port = rkb_envtest::free_port("127.0.0.1");
@@ -464,7 +469,7 @@ async fn a_rotation_of_the_ca_and_the_serving_certificate_under_steady_reviews_l
     // The CA rotates when 10 s are left of its 30, the serving certificate every 8 s.
     let certs = certificates(&namespace, &configuration)
         .validity(Duration::from_secs(30), Duration::from_secs(12));
-    let manager = Running::start(admin.clone(), port, &namespace, certs);
+    let manager = Running::webhook_manager(admin.clone(), port, &namespace, certs);
     first_admitted(&admin, &namespace, manager.started).await;
     let first = secret(&admin, &namespace).await.unwrap();
     let first_ca = pem_certificates(&first["ca.crt"]).remove(0);
@@ -565,7 +570,7 @@ async fn a_rotation_of_the_ca_and_the_serving_certificate_under_steady_reviews_l
 
 #[tokio::test]
 async fn a_leader_and_a_follower_both_serve_the_current_certificate() {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let admin = env.client();
     let namespace = env.create_namespace().await.unwrap();
     let ports = [
@@ -576,7 +581,8 @@ async fn a_leader_and_a_follower_both_serve_the_current_certificate() {
     let configuration = install_configuration(&admin, &namespace, &ports).await;
     let certs = certificates(&namespace, &configuration)
         .validity(Duration::from_secs(3600), Duration::from_secs(9));
-    let managers = ports.map(|port| Running::start(admin.clone(), port, &namespace, certs.clone()));
+    let managers =
+        ports.map(|port| Running::webhook_manager(admin.clone(), port, &namespace, certs.clone()));
     first_admitted(&admin, &namespace, managers[0].started).await;
 
     let reports = [managers[0].readyz().await, managers[1].readyz().await];
@@ -606,12 +612,12 @@ async fn a_leader_and_a_follower_both_serve_the_current_certificate() {
 
 #[tokio::test]
 async fn a_restarted_manager_serves_the_certificates_of_its_secret() {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let admin = env.client();
     let namespace = env.create_namespace().await.unwrap();
     let port = rkb_envtest::free_port("127.0.0.1");
     let configuration = install_configuration(&admin, &namespace, &[port]).await;
-    let manager = Running::start(
+    let manager = Running::webhook_manager(
         admin.clone(),
         port,
         &namespace,
@@ -621,7 +627,7 @@ async fn a_restarted_manager_serves_the_certificates_of_its_secret() {
     let before = secret(&admin, &namespace).await.unwrap();
     manager.stop().await;
 
-    let manager = Running::start(
+    let manager = Running::webhook_manager(
         admin.clone(),
         port,
         &namespace,
@@ -641,12 +647,12 @@ async fn a_restarted_manager_serves_the_certificates_of_its_secret() {
 
 #[tokio::test]
 async fn a_deleted_or_altered_secret_and_an_altered_ca_bundle_are_put_back() {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let admin = env.client();
     let namespace = env.create_namespace().await.unwrap();
     let port = rkb_envtest::free_port("127.0.0.1");
     let configuration = install_configuration(&admin, &namespace, &[port]).await;
-    let manager = Running::start(
+    let manager = Running::webhook_manager(
         admin.clone(),
         port,
         &namespace,
@@ -820,7 +826,7 @@ async fn with_the_least_rbac_it_works_and_without_patch_it_is_not_ready_and_says
         .finish();
     let _logging = tracing::subscriber::set_default(subscriber);
 
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let admin = env.client();
     let namespace = env.create_namespace().await.unwrap();
     let port = rkb_envtest::free_port("127.0.0.1");
@@ -870,7 +876,7 @@ async fn with_the_least_rbac_it_works_and_without_patch_it_is_not_ready_and_says
     };
     until_allowed(env, &namespace, may_create, true).await;
 
-    let manager = Running::start(operator, port, &namespace, certs);
+    let manager = Running::webhook_manager(operator, port, &namespace, certs);
     let report = wait_for("the leader reports the missing permission", async || {
         let report = manager.readyz().await;
         report.contains("[-]webhook-certificates").then_some(report)
@@ -914,7 +920,7 @@ async fn with_the_least_rbac_it_works_and_without_patch_it_is_not_ready_and_says
 /// manager fills it in.
 #[tokio::test]
 async fn without_create_the_manager_fills_in_a_secret_applied_empty() {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let admin = env.client();
     let namespace = env.create_namespace().await.unwrap();
     let port = rkb_envtest::free_port("127.0.0.1");
@@ -963,7 +969,7 @@ async fn without_create_the_manager_fills_in_a_secret_applied_empty() {
         .await
         .unwrap();
 
-    let manager = Running::start(operator, port, &namespace, certs);
+    let manager = Running::webhook_manager(operator, port, &namespace, certs);
     first_admitted(&admin, &namespace, manager.started).await;
     let stored = secret(&admin, &namespace).await.unwrap();
     assert_eq!(
@@ -1001,7 +1007,7 @@ fn a_projects_rules_name_its_objects_and_nothing_wider() {
     assert_eq!(
         *role,
         std::fs::read_to_string(&snapshot).unwrap_or_default(),
-        "run `RKB_BLESS=1 cargo test -p rkb-runtime --test webhook_certificates` after an \
+        "run `RKB_BLESS=1 cargo test -p rkb-runtime --test integration webhook_certificates::` after an \
          intended change and review the diff"
     );
     for resource in [
@@ -1023,7 +1029,7 @@ fn a_projects_rules_name_its_objects_and_nothing_wider() {
 
 #[tokio::test]
 async fn sharded_replicas_elect_one_writer_of_the_certificates_and_all_serve_them() {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let admin = env.client();
     let namespace = env.create_namespace().await.unwrap();
     let ports = [
@@ -1036,7 +1042,13 @@ async fn sharded_replicas_elect_one_writer_of_the_certificates_and_all_serve_the
     let mut replicas: Vec<Running> = ports
         .iter()
         .map(|&port| {
-            Running::start_as(admin.clone(), port, &namespace, certs.clone(), "--sharding")
+            Running::webhook_manager_as(
+                admin.clone(),
+                port,
+                &namespace,
+                certs.clone(),
+                "--sharding",
+            )
         })
         .collect();
     first_admitted(&admin, &namespace, replicas[0].started).await;

@@ -101,7 +101,7 @@ fn pod(name: &str, host_network: bool) -> Pod {
 
 /// The API server with the rendered configurations installed and called, and a namespace.
 async fn api_server() -> (&'static Environment, Api<Pod>) {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let (addr, certs) = served();
     let manifests = rkb_runtime::Manifests::new(vec![], vec![]).webhooks(vec![
         rkb_runtime::defaulting_webhook::<Pod, PodWebhook>(),

@@ -8,7 +8,7 @@
 //! Service's name in the handshake (the ServiceMonitor's `serverName`). Run with
 //! `--nocapture` to see the figures.
 
-mod running;
+use crate::running;
 use running::Running;
 
 use std::collections::BTreeMap;
@@ -57,7 +57,12 @@ fn server_name(namespace: &str) -> String {
 }
 
 impl Running {
-    fn start(client: Client, port: u16, namespace: &str, certs: MetricsCertificates) -> Self {
+    fn metrics_manager(
+        client: Client,
+        port: u16,
+        namespace: &str,
+        certs: MetricsCertificates,
+    ) -> Self {
         let probe_port = rkb_envtest::free_port("127.0.0.1");
         let args = Args::parse_from([
             "manager".to_owned(),
@@ -222,13 +227,14 @@ async fn first_verified_scrape(
 
 #[tokio::test]
 async fn the_metrics_certificate_verifies_against_the_secrets_ca_for_the_service_name() {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let admin = env.client();
     let namespace = env.create_namespace().await.unwrap();
     let token = scraper_token(env, &namespace).await;
     let port = rkb_envtest::free_port("127.0.0.1");
 
-    let manager = Running::start(admin.clone(), port, &namespace, certificates(&namespace));
+    let manager =
+        Running::metrics_manager(admin.clone(), port, &namespace, certificates(&namespace));
     let stored = first_verified_scrape(&admin, &namespace, port, &token).await;
     eprintln!(
         "figure: manager start to first verified scrape (self-managed metrics certificate): {:?}",
@@ -281,14 +287,14 @@ fn another_ca() -> String {
 
 #[tokio::test]
 async fn a_rotation_of_the_metrics_ca_and_certificate_under_steady_scrapes_fails_none() {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let admin = env.client();
     let namespace = env.create_namespace().await.unwrap();
     let token = scraper_token(env, &namespace).await;
     let port = rkb_envtest::free_port("127.0.0.1");
     // The CA rotates when 10 s are left of its 30, the serving certificate every 8 s.
     let certs = certificates(&namespace).validity(Duration::from_secs(30), Duration::from_secs(12));
-    let manager = Running::start(admin.clone(), port, &namespace, certs);
+    let manager = Running::metrics_manager(admin.clone(), port, &namespace, certs);
     let first = first_verified_scrape(&admin, &namespace, port, &token).await;
     let first_ca = pem_certificates(&first["ca.crt"]).remove(0);
 
@@ -389,16 +395,18 @@ async fn a_rotation_of_the_metrics_ca_and_certificate_under_steady_scrapes_fails
 
 #[tokio::test]
 async fn a_restarted_manager_serves_the_metrics_certificate_of_its_secret() {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let admin = env.client();
     let namespace = env.create_namespace().await.unwrap();
     let token = scraper_token(env, &namespace).await;
     let port = rkb_envtest::free_port("127.0.0.1");
-    let manager = Running::start(admin.clone(), port, &namespace, certificates(&namespace));
+    let manager =
+        Running::metrics_manager(admin.clone(), port, &namespace, certificates(&namespace));
     let before = first_verified_scrape(&admin, &namespace, port, &token).await;
     manager.stop().await;
 
-    let manager = Running::start(admin.clone(), port, &namespace, certificates(&namespace));
+    let manager =
+        Running::metrics_manager(admin.clone(), port, &namespace, certificates(&namespace));
     // The scraper still has the old `ca.crt`: nothing new to trust after a restart.
     let took = wait_for("a scrape verified with the CA from before", async || {
         let (status, presented) = scrape(port, &before["ca.crt"], &server_name(&namespace), &token)
@@ -576,12 +584,15 @@ fn self_signed_for(cert: &CertificateDer<'static>, name: &str) -> bool {
 fn make_run_with_self_managed_metrics_certificates_writes_no_secret_and_serves_localhost() {
     const CHILD: &str = "RKB_TEST_OUT_OF_CLUSTER";
     if std::env::var_os(CHILD).is_none() {
+        // The test's name as the runner knows it: its module path without the crate's.
+        let module = module_path!()
+            .split_once("::")
+            .map_or("", |(_, module)| module);
+        let name = format!(
+            "{module}::make_run_with_self_managed_metrics_certificates_writes_no_secret_and_serves_localhost"
+        );
         let output = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "make_run_with_self_managed_metrics_certificates_writes_no_secret_and_serves_localhost",
-                "--exact",
-                "--nocapture",
-            ])
+            .args([name.as_str(), "--exact", "--nocapture"])
             .env(CHILD, "1")
             .env_remove("KUBERNETES_SERVICE_HOST")
             .output()
@@ -614,7 +625,7 @@ async fn make_run_outside_a_cluster() {
         .with_ansi(false)
         .finish();
     let _logging = tracing::subscriber::set_default(subscriber);
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let namespace = env.create_namespace().await.unwrap();
     // The kubeconfig context's namespace, where the manager would otherwise write.
     let mut config = env.config().clone();
@@ -681,7 +692,7 @@ async fn make_run_outside_a_cluster() {
 /// verifies: nothing more is needed.
 #[tokio::test]
 async fn with_exactly_its_rules_the_manager_keeps_the_metrics_certificate() {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let admin = env.client();
     let namespace = env.create_namespace().await.unwrap();
     let token = scraper_token(env, &namespace).await;
@@ -764,7 +775,7 @@ async fn with_exactly_its_rules_the_manager_keeps_the_metrics_certificate() {
         .unwrap();
 
     // The Role takes effect within moments; the manager retries until it does.
-    let manager = Running::start(operator, port, &namespace, certs);
+    let manager = Running::metrics_manager(operator, port, &namespace, certs);
     let stored = first_verified_scrape(&admin, &namespace, port, &token).await;
     assert!(stored.contains_key("ca.crt"));
     let report = wait_for("ready", async || {

@@ -5,13 +5,13 @@
 //!
 //! Snapshots live in tests/snapshots/*.yaml, exactly as `make manifests`
 //! writes them. After an intended change, regenerate them with
-//! `RKB_BLESS=1 cargo test -p rkb-runtime --test crds`.
+//! `RKB_BLESS=1 cargo test -p rkb-runtime --test integration crds::`.
 //! kubernetes-validate comes from PyPI (`pip install kubernetes-validate`, or
 //! `bash .ci/install-tools`); a missing tool fails the test.
 
 #![allow(dead_code)]
 
-mod cronjob;
+use crate::cronjob;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -410,7 +410,7 @@ fn snapshots_match_and_pass_kubernetes_validation() {
     }
     assert!(
         drift.is_empty(),
-        "CRD snapshots differ: {}\nrun `RKB_BLESS=1 cargo test -p rkb-runtime --test crds` \
+        "CRD snapshots differ: {}\nrun `RKB_BLESS=1 cargo test -p rkb-runtime --test integration crds::` \
          after an intended change and review the diff",
         drift.join(", ")
     );
@@ -945,7 +945,7 @@ fn internally_tagged_enums_are_an_error_not_a_panic() {
     assert_mentions(
         &error::<Internal>(),
         &[
-            "the CRD of `crds::Internal` is invalid",
+            "the CRD of `integration::crds::Internal` is invalid",
             ".spec.probe: enum `Internally` is internally tagged (#[serde(tag = \"type\")])",
             "hint: use an externally tagged enum",
         ],

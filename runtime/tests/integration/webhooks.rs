@@ -2,7 +2,7 @@
 //! TLS: defaulting, validation (create and an immutable field on update), conversion
 //! between a spoke and the hub, and the bad requests the server must survive.
 
-mod fixture;
+use crate::fixture;
 
 use std::sync::Arc;
 
@@ -20,7 +20,7 @@ use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName};
 use tokio_rustls::rustls::{ClientConfig, RootCertStore};
 
 async fn namespace(admission: bool) -> (&'static rkb_envtest::Environment, String) {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     fixture::install(env, admission).await;
     (env, env.create_namespace().await.unwrap())
 }
@@ -584,7 +584,7 @@ async fn the_manager_reports_the_webhook_server_ready_and_drains_it_on_shutdown(
     use clap::Parser as _;
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let (webhook_port, probe_port) = (
         rkb_envtest::free_port("127.0.0.1"),
         rkb_envtest::free_port("127.0.0.1"),

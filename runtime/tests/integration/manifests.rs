@@ -373,7 +373,7 @@ fn duplicate_versions_are_an_error() {
     assert_eq!(
         err.to_string(),
         "CRD memcacheds.cache.example.com gets version v1 from both \
-         `manifests::v1::Memcached` and `manifests::v1::Memcached`: \
+         `integration::manifests::v1::Memcached` and `integration::manifests::v1::Memcached`: \
          pass each version's type once"
     );
 }
@@ -387,7 +387,7 @@ fn mismatched_versions_are_an_error() {
         .unwrap_err();
     assert_eq!(
         err.to_string(),
-        "CRD memcacheds.cache.example.com is claimed by two kinds: `manifests::v1::Memcached` \
+        "CRD memcacheds.cache.example.com is claimed by two kinds: `integration::manifests::v1::Memcached` \
          (kind Memcached) and a hand-made CRD (kind Other); a CRD name is <plural>.<group>, so \
          give one of them another plural, e.g. #[kube(plural = \"...\")] (`rkb create api --plural`)"
     );
@@ -404,7 +404,7 @@ fn mismatched_scopes_name_every_source() {
     assert!(
         err.to_string().starts_with(
             "cannot merge the versions of CRD memcacheds.cache.example.com \
-             (from `manifests::v1::Memcached`, a hand-made CRD): "
+             (from `integration::manifests::v1::Memcached`, a hand-made CRD): "
         ),
         "{err}"
     );
@@ -482,8 +482,8 @@ fn two_kinds_claiming_one_crd_name_are_named() {
     assert!(
         err.to_string().starts_with(
             "CRD memcacheds.cache.example.com is claimed by two kinds: \
-             `manifests::v1::Memcached` (kind Memcached) and \
-             `manifests::clash::Memcache` (kind Memcache);"
+             `integration::manifests::v1::Memcached` (kind Memcached) and \
+             `integration::manifests::clash::Memcache` (kind Memcache);"
         ),
         "{err}"
     );
@@ -500,7 +500,7 @@ fn two_types_of_one_version_are_named() {
     assert_eq!(
         err.to_string(),
         "CRD memcacheds.cache.example.com gets version v1 from both \
-         `manifests::v1::Memcached` and `manifests::clash::Memcached`: a CRD name is \
+         `integration::manifests::v1::Memcached` and `integration::manifests::clash::Memcached`: a CRD name is \
          <plural>.<group>, so give one of the types another plural, \
          e.g. #[kube(plural = \"...\")], or another version"
     );
@@ -523,8 +523,8 @@ fn names_shared_within_a_group_are_refused() {
         .unwrap_err();
     assert_eq!(
         short.to_string(),
-        "CRDs `manifests::v1::Memcached` (memcacheds.cache.example.com) and \
-         `manifests::clash::Pool` (pools.cache.example.com) both use \"memcached\" as a \
+        "CRDs `integration::manifests::v1::Memcached` (memcacheds.cache.example.com) and \
+         `integration::manifests::clash::Pool` (pools.cache.example.com) both use \"memcached\" as a \
          resource name in group cache.example.com: the API server accepts only the first; \
          plural, singular and short names, and kinds and list kinds, must be unique within a group"
     );
