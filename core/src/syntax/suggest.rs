@@ -30,7 +30,7 @@ pub fn intended_key<'a>(
         .or_else(|| closest(name, keys))
 }
 
-/// "unknown key `x` in <place>; did you mean `y`?", or the keys that are accepted.
+/// ``unknown key `x` in <place>; did you mean `y`?``, or the keys that are accepted.
 pub fn unknown_key(name: &str, place: &str, hint: Option<&str>, keys: &[&str]) -> String {
     match hint {
         Some(key) => format!("unknown key `{name}` in {place}; did you mean `{key}`?"),
