@@ -229,13 +229,10 @@ fn visit(
         }
         if let Some(attr) = webhook_attribute(item) {
             match webhook(item, attr) {
-                Ok((resource, self_type, kind, settings)) => sources.webhooks.push(WebhookImpl {
-                    kind,
-                    resource,
-                    self_type,
+                Ok(found) => sources.webhooks.push(WebhookImpl {
                     module: join(module, None),
                     file: file.to_owned(),
-                    settings,
+                    ..found
                 }),
                 Err(error) => errors.push(error),
             }
@@ -243,9 +240,10 @@ fn visit(
     }
 }
 
-/// The attribute macro's arguments and input, as the compiler hands them over: the item
-/// without the attribute.
-fn webhook(item: &Item, attr: &Attribute) -> syn::Result<(String, String, Kind, Settings)> {
+/// The impl `item` carrying the webhook attribute `attr`, parsed from the macro's arguments
+/// and input as the compiler hands them over (the item without the attribute); its module
+/// and file left for the caller.
+fn webhook(item: &Item, attr: &Attribute) -> syn::Result<WebhookImpl> {
     let args = match &attr.meta {
         Meta::Path(_) => TokenStream::new(),
         Meta::List(list) => list.tokens.clone(),
@@ -270,7 +268,14 @@ fn webhook(item: &Item, attr: &Attribute) -> syn::Result<(String, String, Kind, 
             _ => None,
         })
         .unwrap_or_default();
-    Ok((resource, text(&block.self_ty), kind, settings))
+    Ok(WebhookImpl {
+        kind,
+        resource,
+        self_type: text(&block.self_ty),
+        module: String::new(),
+        file: PathBuf::new(),
+        settings,
+    })
 }
 
 /// `tokens` as Rust writes them: `api::v1::Memcached`, `Vec<Pod>`.
