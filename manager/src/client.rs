@@ -246,6 +246,40 @@ impl<K: Object> TypedApi<K> {
             .await
     }
 
+    /// Writes `status` into the status subresource of `obj` with a JSON merge patch that
+    /// carries `obj`'s resourceVersion: the API server writes it only over that very
+    /// version, and answers a stale `obj` with 409 Conflict, which callers retry once the
+    /// watch brings the newer object (as controller-runtime's `Status().Update`).
+    ///
+    /// For status fields no other writer needs to own: the API server computes no field
+    /// ownership for it, so it costs less than [`TypedApi::apply_status`]. A merge patch
+    /// replaces a list whole: send a list (e.g. the conditions) with the other writers'
+    /// entries as `obj` has them; the version check keeps a newer one from being lost.
+    pub async fn merge_status<S: Serialize>(&self, obj: &K, status: &S) -> kube::Result<K> {
+        let name = name_of(obj)?;
+        let version = obj.meta().resource_version.as_deref().ok_or_else(|| {
+            kube::Error::Service(
+                format!(
+                    "cannot write the status of {} {name} without its metadata.resourceVersion: \
+                     pass the object as a watch or the API server returned it",
+                    K::kind(&())
+                )
+                .into(),
+            )
+        })?;
+        let body = json!({
+            "metadata": { "resourceVersion": version },
+            "status": status,
+        });
+        let params = PatchParams {
+            field_manager: Some(self.field_manager.to_string()),
+            ..PatchParams::default()
+        };
+        self.api_for(obj)
+            .patch_status(&name, &params, &Patch::Merge(body))
+            .await
+    }
+
     /// Adds `finalizer` to `obj` unless it is there already (then nothing is
     /// sent). The JSON patch tests the resourceVersion, so a stale `obj`
     /// fails with a conflict (409) instead of overwriting another writer's change.

@@ -94,6 +94,46 @@ async fn apply_status_writes_the_status_only() {
 }
 
 #[tokio::test]
+async fn merge_status_writes_over_the_version_it_was_given_only() {
+    let (client, ns) = client().await;
+    let api = Memcached::api(client, &ns);
+    let created = api.apply(&memcached(&ns, "cache", 2)).await.unwrap();
+    let status = MemcachedStatus { ready_replicas: 2 };
+    let updated = api.merge_status(&created, &status).await.unwrap();
+    assert_eq!(updated.status, Some(status));
+    assert_eq!(updated.spec.size, 2);
+    assert_ne!(updated.resource_version(), created.resource_version());
+    let update = updated
+        .managed_fields()
+        .iter()
+        .find(|m| m.subresource.as_deref() == Some("status"))
+        .unwrap();
+    assert_eq!(update.manager.as_deref(), Some(field_manager()));
+    assert_eq!(update.operation.as_deref(), Some("Update"));
+
+    // A copy older than the object is refused, not written over the newer status.
+    let stale = api
+        .merge_status(&created, &MemcachedStatus { ready_replicas: 7 })
+        .await;
+    assert!(
+        matches!(&stale, Err(kube::Error::Api(status)) if status.code == 409),
+        "{stale:?}"
+    );
+    let now = api.get_or_none("cache").await.unwrap().unwrap();
+    assert_eq!(now.status, Some(MemcachedStatus { ready_replicas: 2 }));
+
+    // Without a resourceVersion there is nothing to check against: refused before sending.
+    let unread = api
+        .merge_status(&memcached(&ns, "cache", 2), &MemcachedStatus::default())
+        .await;
+    let error = unread.unwrap_err().to_string();
+    assert!(
+        error.contains("without its metadata.resourceVersion"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
 async fn finalizers_are_added_and_removed_once() {
     let (client, ns) = client().await;
     let api = Memcached::api(client, &ns);

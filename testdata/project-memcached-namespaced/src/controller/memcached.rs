@@ -338,14 +338,13 @@ fn conditions(object: &Memcached, available: i32) -> Vec<Condition> {
     ]
 }
 
-/// The condition types this controller reports.
-const CONDITION_TYPES: [&str; 3] = ["Available", "Progressing", "Degraded"];
-
 /// Writes `updates` into the status's conditions, through the status subresource, unless
 /// they are there already; returns the object as written, if it was, and records it in
-/// `writes`. Server-side apply
-/// always sends every condition this controller owns (an applied list that leaves one out
-/// would remove it); other writers' conditions keep their owners.
+/// `writes`. A merge patch tested against the object's resourceVersion, as
+/// controller-runtime's status update: the API server serves it for less than a
+/// server-side apply, as no other writer needs to own these fields. It replaces the whole
+/// list, so every other writer's condition is sent back as read; a stale copy fails with a
+/// conflict (409), retried once the watch brings the newer object.
 async fn report(
     client: &Client,
     writes: &OwnWrites<Memcached>,
@@ -360,21 +359,18 @@ async fn report(
     if updates.iter().all(|update| current.contains(update)) {
         return Ok(None);
     }
-    let mut conditions: Vec<Condition> = current
-        .iter()
-        .filter(|c| {
-            CONDITION_TYPES.contains(&c.type_.as_str())
-                && !updates.iter().any(|u| u.type_ == c.type_)
-        })
-        .cloned()
-        .collect();
-    conditions.extend(updates);
-    conditions.sort_by_key(|c| CONDITION_TYPES.iter().position(|t| *t == c.type_));
+    let mut conditions = current.to_vec();
+    for update in updates {
+        match conditions.iter_mut().find(|c| c.type_ == update.type_) {
+            Some(condition) => *condition = update,
+            None => conditions.push(update),
+        }
+    }
     let namespace = object
         .namespace()
         .ok_or(Error::MissingField("metadata.namespace"))?;
     let written = Memcached::api(client.clone(), &namespace)
-        .apply_status(object, &serde_json::json!({ "conditions": conditions }))
+        .merge_status(object, &serde_json::json!({ "conditions": conditions }))
         .await?;
     writes.record(object, written.clone());
     Ok(Some(written))
