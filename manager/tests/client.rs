@@ -94,14 +94,19 @@ async fn apply_status_writes_the_status_only() {
 }
 
 #[tokio::test]
-async fn merge_status_writes_over_the_version_it_was_given_only() {
+async fn update_status_writes_over_the_version_it_was_given_only() {
     let (client, ns) = client().await;
     let api = Memcached::api(client, &ns);
     let created = api.apply(&memcached(&ns, "cache", 2)).await.unwrap();
-    let status = MemcachedStatus { ready_replicas: 2 };
-    let updated = api.merge_status(&created, &status).await.unwrap();
-    assert_eq!(updated.status, Some(status));
-    assert_eq!(updated.spec.size, 2);
+    let mut changed = created.clone();
+    changed.spec.size = 5;
+    changed.status = Some(MemcachedStatus { ready_replicas: 2 });
+    let updated = api.update_status(&changed).await.unwrap();
+    assert_eq!(updated.status, Some(MemcachedStatus { ready_replicas: 2 }));
+    assert_eq!(
+        updated.spec.size, 2,
+        "the status subresource leaves the spec alone"
+    );
     assert_ne!(updated.resource_version(), created.resource_version());
     let update = updated
         .managed_fields()
@@ -112,20 +117,25 @@ async fn merge_status_writes_over_the_version_it_was_given_only() {
     assert_eq!(update.operation.as_deref(), Some("Update"));
 
     // A copy older than the object is refused, not written over the newer status.
-    let stale = api
-        .merge_status(&created, &MemcachedStatus { ready_replicas: 7 })
-        .await;
+    let mut stale = created.clone();
+    stale.status = Some(MemcachedStatus { ready_replicas: 7 });
+    let refused = api.update_status(&stale).await;
     assert!(
-        matches!(&stale, Err(kube::Error::Api(status)) if status.code == 409),
-        "{stale:?}"
+        matches!(&refused, Err(kube::Error::Api(status)) if status.code == 409),
+        "{refused:?}"
     );
     let now = api.get_or_none("cache").await.unwrap().unwrap();
     assert_eq!(now.status, Some(MemcachedStatus { ready_replicas: 2 }));
 
+    // A copy without managedFields (a cache's) keeps the API server's.
+    let mut cached = now.clone();
+    cached.metadata.managed_fields = None;
+    cached.status = Some(MemcachedStatus { ready_replicas: 3 });
+    let kept = api.update_status(&cached).await.unwrap();
+    assert_eq!(managers(&kept.metadata), managers(&now.metadata));
+
     // Without a resourceVersion there is nothing to check against: refused before sending.
-    let unread = api
-        .merge_status(&memcached(&ns, "cache", 2), &MemcachedStatus::default())
-        .await;
+    let unread = api.update_status(&memcached(&ns, "cache", 2)).await;
     let error = unread.unwrap_err().to_string();
     assert!(
         error.contains("without its metadata.resourceVersion"),

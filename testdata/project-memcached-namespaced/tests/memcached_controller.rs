@@ -332,7 +332,7 @@ async fn a_converged_object_costs_the_api_server_nothing() {
         "create events",
         "patch deployments",
         "patch memcacheds",
-        "patch memcacheds/status",
+        "update memcacheds/status",
     ];
     assert_eq!(
         harness::writes(&audit.requests()),
@@ -440,7 +440,7 @@ async fn converges_despite_conflicts() {
         )
         .fail(
             Fault::conflict()
-                .on_verb("patch")
+                .on_verb("update")
                 .on_resource("memcacheds/status")
                 .times(2),
         );
@@ -465,9 +465,8 @@ async fn converges_despite_conflicts() {
     }
 }
 
-/// The status is written with a merge patch, which replaces the list of conditions whole:
-/// a condition another writer reported is sent back as read, so it survives the
-/// controller's next status write.
+/// The status is written whole (an update, not a server-side apply): a condition another
+/// writer reported is sent back as read, so it survives the controller's next status write.
 #[tokio::test]
 async fn another_writers_condition_is_kept() {
     let (env, ns) = api_server().await;
