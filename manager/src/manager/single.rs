@@ -50,6 +50,7 @@ impl Starter {
         let client = reads.follow(self.client.clone());
         let ctx = Context {
             concurrency: self.args.concurrency_of(&runnable.name),
+            concurrency_flagged: self.args.concurrency_flag(&runnable.name).is_some(),
             client: match &watches {
                 Some(watches) => watches.client(client),
                 None => client,
@@ -64,7 +65,7 @@ impl Starter {
                 .add_following(format!("controller/{}", runnable.name), reads),
             name: runnable.name.clone(),
         };
-        tracing::info!(controller = %runnable.name, concurrency = ctx.concurrency, namespaces = %ctx.namespaces, "starting controller");
+        tracing::info!(controller = %runnable.name, namespaces = %ctx.namespaces, "starting controller");
         let start = runnable.start;
         (runnable.name, Watches::scope(watches, start(ctx)))
     }
