@@ -16,6 +16,10 @@ use tracing_subscriber::util::SubscriberInitExt;
 
 use crate::serve::ListenAddr;
 
+/// A controller's reconciles at once when neither a flag nor its own code says otherwise,
+/// as controller-runtime's `MaxConcurrentReconciles`.
+pub(crate) const DEFAULT_CONCURRENCY: u16 = 1;
+
 /// Flags of an operator's manager; a generated `main.rs` flattens them into its own parser.
 ///
 /// Boolean flags take Go's forms as well: `--leader-elect`, `--leader-elect=true`,
@@ -210,7 +214,7 @@ impl Args {
     ///
     /// [`Context::default_concurrency`]: crate::manager::Context::default_concurrency
     pub fn concurrency_of(&self, name: &str) -> u16 {
-        self.concurrency_flag(name).unwrap_or(1)
+        self.concurrency_flag(name).unwrap_or(DEFAULT_CONCURRENCY)
     }
 
     /// Installs the global `tracing` subscriber these flags describe; call it first in `main`.
