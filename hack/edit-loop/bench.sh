@@ -25,6 +25,8 @@
 #   KUBEBUILDER_ASSETS=...     kube-apiserver and etcd (default: `rkb setup-envtest`'s directory,
 #                              which builds them once if they are missing)
 #   RKB_FLAGS=...              extra flags for `rkb init`, e.g. --rkb-source registry
+#   RKB_BEFORE=DIR             another checkout of rkb (e.g. a worktree of the parent commit):
+#                              its scaffold is a third side, "rkb-before", timed in the same run
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 work="${1:-$(mktemp -d)}"
@@ -35,6 +37,15 @@ kubebuilder_version="${KUBEBUILDER_VERSION:-v4.16.0}"
 
 (cd "$repo" && cargo build --quiet --locked -p rkb)
 rkb="${CARGO_TARGET_DIR:-$repo/target}/debug/rkb"
+# The other checkout's rkb, built into its own target directory: a project it scaffolds points
+# .cargo/config.toml at that checkout, so each side builds against its own crates.
+rkb_sides=(rkb)
+if [ -n "${RKB_BEFORE:-}" ]; then
+  before="$(cd "$RKB_BEFORE" && pwd)"
+  (cd "$before" && CARGO_TARGET_DIR="$before/target" cargo build --quiet --locked -p rkb)
+  rkb_before="$before/target/debug/rkb"
+  rkb_sides=(rkb-before rkb)
+fi
 # The projects build with their own settings, as a user's would (rkb itself builds with the
 # caller's, so that its target directory is reused).
 unset CARGO_TARGET_DIR CARGO_PROFILE_DEV_DEBUG CARGO_PROFILE_TEST_DEBUG CARGO_INCREMENTAL CARGO_BUILD_JOBS
@@ -69,17 +80,30 @@ measure() {
   echo "$step $side $wall $cpu" >>"$results"
   printf '%-28s %-12s %7.1f s (CPU %6.1f s)  load before: %s\n' "$step" "$side" "$wall" "$cpu" "$before"
 }
-# Library crates built into a cargo target directory so far.
-crates() { find "$1/debug/deps" -name '*.rlib' | wc -l; }
+# Library crates built into a cargo target directory so far, and how many of them more than
+# once (another set of features, or a host copy for build scripts and proc macros).
+crates() {
+  local libs
+  libs="$(find "$1/debug/deps" -name '*.rlib' -printf '%f\n' | sed 's/-[0-9a-f]*\.rlib$//' | sort)"
+  echo "$(wc -l <<<"$libs") library crates built, $(uniq -d <<<"$libs" | wc -l) of them more than once"
+}
 
 kb_dir="$work/kubebuilder/memcached-operator"
-rkb_dir="$work/rkb/memcached-operator"
+dir_of() { echo "$work/$1/memcached-operator"; }
+target_of() { echo "$work/target-$1"; }
+rkb_of() { if [ "$1" = rkb-before ]; then echo "$rkb_before"; else echo "$rkb"; fi; }
+# The types file: api/src/ in the API crate layout, src/api/ before it.
+types_of() {
+  local dir
+  dir="$(dir_of "$1")"
+  if [ -d "$dir/api/src" ]; then echo "$dir/api/src/cache/v1alpha1/memcached.rs"; else echo "$dir/src/api/cache/v1alpha1/memcached.rs"; fi
+}
 
 echo "== scaffolding (kubebuilder $kubebuilder_version, rkb at $(git -C "$repo" rev-parse --short HEAD))"
 export GOBIN="$work/gobin"
 go install "sigs.k8s.io/kubebuilder/v4@$kubebuilder_version"
-rm -rf "$work/kubebuilder" "$work/rkb"
-mkdir -p "$kb_dir" "$rkb_dir"
+rm -rf "$work/kubebuilder" "$work/rkb" "$work/rkb-before"
+mkdir -p "$kb_dir"
 (cd "$kb_dir" &&
   "$GOBIN/kubebuilder" init --domain example.com --repo example.com/memcached-operator >/dev/null 2>&1 &&
   "$GOBIN/kubebuilder" create api --group cache --version v1alpha1 --kind Memcached \
@@ -87,9 +111,12 @@ mkdir -p "$kb_dir" "$rkb_dir"
   echo "kubebuilder failed to scaffold the project in $kb_dir" >&2
   exit 1
 }
-# shellcheck disable=SC2086 # RKB_FLAGS is a list of flags
-"$rkb" init --domain example.com --dir "$rkb_dir" ${RKB_FLAGS:-} >/dev/null
-"$rkb" create api --group cache --version v1alpha1 --kind Memcached --dir "$rkb_dir" >/dev/null
+for side in "${rkb_sides[@]}"; do
+  mkdir -p "$(dir_of "$side")"
+  # shellcheck disable=SC2086 # RKB_FLAGS is a list of flags
+  "$(rkb_of "$side")" init --domain example.com --dir "$(dir_of "$side")" ${RKB_FLAGS:-} >/dev/null
+  "$(rkb_of "$side")" create api --group cache --version v1alpha1 --kind Memcached --dir "$(dir_of "$side")" >/dev/null
+done
 
 # Downloads first: the project's modules and crates, and the modules of the tools kubebuilder's
 # Makefile installs (the timed `go install` then only asks the proxy about the version).
@@ -101,20 +128,25 @@ for tool in "sigs.k8s.io/controller-tools@$(sed -n 's/^CONTROLLER_TOOLS_VERSION 
   go mod download "$tool"
   (cd "$(go env GOMODCACHE)/${tool%@*}@${tool#*@}" && go mod download)
 done
-export CARGO_TARGET_DIR="$work/target-rkb"
-rm -rf "$CARGO_TARGET_DIR"
-(cd "$rkb_dir" && cargo fetch --quiet)
+for side in "${rkb_sides[@]}"; do
+  rm -rf "$(target_of "$side")"
+  (cd "$(dir_of "$side")" && cargo fetch --quiet)
+done
 
 kb_make=(env "KUBEBUILDER_ASSETS=$kb_assets" make)
-rkb_make=(make "RKB=$rkb")
+# Runs make step $2 on every side, kubebuilder first, under step name $1.
+each_side() {
+  measure "$1" "$kb_dir" "${kb_make[@]}" "$2"
+  for side in "${rkb_sides[@]}"; do
+    measure "$1" "$(dir_of "$side")" env "CARGO_TARGET_DIR=$(target_of "$side")" make "RKB=$(rkb_of "$side")" "$2"
+  done
+}
 
 echo "== first make manifests and make test (empty build caches)"
-measure "first-manifests" "$kb_dir" "${kb_make[@]}" manifests
-measure "first-manifests" "$rkb_dir" "${rkb_make[@]}" manifests
-echo "rkb: $(crates "$CARGO_TARGET_DIR") library crates built by the first make manifests"
-measure "first-test" "$kb_dir" "${kb_make[@]}" test
-measure "first-test" "$rkb_dir" "${rkb_make[@]}" test
-echo "rkb: $(crates "$CARGO_TARGET_DIR") library crates built after the first make test"
+each_side first-manifests manifests
+for side in "${rkb_sides[@]}"; do echo "$side: $(crates "$(target_of "$side")") by the first make manifests"; done
+each_side first-test test
+for side in "${rkb_sides[@]}"; do echo "$side: $(crates "$(target_of "$side")") after the first make test"; done
 
 # The edits: each one new, so that every run has something to rebuild.
 edit=0
@@ -124,47 +156,55 @@ edit_types() {
 \\t// extra$edit is a field the benchmark added.\\
 \\t// +optional\\
 \\tExtra$edit *int32 \`json:\"extra$edit,omitempty\"\`" "$kb_dir/api/v1alpha1/memcached_types.go"
-  sed -i "/^pub struct MemcachedSpec {/a\\
+  for side in "${rkb_sides[@]}"; do
+    sed -i "/^pub struct MemcachedSpec {/a\\
     /// A field the benchmark added.\\
     #[serde(default, skip_serializing_if = \"Option::is_none\")]\\
-    pub extra$edit: Option<i32>," "$rkb_dir/src/api/cache/v1alpha1/memcached.rs"
+    pub extra$edit: Option<i32>," "$(types_of "$side")"
+  done
 }
 edit_controller() {
   edit=$((edit + 1))
   printf '\nconst benchEdit%s = %s\n' "$edit" "$edit" >>"$kb_dir/internal/controller/memcached_controller.go"
-  printf '\nconst _BENCH_EDIT_%s: u32 = %s;\n' "$edit" "$edit" >>"$rkb_dir/src/controller/memcached.rs"
+  for side in "${rkb_sides[@]}"; do
+    printf '\nconst _BENCH_EDIT_%s: u32 = %s;\n' "$edit" "$edit" >>"$(dir_of "$side")/src/controller/memcached.rs"
+  done
 }
 
 echo "== warm: $runs runs each"
 for _ in $(seq "$runs"); do
   edit_types
-  measure "types-edit-manifests" "$kb_dir" "${kb_make[@]}" manifests
-  measure "types-edit-manifests" "$rkb_dir" "${rkb_make[@]}" manifests
+  each_side types-edit-manifests manifests
 done
 for _ in $(seq "$runs"); do
   edit_types
-  measure "types-edit-test" "$kb_dir" "${kb_make[@]}" test
-  measure "types-edit-test" "$rkb_dir" "${rkb_make[@]}" test
+  each_side types-edit-test test
 done
 for _ in $(seq "$runs"); do
   edit_controller
-  measure "controller-edit-test" "$kb_dir" "${kb_make[@]}" test
-  measure "controller-edit-test" "$rkb_dir" "${rkb_make[@]}" test
+  each_side controller-edit-test test
 done
-echo "rkb: target directory $(du -sh "$CARGO_TARGET_DIR" | cut -f1); load after: $(load)"
+for side in "${rkb_sides[@]}"; do echo "$side: target directory $(du -sh "$(target_of "$side")" | cut -f1)"; done
+echo "load after: $(load)"
 
 echo
 echo "Medians ($runs runs for the warm steps), wall-clock (CPU), on $(nproc) cores:"
 echo
-echo "| step | kubebuilder | rkb | rkb / kubebuilder (wall) |"
-echo "|---|---:|---:|---:|"
+header="| step | kubebuilder |" rule="|---|---:|"
+for side in "${rkb_sides[@]}"; do header+=" $side | $side / kubebuilder (wall) |" rule+="---:|---:|"; done
+echo "$header"
+echo "$rule"
+median() { # the median of the runs of step $1 on side $2, column $3 (3 wall, 4 CPU)
+  awk -v step="$1" -v side="$2" -v col="$3" '$1 == step && $2 == side { print $col }' "$results" |
+    sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
 for step in first-manifests first-test types-edit-manifests types-edit-test controller-edit-test; do
-  median() { # side column: the median of the runs of $step on side $1, column $2 (3 wall, 4 CPU)
-    awk -v step="$step" -v side="$1" -v col="$2" '$1 == step && $2 == side { print $col }' "$results" |
-      sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-  }
-  kb_wall="$(median kubebuilder 3)" kb_cpu="$(median kubebuilder 4)"
-  rkb_wall="$(median rkb 3)" rkb_cpu="$(median rkb 4)"
-  ratio="$(awk -v a="$rkb_wall" -v b="$kb_wall" 'BEGIN { printf "%.1f×", a / b }')"
-  printf '| %s | %.1f s (%.1f s) | %.1f s (%.1f s) | %s |\n' "$step" "$kb_wall" "$kb_cpu" "$rkb_wall" "$rkb_cpu" "$ratio"
+  kb_wall="$(median "$step" kubebuilder 3)"
+  row="$(printf '| %s | %.1f s (%.1f s) |' "$step" "$kb_wall" "$(median "$step" kubebuilder 4)")"
+  for side in "${rkb_sides[@]}"; do
+    wall="$(median "$step" "$side" 3)"
+    row+="$(printf ' %.1f s (%.1f s) | %s |' "$wall" "$(median "$step" "$side" 4)" \
+      "$(awk -v a="$wall" -v b="$kb_wall" 'BEGIN { printf "%.2f×", a / b }')")"
+  done
+  echo "$row"
 done

@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
@@ -27,8 +27,17 @@ use rkb_manager::shard::{Gate, Slices, shard_key};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-const OBJECTS: usize = 300;
-const WAIT: Duration = Duration::from_secs(90);
+/// Objects per test: 300, or `SHARDING_OBJECTS` for a proof run with thousands (by hand, as
+/// the design note says).
+static OBJECTS: LazyLock<usize> = LazyLock::new(|| match std::env::var("SHARDING_OBJECTS") {
+    Err(_) => 300,
+    Ok(value) => value.parse().unwrap_or_else(|_| {
+        panic!("SHARDING_OBJECTS={value:?}: expected a number of objects, e.g. 3000")
+    }),
+});
+/// How long a phase may take: 90 s, more with thousands of objects.
+static WAIT: LazyLock<Duration> =
+    LazyLock::new(|| Duration::from_secs(90).max(Duration::from_millis(30) * *OBJECTS as u32));
 const LEASE_DURATION: Duration = Duration::from_secs(4);
 
 #[derive(Debug, thiserror::Error)]
@@ -86,7 +95,7 @@ impl Checker {
 
     /// When each object was first reconciled at `generation`, if all were.
     fn served_at(&self, generation: u64) -> Option<Vec<Instant>> {
-        (0..OBJECTS)
+        (0..*OBJECTS)
             .map(|n| {
                 self.started
                     .get(&name(n))?
@@ -204,7 +213,7 @@ fn start_replica(
 /// Sets every object's data to `generation`, returning when the writes were done.
 async fn change_all(objects: &Api<ConfigMap>, generation: u64) -> Instant {
     let patch = serde_json::json!({"data": {"generation": generation.to_string()}});
-    futures::stream::iter(0..OBJECTS)
+    futures::stream::iter(0..*OBJECTS)
         .map(|n| {
             let patch = patch.clone();
             async move {
@@ -228,7 +237,7 @@ async fn converged(
     generation: u64,
     phase: &str,
 ) -> Instant {
-    let deadline = Instant::now() + WAIT;
+    let deadline = Instant::now() + *WAIT;
     loop {
         if let Some(starts) = checker.lock().unwrap().served_at(generation) {
             return starts.into_iter().max().unwrap();
@@ -256,7 +265,7 @@ async fn converged(
                 .collect();
             let checker = checker.lock().unwrap();
             report_stall(&checker, &uids, generation);
-            let missing: Vec<String> = (0..OBJECTS)
+            let missing: Vec<String> = (0..*OBJECTS)
                 .map(name)
                 .filter(|key| {
                     checker
@@ -300,7 +309,7 @@ fn report_stall(checker: &Checker, uids: &HashMap<String, String>, generation: u
         }
     }
     let mut missing: std::collections::BTreeMap<u32, Vec<String>> = Default::default();
-    for n in 0..OBJECTS {
+    for n in 0..*OBJECTS {
         let key = name(n);
         let last = checker.started.get(&key).and_then(|s| s.last()).copied();
         if last.is_none_or(|(_, _, seen)| seen < generation) {
@@ -325,7 +334,7 @@ fn report_stall(checker: &Checker, uids: &HashMap<String, String>, generation: u
 
 async fn stop(replica: Replica) {
     replica.shutdown.cancel();
-    tokio::time::timeout(WAIT, replica.running)
+    tokio::time::timeout(*WAIT, replica.running)
         .await
         .expect("a replica did not stop")
         .unwrap()
@@ -364,7 +373,7 @@ async fn scale_and_kill(client: kube::Client, namespace: &str) {
         .try_init();
     let namespace = namespace.to_owned();
     let objects = Api::<ConfigMap>::namespaced(client.clone(), &namespace);
-    for n in 0..OBJECTS {
+    for n in 0..*OBJECTS {
         let object = ConfigMap {
             metadata: ObjectMeta {
                 name: Some(name(n)),
@@ -443,22 +452,46 @@ async fn scale_and_kill(client: kube::Client, namespace: &str) {
     // renewed); change everything; the survivor takes its slices once its Lease expires.
     tokio::time::sleep(Duration::from_secs(1)).await;
     let killed = replicas.remove(0);
+    let orphaned = killed
+        .view()
+        .map(|(gate, _)| gate.serving())
+        .unwrap_or_default();
+    assert!(!orphaned.is_empty(), "the replica to kill served no slice");
+    let survivor = replicas[0]
+        .view()
+        .expect("the survivor's controller runs")
+        .0;
     killed.running.abort();
     let killed_at = Instant::now();
+    // How long the killed replica's slices stay without an owner: until the survivor serves
+    // every one of them (whatever its queue then holds).
+    let taken_over = tokio::spawn(async move {
+        let deadline = Instant::now() + *WAIT;
+        while !survivor.serving().is_superset(&orphaned) && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        Instant::now()
+    });
     let changed = change_all(&objects, 5).await;
     let done = converged(&checker, &leases, 5, "after the kill").await;
-    let longest_unserved = done - killed_at;
-    figures.push(format!("kill: the last object served {longest_unserved:?} after the kill (Lease duration {LEASE_DURATION:?}; writes done {:?} after it)", changed - killed_at));
+    let longest_unserved = taken_over.await.unwrap() - killed_at;
+    figures.push(format!(
+        "kill: its slices without an owner for {longest_unserved:?} (Lease duration \
+         {LEASE_DURATION:?}); the last object served {:?} after the kill, the writes done {:?} after it",
+        done - killed_at,
+        changed - killed_at
+    ));
 
     let overlaps = checker.lock().unwrap().overlaps.clone();
     let reconciles: usize = checker.lock().unwrap().started.values().map(Vec::len).sum();
     figures.push(format!(
-        "{reconciles} reconciles of {OBJECTS} objects, overlaps: {}",
+        "{reconciles} reconciles of {} objects, overlaps: {}",
+        *OBJECTS,
         overlaps.len()
     ));
     println!("{}", figures.join("\n"));
     assert!(overlaps.is_empty(), "{overlaps:#?}");
-    // A lease duration, the claim's rounds, and the reconciles of the taken-over slices.
+    // A lease duration and the claim's rounds, however many objects the slices hold.
     assert!(
         longest_unserved < LEASE_DURATION + Duration::from_secs(4),
         "{longest_unserved:?}"
@@ -654,7 +687,7 @@ async fn a_replica_cut_off_from_its_lease_stops_before_its_slices_move() {
     let namespace = env.create_namespace().await.unwrap();
     let objects = Api::<ConfigMap>::namespaced(client.clone(), &namespace);
     let leases = Api::<Lease>::namespaced(client.clone(), &namespace);
-    for n in 0..OBJECTS {
+    for n in 0..*OBJECTS {
         let mut object = ConfigMap::default();
         object.metadata.name = Some(name(n));
         objects
@@ -678,7 +711,7 @@ async fn a_replica_cut_off_from_its_lease_stops_before_its_slices_move() {
     let cut_at = Instant::now();
     change_all(&objects, 1).await;
     let done = converged(&checker, &leases, 1, "after the partition").await;
-    let exited = tokio::time::timeout(WAIT, partitioned.running)
+    let exited = tokio::time::timeout(*WAIT, partitioned.running)
         .await
         .expect("the cut-off replica exits")
         .unwrap()
@@ -718,7 +751,7 @@ async fn a_replica_cut_off_from_its_lease_stops_before_its_slices_move() {
 /// exactly the objects of the slices it serves, and without it every object.
 async fn watches_follow_the_served_slices(client: kube::Client, namespace: &str, gated: bool) {
     let objects = Api::<ConfigMap>::namespaced(client.clone(), namespace);
-    for n in 0..OBJECTS {
+    for n in 0..*OBJECTS {
         let mut object = ConfigMap::default();
         object.metadata.name = Some(name(n));
         object.data = Some([("generation".to_owned(), "0".to_owned())].into());
@@ -746,7 +779,7 @@ async fn watches_follow_the_served_slices(client: kube::Client, namespace: &str,
             && views.iter().all(|(gate, _)| !gate.serving().is_empty())
             && served.len() == 32
             && views.iter().all(|(gate, store)| {
-                let held = store.len() == OBJECTS
+                let held = store.len() == *OBJECTS
                     || store.iter().all(|object| {
                         let key = shard_key(&object.metadata).unwrap();
                         gate.serving().contains(&slices.of_key(key))
@@ -754,7 +787,7 @@ async fn watches_follow_the_served_slices(client: kube::Client, namespace: &str,
                 held && gate.server_side().is_some()
             })
     };
-    let deadline = Instant::now() + WAIT;
+    let deadline = Instant::now() + *WAIT;
     while !settled(&replicas) {
         assert!(Instant::now() < deadline, "3 replicas never settled");
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -785,9 +818,10 @@ async fn watches_follow_the_served_slices(client: kube::Client, namespace: &str,
     }
     let overlaps = checker.lock().unwrap().overlaps.clone();
     println!(
-        "gate {}: objects each replica's watch holds {held:?} of {OBJECTS}; a change of \
+        "gate {}: objects each replica's watch holds {held:?} of {}; a change of \
          every object served in {:?}; overlaps: {}",
         if gated { "on" } else { "off" },
+        *OBJECTS,
         done - changed,
         overlaps.len()
     );
@@ -795,11 +829,11 @@ async fn watches_follow_the_served_slices(client: kube::Client, namespace: &str,
     if gated {
         assert_eq!(
             held.iter().sum::<usize>(),
-            OBJECTS,
+            *OBJECTS,
             "the slices tile the objects"
         );
     } else {
-        assert_eq!(held, [OBJECTS; 3]);
+        assert_eq!(held, [*OBJECTS; 3]);
     }
     join_all(replicas.into_iter().map(stop)).await;
 }
@@ -837,7 +871,7 @@ async fn a_sharded_replica_whose_controller_stops_hands_its_slices_over() {
     ]);
     let manager = Manager::new("stopping", env.client(), args);
     let stops = Runnable::new("stops", |_ctx: Context| async { Ok(()) });
-    let result = tokio::time::timeout(WAIT, manager.run([stops])).await;
+    let result = tokio::time::timeout(*WAIT, manager.run([stops])).await;
     let error = result.expect("the manager stops").unwrap_err();
     assert!(
         format!("{error:#}").contains("controller stops stopped before shutdown"),
