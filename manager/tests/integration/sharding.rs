@@ -27,14 +27,15 @@ use rkb_manager::shard::{Gate, Slices, shard_key};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-/// Objects per test: 300, or `SHARDING_OBJECTS` for a proof run with thousands (by hand, as
+/// Objects per test: 300, or `RKB_SHARDING_TEST_OBJECTS` for a proof run with thousands (by hand, as
 /// the design note says).
-static OBJECTS: LazyLock<usize> = LazyLock::new(|| match std::env::var("SHARDING_OBJECTS") {
-    Err(_) => 300,
-    Ok(value) => value.parse().unwrap_or_else(|_| {
-        panic!("SHARDING_OBJECTS={value:?}: expected a number of objects, e.g. 3000")
-    }),
-});
+static OBJECTS: LazyLock<usize> =
+    LazyLock::new(|| match std::env::var("RKB_SHARDING_TEST_OBJECTS") {
+        Err(_) => 300,
+        Ok(value) => value.parse().unwrap_or_else(|_| {
+            panic!("RKB_SHARDING_TEST_OBJECTS={value:?}: expected a number of objects, e.g. 3000")
+        }),
+    });
 /// How long a phase may take: 90 s, more with thousands of objects.
 static WAIT: LazyLock<Duration> =
     LazyLock::new(|| Duration::from_secs(90).max(Duration::from_millis(30) * *OBJECTS as u32));
