@@ -38,14 +38,14 @@ macro_rules! markers {
 }
 
 markers! {
-    /// `src/api/mod.rs`: a module per API group.
+    /// `api/src/lib.rs`: a module per API group.
     Groups = "groups",
-    /// `src/api/<group>/mod.rs`: a module per version.
+    /// `api/src/<group>/mod.rs`: a module per version.
     Versions = "versions",
-    /// `src/api/<group>/<version>/mod.rs`: a module per kind, and their re-exports.
+    /// `api/src/<group>/<version>/mod.rs`: a module per kind, and their re-exports.
     Kinds = "kinds",
     Exports = "exports",
-    /// `src/lib.rs`: the CRDs `make manifests` writes; `config/crd/kustomization.yaml`.
+    /// `api/src/lib.rs`: the CRDs `make manifests` writes; `config/crd/kustomization.yaml`.
     Crds = "crds",
     /// `src/lib.rs`: the reconcilers whose RBAC `make manifests` collects.
     Rbac = "rbac",

@@ -12,10 +12,11 @@
 
 //! memcached-namespaced: a Kubernetes operator scaffolded by rkb.
 //!
-//! `api` holds the custom resource types, `controller` their reconcilers, and
-//! [`manifests`] lists what `make manifests` turns into config/ YAML.
+//! `api` is the API crate (api/, the custom resource types), `controller` holds their
+//! reconcilers, and [`manifests`] lists what `make manifests` turns into config/ YAML.
 
-pub mod api;
+pub use memcached_namespaced_api as api;
+
 pub mod controller;
 // +rkb:scaffold:modules
 
@@ -23,10 +24,7 @@ pub mod controller;
 /// `make manifests` writes them to config/crd/bases/, config/rbac/role.yaml and
 /// config/webhook/manifests.yaml.
 pub fn manifests() -> rkb_runtime::Manifests {
-    let crds = vec![
-        rkb_runtime::crd::<api::cache::v1alpha1::Memcached>(),
-        // +rkb:scaffold:crds
-    ];
+    let crds = api::crds();
     let rbac = vec![
         // +rkb:scaffold:webhook-rbac
         rkb_runtime::rbac_rules::<controller::memcached::MemcachedReconciler>(),

@@ -60,8 +60,8 @@ const VIEWER: &[(&str, &str)] = &[("role", "viewer")];
 /// What `create api` generates. Types, controllers and samples belong to the API (refused
 /// if they exist, regenerated with `--force`); module files are shared between APIs.
 pub(super) const PLAN: &[Entry<Switches>] = &[
-    // The types: src/api/<group>/<version>/<kind>.rs, reached through one module per level
-    // (an external kind's: src/api/external/<group>/<version>/<kind>.rs).
+    // The types, in the API crate: api/src/<group>/<version>/<kind>.rs, reached through one
+    // module per level (an external kind's: api/src/external/<group>/<version>/<kind>.rs).
     Entry::insert_sorted(
         model::API_GROUPS,
         Marker::Groups,
@@ -120,7 +120,7 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     // Formatted, as `create webhook` formats it: a long kind's line wraps the way `cargo
     // fmt` wraps it, and a later `delete webhook` does not rewrap it.
     Entry::insert(
-        model::LIB,
+        model::API_GROUPS,
         Marker::Crds,
         Template("api/insert/lib_crds.rs.tera"),
     )

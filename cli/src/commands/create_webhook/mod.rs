@@ -253,13 +253,13 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         Template("webhook/insert/manifest_conversion.rs.tera"),
     )
     .when(|s| s.new_conversion),
-    // Conversion: the spokes' From impls, next to the admission file.
+    // Conversion: the hub's and spokes' impls, beside the types in the API crate.
     Entry::file(CONVERSION, "webhook/conversion.rs.tera")
         .rustfmt()
         .when(|s| s.conversion),
     Entry::insert_sorted(
-        VERSION_MOD,
-        Marker::Modules,
+        "{{ layout.api_version_file }}",
+        Marker::Kinds,
         Inline("pub mod {{ hook.kind_snake }}_conversion;"),
     )
     .when(|s| s.conversion),

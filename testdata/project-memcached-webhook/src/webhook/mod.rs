@@ -30,7 +30,7 @@ pub fn webhooks() -> Webhooks {
     webhooks = webhooks.validator::<crate::api::cache::v1alpha1::Memcached, _>(
         v1alpha1::memcached::MemcachedWebhook,
     );
-    webhooks = webhooks.conversion(v1alpha1::memcached_conversion::conversion());
+    webhooks = webhooks.conversion(crate::api::cache::v1alpha1::memcached_conversion::conversion());
     // +rkb:scaffold:webhooks
     webhooks
 }

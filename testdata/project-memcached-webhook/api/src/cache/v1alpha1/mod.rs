@@ -10,7 +10,11 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-//! API types of memcached-webhook, one module per group and version.
+//! cache.example.com/v1alpha1: one module per kind.
 
-pub mod cache;
-// +rkb:scaffold:groups
+mod memcached;
+pub mod memcached_conversion;
+// +rkb:scaffold:kinds
+
+pub use memcached::*;
+// +rkb:scaffold:exports

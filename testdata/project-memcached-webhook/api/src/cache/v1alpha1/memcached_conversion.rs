@@ -14,23 +14,29 @@
 //! hub: each spoke converts to and from it, so that the API server serves every version
 //! whichever one an object was stored in. `make manifests` sets the CRD's conversion
 //! strategy to `Webhook` (served at /convert).
+//!
+//! In the API crate beside the types, as the traits' rules want it, and built only with its
+//! `manager` feature, which the operator turns on: `make manifests` builds the types without
+//! rkb's manager.
+
+#![cfg(feature = "manager")]
 
 use rkb_runtime::webhook::{Conversion, ConversionError, Convertible, Hub};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::api::cache::v1alpha1::Memcached;
+use crate::cache::v1alpha1::Memcached;
 
 impl Hub for Memcached {}
 
 /// The conversion the manager serves for the memcacheds.cache.example.com CRD.
 /// `rkb create api` adds a later version as a spoke at the `+rkb:scaffold:` markers.
 pub fn conversion() -> Conversion<Memcached> {
-    Conversion::hub().spoke::<crate::api::cache::v1beta1::Memcached>()
+    Conversion::hub().spoke::<crate::cache::v1beta1::Memcached>()
     // +rkb:scaffold:spokes
 }
 
-impl Convertible<Memcached> for crate::api::cache::v1beta1::Memcached {
+impl Convertible<Memcached> for crate::cache::v1beta1::Memcached {
     fn to_hub(self) -> Result<Memcached, ConversionError> {
         // TODO(user): map the fields that differ between v1beta1 and v1alpha1; keep what
         // v1beta1 cannot hold with rkb_runtime::webhook::{preserve, restore}.
@@ -82,9 +88,9 @@ mod tests {
                 .iter()
                 .any(|v| v == "cache.example.com/v1beta1")
         );
-        let spoke = crate::api::cache::v1beta1::Memcached::default();
+        let spoke = crate::cache::v1beta1::Memcached::default();
         let hub = spoke.clone().to_hub().unwrap_or_else(|e| panic!("{e}"));
-        let back = <crate::api::cache::v1beta1::Memcached>::from_hub(hub.clone())
+        let back = <crate::cache::v1beta1::Memcached>::from_hub(hub.clone())
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(back, spoke);
         assert_eq!(back.to_hub().unwrap_or_else(|e| panic!("{e}")), hub);
@@ -95,8 +101,8 @@ mod tests {
         // Arbitrary v1beta1 objects valid for its schema (types, enums, bounds,
         // lengths, patterns) must come back unchanged; a failure names the field that does not.
         rkb_runtime::testing::conversion::assert_round_trips(
-            |spoke: crate::api::cache::v1beta1::Memcached| {
-                <crate::api::cache::v1beta1::Memcached>::from_hub(spoke.to_hub()?)
+            |spoke: crate::cache::v1beta1::Memcached| {
+                <crate::cache::v1beta1::Memcached>::from_hub(spoke.to_hub()?)
             },
         );
     }
