@@ -80,7 +80,7 @@ mod tests {
         let derived = rkb_runtime::crd::<Snapshot>().unwrap_or_else(|error| panic!("{error}"));
         let external = include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/config/external-crds/backup.example.net_snapshots.yaml"
+            "/../config/external-crds/backup.example.net_snapshots.yaml"
         ));
         let left_out: &[(&str, &str)] = &[];
         rkb_runtime::testing::external::assert_same_schema(

@@ -885,7 +885,7 @@ mod tests {
         let derived = rkb_runtime::crd::<Certificate>().unwrap_or_else(|error| panic!("{error}"));
         let external = include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/config/external-crds/cert-manager.io_certificates.yaml"
+            "/../config/external-crds/cert-manager.io_certificates.yaml"
         ));
         let left_out: &[(&str, &str)] = &[(
             ".spec.usages[]",

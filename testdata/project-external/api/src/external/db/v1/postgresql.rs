@@ -67,7 +67,7 @@ mod tests {
         let derived = rkb_runtime::crd::<Postgresql>().unwrap_or_else(|error| panic!("{error}"));
         let external = include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/config/external-crds/db.example.net_postgresqls.yaml"
+            "/../config/external-crds/db.example.net_postgresqls.yaml"
         ));
         let left_out: &[(&str, &str)] = &[];
         rkb_runtime::testing::external::assert_same_schema(&derived, external, "v1", left_out);

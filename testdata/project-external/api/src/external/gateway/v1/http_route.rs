@@ -2534,7 +2534,7 @@ mod tests {
         let derived = rkb_runtime::crd::<HTTPRoute>().unwrap_or_else(|error| panic!("{error}"));
         let external = include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/config/external-crds/gateway.networking.k8s.io_httproutes.yaml"
+            "/../config/external-crds/gateway.networking.k8s.io_httproutes.yaml"
         ));
         let left_out: &[(&str, &str)] = &[
             (

@@ -1358,7 +1358,7 @@ mod tests {
             rkb_runtime::crd::<ServiceMonitor>().unwrap_or_else(|error| panic!("{error}"));
         let external = include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/config/external-crds/monitoring.coreos.com_servicemonitors.yaml"
+            "/../config/external-crds/monitoring.coreos.com_servicemonitors.yaml"
         ));
         let left_out: &[(&str, &str)] = &[
             (

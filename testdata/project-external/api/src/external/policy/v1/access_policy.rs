@@ -75,7 +75,7 @@ mod tests {
         let derived = rkb_runtime::crd::<AccessPolicy>().unwrap_or_else(|error| panic!("{error}"));
         let external = include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/config/external-crds/policy.example.net_accesspolicies.yaml"
+            "/../config/external-crds/policy.example.net_accesspolicies.yaml"
         ));
         let left_out: &[(&str, &str)] = &[];
         rkb_runtime::testing::external::assert_same_schema(&derived, external, "v1", left_out);

@@ -60,7 +60,7 @@ mod tests {
         let derived = rkb_runtime::crd::<Tunnel>().unwrap_or_else(|error| panic!("{error}"));
         let external = include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/config/external-crds/relay.example.net_tunnels.yaml"
+            "/../config/external-crds/relay.example.net_tunnels.yaml"
         ));
         let left_out: &[(&str, &str)] = &[];
         rkb_runtime::testing::external::assert_same_schema(&derived, external, "v1beta1", left_out);

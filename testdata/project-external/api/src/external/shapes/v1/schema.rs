@@ -78,7 +78,7 @@ mod tests {
         let derived = rkb_runtime::crd::<Schema>().unwrap_or_else(|error| panic!("{error}"));
         let external = include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/config/external-crds/shapes.example.org_schemas.yaml"
+            "/../config/external-crds/shapes.example.org_schemas.yaml"
         ));
         let left_out: &[(&str, &str)] = &[
             (

@@ -186,7 +186,7 @@ mod tests {
         let derived = rkb_runtime::crd::<Shape>().unwrap_or_else(|error| panic!("{error}"));
         let external = include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/config/external-crds/shapes.example.org_shapes.yaml"
+            "/../config/external-crds/shapes.example.org_shapes.yaml"
         ));
         let left_out: &[(&str, &str)] =
             &[(".spec.either", "`oneOf`: no Rust type or key expresses it")];
