@@ -622,7 +622,7 @@ fn a_new_version_keeps_the_kinds_plural() {
         let (ok, text) = rkb_in(project.path(), args);
         assert!(ok, "{args:?}: {text}");
     }
-    let types = std::fs::read_to_string(project.path().join("src/api/infra/v1/policy.rs")).unwrap();
+    let types = std::fs::read_to_string(project.path().join("api/src/infra/v1/policy.rs")).unwrap();
     assert!(types.contains("plural = \"rules\""), "{types}");
 }
 
@@ -1438,8 +1438,8 @@ fn versions_of_a_kind_share_its_scope_and_a_forced_first_version_stays_the_stora
     assert!(ok, "{text}");
     let (ok, text) = rkb_in(dir, &api("cache", "v1alpha1", "Memcached", &["--force"]));
     assert!(ok, "{text}");
-    let first = std::fs::read_to_string(dir.join("src/api/cache/v1alpha1/memcached.rs")).unwrap();
-    let second = std::fs::read_to_string(dir.join("src/api/cache/v1beta1/memcached.rs")).unwrap();
+    let first = std::fs::read_to_string(dir.join("api/src/cache/v1alpha1/memcached.rs")).unwrap();
+    let second = std::fs::read_to_string(dir.join("api/src/cache/v1beta1/memcached.rs")).unwrap();
     assert!(
         !first.contains("storage = false"),
         "the first version keeps storage:\n{first}"
@@ -2698,7 +2698,7 @@ fn init_takes_the_license_header_from_a_file() {
             ],
         );
         assert!(ok, "{text}");
-        let types = std::fs::read_to_string(dir.join("src/api/cache/v1/memcached.rs")).unwrap();
+        let types = std::fs::read_to_string(dir.join("api/src/cache/v1/memcached.rs")).unwrap();
         assert!(types.starts_with(boilerplate), "{types}");
     }
     let scratch = tempfile::tempdir().unwrap();

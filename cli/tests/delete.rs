@@ -445,7 +445,7 @@ fn refusals_say_what_is_wrong_and_change_nothing() {
     let message = refused(dir, &api("delete", "cache", "v1alpha1", "Memcached"));
     assert!(
         message.contains("storage version")
-            && message.contains("src/api/cache/v1beta1/memcached.rs"),
+            && message.contains("api/src/cache/v1beta1/memcached.rs"),
         "{message}"
     );
 
@@ -493,12 +493,12 @@ fn changed_files_are_refused_unless_forced() {
     common::init_demo(dir, &[]);
     let before = common::files(dir);
     rkb_in(dir, &api("create", "cache", "v1alpha1", "Memcached"));
-    let types = dir.join("src/api/cache/v1alpha1/memcached.rs");
+    let types = dir.join("api/src/cache/v1alpha1/memcached.rs");
     let edited = fs::read_to_string(&types).unwrap() + "// my field\n";
     fs::write(&types, &edited).unwrap();
     let message = refused(dir, &api("delete", "cache", "v1alpha1", "Memcached"));
     assert!(
-        message.contains("src/api/cache/v1alpha1/memcached.rs: changed since rkb scaffolded it")
+        message.contains("api/src/cache/v1alpha1/memcached.rs: changed since rkb scaffolded it")
             && message.contains("--force")
             && message.contains("move it out of the project"),
         "{message}"
@@ -529,7 +529,7 @@ fn changed_files_are_refused_unless_forced() {
         ],
     );
     assert!(
-        report.contains("removed src/api/cache/v1alpha1/memcached.rs, which had changed"),
+        report.contains("removed api/src/cache/v1alpha1/memcached.rs, which had changed"),
         "{report}"
     );
     assert_tree(dir, &before, "deleting with --force");

@@ -422,7 +422,12 @@ fn make_manifests_and_make_test_share_their_crates() {
         let operator = package_name(&project.join("Cargo.toml"));
         let api = package_name(&project.join(rkb::model::API_CARGO));
         let hack = package_name(&project.join(rkb::model::HACK_CARGO));
-        let own = [operator.as_str(), api.as_str(), hack.as_str(), "rkb-runtime"];
+        let own = [
+            operator.as_str(),
+            api.as_str(),
+            hack.as_str(),
+            "rkb-runtime",
+        ];
         let tests = packages_with_features(&[&operator, &api], true);
         report.push_str(&asked_differently(
             &format!("{operator}: make manifests"),

@@ -102,7 +102,10 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     Entry::shared(model::LIB, "init/src/lib.rs.tera"),
     Entry::shared(model::API_CARGO, "init/api/Cargo.toml.tera"),
     Entry::shared(model::API_GROUPS, "init/api/lib.rs.tera"),
-    Entry::shared(model::HACK_CARGO, "init/hack/workspace-hack/Cargo.toml.tera"),
+    Entry::shared(
+        model::HACK_CARGO,
+        "init/hack/workspace-hack/Cargo.toml.tera",
+    ),
     Entry::shared(model::HACK_LIB, "init/hack/workspace-hack/lib.rs.tera"),
     Entry::shared(model::CONTROLLERS, "init/src/controller/mod.rs.tera"),
     Entry::shared("src/bin/manifests.rs", "init/src/bin/manifests.rs.tera"),

@@ -525,6 +525,7 @@ mod tests {
                     k8s_openapi_version: crate::K8S_OPENAPI_VERSION,
                     k8s_api_feature: crate::K8S_API_FEATURE,
                     envtest_k8s_version: super::super::init::envtest_k8s_version(),
+                    own_workspace: true,
                     project: project.clone(),
                 }),
                 create_api: json(&super::super::create_api::Context {
