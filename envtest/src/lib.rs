@@ -49,6 +49,7 @@ mod operator;
 mod validate;
 mod webhook;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -134,6 +135,38 @@ pub async fn try_shared() -> Result<&'static Environment, &'static str> {
         .await
         .as_ref()
         .map_err(String::as_str)
+}
+
+/// A control plane shared by the tests that pass the same `key`, started on first use and
+/// kept for the test binary's life. `shared_by(module_path!())` gives each module of a test
+/// binary a plane of its own: for a binary that gathers tests which were binaries of their
+/// own (linked once instead of once each), and whose modules install cluster-wide objects
+/// (CRDs, webhook configurations) that another module's tests must not meet.
+///
+/// Panics as [`shared`] does; a failed start is remembered for the key.
+///
+/// ```no_run
+/// # async fn example() {
+/// let env = rkb_envtest::shared_by(module_path!()).await;
+/// let namespace = env.create_namespace().await.unwrap();
+/// # }
+/// ```
+pub async fn shared_by(key: &'static str) -> &'static Environment {
+    type Plane = OnceCell<Result<Environment, String>>;
+    static PLANES: std::sync::Mutex<BTreeMap<&str, &'static Plane>> =
+        std::sync::Mutex::new(BTreeMap::new());
+    let plane: &'static Plane = PLANES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .entry(key)
+        .or_insert_with(|| Box::leak(Box::default()));
+    let started = plane
+        .get_or_init(|| async { Environment::start().await.map_err(|e| e.to_string()) })
+        .await;
+    match started {
+        Ok(env) => env,
+        Err(message) => panic!("{message}"),
+    }
 }
 
 impl Environment {

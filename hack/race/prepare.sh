@@ -6,7 +6,7 @@
 #                                   by kubebuilder itself (from the Go module proxy) and built
 #                                   with `go build`; nothing of it is in this repository
 #   bin/rkb-manager, crds/rkb.yaml  the operator this checkout's `rkb init` + `rkb create api
-#                                   --image` scaffold (cli/tests/golden.rs' flags), built
+#                                   --image` scaffold (cli/tests/commands/golden.rs' flags), built
 #                                   --release against this checkout
 #
 # Go's caches (GOPATH, GOCACHE, GOMODCACHE) stay under $RACE_DIR, so reruns are warm; the

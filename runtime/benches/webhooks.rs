@@ -5,7 +5,7 @@
 //! the admission webhooks and with them (the API server calling the defaulting and the
 //! validating webhook for each).
 
-#[path = "../tests/fixture/mod.rs"]
+#[path = "../tests/integration/fixture/mod.rs"]
 mod fixture;
 
 use std::sync::Arc;

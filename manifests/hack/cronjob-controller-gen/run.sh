@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# controller-gen's CRD for the same CronJob types as runtime/tests/cronjob/mod.rs (kubebuilder's
+# controller-gen's CRD for the same CronJob types as runtime/tests/integration/cronjob/mod.rs (kubebuilder's
 # tutorial API), to compare with rkb's: writes it to $1 (default /tmp/cronjob-controller-gen)
 # and prints the keyword counts of both. Needs Go; controller-gen comes from the Go module proxy.
 set -euo pipefail

@@ -472,7 +472,7 @@ fn is_scalar(obj: &Map<String, Value>) -> bool {
 
 /// The API server keeps a null of a nullable field and checks it against the enum,
 /// which cannot hold null (a null in a CRD's `enum` does not match it): every null
-/// would be refused (Kubernetes 1.34, `runtime/tests/api_server.rs`).
+/// would be refused (Kubernetes 1.34, `runtime/tests/integration/api_server.rs`).
 fn check_nullable_enum(obj: &Map<String, Value>, path: &str, out: &mut Vec<Problem>) {
     if flag(obj, "nullable") && obj.contains_key("enum") {
         // A list item is no field: its null cannot be dropped, only the Option removed.

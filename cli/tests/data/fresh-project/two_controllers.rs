@@ -1,4 +1,4 @@
-//! Written into the fresh project by `cli/tests/fresh_project.rs`: Memcached's default
+//! Written into the fresh project by `cli/tests/commands/fresh_project.rs`: Memcached's default
 //! controller and the one `create api --controller-name memcached-backup` added run on one
 //! object against a real API server, and each keeps its own status condition through a
 //! spec change. Each applies its condition as its own field manager; with one manager for

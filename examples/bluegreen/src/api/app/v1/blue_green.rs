@@ -143,7 +143,7 @@ mod tests {
     /// Two embedded PodSpecs make a big CRD: as the compact JSON that a client-side
     /// `kubectl apply` stores in an annotation, it must fit the API server's 256 KiB limit
     /// on annotations (`make install` applies it server-side anyway). The real API server
-    /// checks this in rkb's `cli/tests/real_api_server.rs`.
+    /// checks this in rkb's `cli/tests/commands/real_api_server.rs`.
     #[test]
     fn the_crd_fits_what_client_side_apply_can_store() {
         let path = concat!(
