@@ -126,7 +126,8 @@ fn update(
 }
 
 /// Plans into `changes` the outcome of every path of the two scaffolds for the project in
-/// `dir`, and reports them.
+/// `dir`, and reports them. Files the API crate moved are merged at their new paths (see
+/// [`ApiCrateMoves`]).
 fn plan(
     dir: &Path,
     base: &BTreeMap<String, Vec<u8>>,
@@ -134,6 +135,8 @@ fn plan(
     changes: &mut Changes,
 ) -> anyhow::Result<Report> {
     let mut report = Report::default();
+    let moves = ApiCrateMoves::find(dir, base, new)?;
+    let base = moves.apply_to(base);
     let mut paths: Vec<&String> = base.keys().chain(new.keys()).collect();
     paths.sort();
     paths.dedup();
@@ -143,7 +146,7 @@ fn plan(
         if path == project::FILE_NAME {
             continue;
         }
-        let ours = read_ours(dir, path)?;
+        let ours = moves.read_ours(dir, path, changes)?;
         let outcome = merge::file(
             base.get(path).map(Vec::as_slice),
             ours.as_deref(),
@@ -161,12 +164,117 @@ fn plan(
             report.manifests.push(path.clone());
             continue;
         }
-        if let Some(content) = outcome.content() {
-            changes.create(path, content.to_owned(), true)?;
+        match outcome.content() {
+            Some(content) => changes.create(path, content.to_owned(), true)?,
+            // The user's file, moved as it is (a module of their own under src/api/).
+            None => {
+                if let Some(moved) = ours.as_deref().filter(|_| moves.moved_from(path).is_some()) {
+                    changes.create(path, String::from_utf8_lossy(moved).into_owned(), true)?;
+                }
+            }
         }
         report.add(path, &outcome);
     }
+    for (to, from) in &moves.0 {
+        report.moved.push(format!("{from} -> {to}"));
+    }
     Ok(report)
+}
+
+/// The files that moved into the API crate (rkb 0.3): `src/api/<path>` is
+/// `api/src/<path>`, its `mod.rs` the crate's `lib.rs`, and a kind's conversion file
+/// (`src/webhook/[<group>/]<version>/<kind>_conversion.rs`) sits beside its types,
+/// `api/src/<group>/<version>/`. New path -> old path, for the base scaffold's files and
+/// the user's own files under `src/api/` alike. Inside the API crate the types are
+/// `crate::<group>::...`, not `crate::api::<group>::...`, so moved files are read with
+/// that rewritten; the operator keeps `crate::api::` (its lib.rs re-exports the crate).
+struct ApiCrateMoves(BTreeMap<String, String>);
+
+impl ApiCrateMoves {
+    fn find(
+        dir: &Path,
+        base: &BTreeMap<String, Vec<u8>>,
+        new: &BTreeMap<String, Vec<u8>>,
+    ) -> anyhow::Result<Self> {
+        let mut moves = BTreeMap::new();
+        // The user's files under src/api/, the scaffold's among them.
+        let theirs = match dir.join("src/api").is_dir() {
+            true => files(&dir.join("src/api"))?
+                .into_keys()
+                .map(|rel| format!("src/api/{rel}"))
+                .collect(),
+            false => Vec::new(),
+        };
+        for old in base.keys().chain(&theirs) {
+            if new.contains_key(old) {
+                continue;
+            }
+            let to = if let Some(rest) = old.strip_prefix("src/api/") {
+                Some(match rest {
+                    "mod.rs" => model::API_GROUPS.to_owned(),
+                    _ => format!("api/src/{rest}"),
+                })
+            } else if old.starts_with("src/webhook/") && old.ends_with("_conversion.rs") {
+                let mut parts = old.rsplit('/');
+                let (file, version) = (
+                    parts.next().unwrap_or_default(),
+                    parts.next().unwrap_or_default(),
+                );
+                let beside_types = format!("/{version}/{file}");
+                new.keys()
+                    .find(|p| p.starts_with("api/src/") && p.ends_with(&beside_types))
+                    .cloned()
+            } else {
+                None
+            };
+            if let Some(to) = to.filter(|to| !base.contains_key(to)) {
+                moves.insert(to, old.clone());
+            }
+        }
+        Ok(Self(moves))
+    }
+
+    fn moved_from(&self, path: &str) -> Option<&str> {
+        self.0.get(path).map(String::as_str)
+    }
+
+    /// The base scaffold with its moved files at their new paths.
+    fn apply_to(&self, base: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
+        let mut moved = base.clone();
+        for (to, from) in &self.0 {
+            if let Some(content) = moved.remove(from) {
+                moved.insert(to.clone(), in_api_crate(&content));
+            }
+        }
+        moved
+    }
+
+    /// The user's file at `path`, or the one that moves there (then planned away from its
+    /// old path).
+    fn read_ours(
+        &self,
+        dir: &Path,
+        path: &str,
+        changes: &mut Changes,
+    ) -> anyhow::Result<Option<Vec<u8>>> {
+        let ours = read_ours(dir, path)?;
+        let Some(from) = self.moved_from(path).filter(|_| ours.is_none()) else {
+            return Ok(ours);
+        };
+        let Some(theirs) = read_ours(dir, from)? else {
+            return Ok(None);
+        };
+        changes.remove(from)?;
+        Ok(Some(in_api_crate(&theirs)))
+    }
+}
+
+/// A file of the API crate as it names the types: `crate::<group>::...`.
+fn in_api_crate(content: &[u8]) -> Vec<u8> {
+    match std::str::from_utf8(content) {
+        Ok(text) => text.replace("crate::api::", "crate::").into_bytes(),
+        Err(_) => content.to_vec(),
+    }
 }
 
 /// Where the rkb of the base scaffold comes from.
@@ -572,6 +680,8 @@ struct Report {
     no_longer_generated: Vec<String>,
     manifests: Vec<String>,
     deleted_by_you: Vec<String>,
+    /// `old -> new`: files moved into the API crate.
+    moved: Vec<String>,
     up_to_date: usize,
 }
 
@@ -601,7 +711,8 @@ impl Report {
 
     fn print(&self, out: &mut dyn Write, from: &Version, to: &Version) -> std::io::Result<()> {
         writeln!(out, "\nrkb alpha update, rkb {from} -> {to}:")?;
-        let sections: [(&str, &[String]); 9] = [
+        let sections: [(&str, &[String]); 10] = [
+            ("moved into the API crate (api/)", &self.moved),
             ("merged cleanly (you and rkb changed them)", &self.merged),
             ("conflicted (markers written)", &self.conflicted),
             ("not merged: not text (left as they are)", &self.not_text),
