@@ -11,10 +11,13 @@
 //!   a field's schema takes under `#[rkb(...)]`.
 //! - [`webhook`]: admission webhook settings (path or url, name, failure policy, timeout,
 //!   selectors, match conditions, ...).
+//! - `syntax` (feature `syn`): the parsers of `#[rbac(...)]` and the webhook attribute,
+//!   which the derive macros run at compile time and `make manifests` runs over a
+//!   project's sources.
 //!
-//! No dependencies, so it is linked by a proc-macro crate as well as by operators; only
-//! the `cel` feature (on in rkb-derive and rkb-manifests) brings a CEL parser, for
-//! webhooks' match conditions.
+//! No dependencies by default, so it is linked by a proc-macro crate as well as by
+//! operators; the `cel` feature (on in rkb-derive and rkb-manifests) brings a CEL parser,
+//! for webhooks' match conditions, and the `syn` feature the attribute parsers.
 //!
 //! Operators do not depend on it directly: `rkb-runtime` is their crate. How rkb's crates
 //! fit together: [the rkb Book][crates].
@@ -25,4 +28,6 @@ pub mod attributes;
 pub mod names;
 pub mod rbac;
 pub mod schema;
+#[cfg(feature = "syn")]
+pub mod syntax;
 pub mod webhook;

@@ -19,14 +19,13 @@
 //! [rbac]: https://github.com/rkb-rs/rkb/blob/main/docs/src/reference/rbac-and-webhooks.md
 
 mod api;
-mod ctxt;
-mod keys;
-mod meta;
 mod rbac;
-mod rbac_attr;
 mod schema_attr;
-mod suggest;
 mod webhook;
+
+// What every attribute's checks share, from rkb-core, where `make manifests` parses
+// `#[rbac]` and the webhook attribute with the same code.
+use rkb_core::syntax::{ctxt, keys, meta, suggest};
 
 use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};

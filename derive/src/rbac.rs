@@ -4,24 +4,11 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::DeriveInput;
 
-use crate::ctxt::Ctxt;
-use crate::rbac_attr::{self, Rule};
+use rkb_core::syntax::rbac::{Rule, derive_rules};
 
 pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
-    let mut cx = Ctxt::default();
-    let rules = rbac_attr::rules(&mut cx, &input.attrs);
-    if !input.attrs.iter().any(|a| a.path().is_ident("rbac")) {
-        cx.error_at(
-            input.ident.span(),
-            format!(
-                "#[derive(Rbac)] on `{}` declares no permissions; add one #[rbac(...)] attribute \
-                 per rule, e.g. #[rbac(groups = [\"apps\"], resources = [\"deployments\"], \
-                 verbs = [get, list, watch])]",
-                input.ident
-            ),
-        );
-    }
-    cx.check()?;
+    // rkb-core's parser, which `make manifests` also runs over the project's sources.
+    let rules = derive_rules(&input.ident, &input.attrs)?;
 
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();

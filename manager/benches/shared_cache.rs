@@ -27,7 +27,7 @@ use rkb_manager::cache;
 use rkb_manager::manager::{Args, Context, Manager, Runnable};
 
 /// Secrets every controller caches.
-#[path = "../tests/support/count_watches.rs"]
+#[path = "../tests/integration/support/count_watches.rs"]
 mod count_watches;
 use count_watches::CountWatches;
 

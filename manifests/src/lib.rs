@@ -6,6 +6,9 @@
 //!   rendering into the manager's `ClusterRole` and `Role`s.
 //! - [`Manifests`]: writes (or checks) `config/crd/bases/` and `config/rbac/role.yaml`,
 //!   the job of `make manifests`.
+//! - [`sources`]: the `#[rbac(...)]` rules and webhook settings of a project's sources,
+//!   read without compiling them, with the derive macros' parser
+//!   ([`Manifests::rules_from`]).
 //! - [`compat`]: the breaking-change gate, which compares each CRD with the one released
 //!   in `config/crd/released/`.
 //!
@@ -26,6 +29,7 @@ pub mod rbac;
 pub mod schema;
 #[doc(hidden)]
 pub mod schema_macro;
+pub mod sources;
 pub mod webhook;
 
 pub use crd::{Crd, CrdError, crd};

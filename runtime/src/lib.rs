@@ -85,6 +85,10 @@
 //!   [`validating_webhook`], [`conversion_webhook`]) a project's `manifests()` lists, which
 //!   `make manifests` writes into `config/` and the test `manifests_are_up_to_date` checks
 //!   (module [`manifests`]).
+//! - [`mod@sources`]: the `#[rbac(...)]` rules and webhook settings of a project's sources,
+//!   read without compiling them, by the parser the macros use:
+//!   [`Manifests::rules_from`] adds the rules of every `#[derive(Rbac)]` under a directory,
+//!   so a manifests generator need not link the reconcilers.
 //!
 //! ```
 //! use kube::CustomResource;
@@ -158,7 +162,7 @@ pub use rkb_manifests::schema_macro;
 /// kube-derived custom resource, checked to be structural (lets generated code list
 /// CRDs without importing kube's trait).
 #[cfg(feature = "manifests")]
-pub use rkb_manifests::{Crd, CrdError, Manifests, crd, manifests, rbac, schema};
+pub use rkb_manifests::{Crd, CrdError, Manifests, crd, manifests, rbac, schema, sources};
 
 #[cfg(feature = "testing")]
 pub use rkb_testing as testing;

@@ -1,7 +1,7 @@
 //! `rkb edit --plugins grafana`: the dashboards, PROJECT's record of the plugin, a second
 //! run that changes nothing, a user's own file that is never overwritten, and `alpha
 //! generate` replaying the plugin. (The dashboards' queries are checked against a
-//! manager's metrics in manager/tests/metrics.rs.)
+//! manager's metrics in manager/tests/integration/metrics.rs.)
 
 use crate::common;
 

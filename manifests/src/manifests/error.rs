@@ -129,6 +129,10 @@ pub enum Error {
         /// Their common file.
         path: PathBuf,
     },
+    /// The sources of [`Manifests::rules_from`] do not parse, or an attribute in them is
+    /// wrong: every mistake, at `file:line:column`.
+    #[error("cannot read the RBAC rules from the sources:\n{0}")]
+    Sources(crate::sources::Error),
     /// A hand-written rule that the API server would reject.
     #[error("invalid RBAC rule {rule:?}: {reason}")]
     InvalidRule {

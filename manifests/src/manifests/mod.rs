@@ -64,6 +64,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use crate::compat::Allowance;
 use crate::crd::{Crd, CrdError};
 use crate::rbac::Rule;
+use crate::sources;
 use crate::webhook::{self, Webhook, WebhookError};
 
 mod cli;
@@ -116,6 +117,8 @@ pub struct Manifests {
     max_crd_size: Option<usize>,
     webhooks: Vec<Webhook>,
     allow_breaking: Vec<Allowance>,
+    /// Why [`Manifests::rules_from`] could not read its sources: rendering fails with it.
+    unread: Option<sources::Error>,
 }
 
 impl Manifests {
@@ -132,7 +135,47 @@ impl Manifests {
             max_crd_size: Some(DEFAULT_MAX_CRD_SIZE),
             webhooks: Vec::new(),
             allow_breaking: Vec::new(),
+            unread: None,
         }
+    }
+
+    /// Adds the rules of every `#[derive(Rbac)]` in the `.rs` files under `dir`, read
+    /// without compiling them ([`sources::read`]) by the parser the derive macro uses. A
+    /// relative `dir` is taken from the current directory; a generator that must not
+    /// depend on it names the directory from `env!("CARGO_MANIFEST_DIR")`. A file that
+    /// does not parse, or a wrong attribute, fails [`Manifests::render`],
+    /// [`Manifests::write`] and [`Manifests::check`] with [`Error::Sources`] (each mistake
+    /// at `file:line:column`, with the derive's message), and nothing is written.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let project = tempfile::tempdir()?;
+    /// # std::fs::create_dir(project.path().join("src"))?;
+    /// # let root = project.path();
+    /// std::fs::write(
+    ///     root.join("src/lib.rs"),
+    ///     r#"
+    ///     #[derive(rkb_runtime::Rbac)]
+    ///     #[rbac(groups = ["apps"], resources = ["deployments"], verbs = [list, watch])]
+    ///     pub struct DeploymentReconciler;
+    ///     "#,
+    /// )?;
+    /// let manifests = rkb_manifests::Manifests::new(vec![], vec![]).rules_from(root.join("src"));
+    /// let files = manifests.render()?;
+    /// let role = &files[std::path::Path::new(rkb_manifests::manifests::ROLE_FILE)];
+    /// assert!(role.contains("- deployments"), "{role}");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn rules_from(mut self, dir: impl AsRef<Path>) -> Self {
+        match sources::read(dir.as_ref()) {
+            Ok(sources) => self.rules.extend(sources.rules()),
+            Err(error) => match &mut self.unread {
+                Some(unread) => unread.diagnostics.extend(error.diagnostics),
+                None => self.unread = Some(error),
+            },
+        }
+        self
     }
 
     /// The operator's webhooks, e.g. `rkb_runtime::defaulting_webhook::<K, D>()`:

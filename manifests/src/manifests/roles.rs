@@ -15,6 +15,9 @@ impl Manifests {
     /// [namespaced](Manifests::namespaced) operator has no ClusterRole: its cluster-wide
     /// rules are the Role's in the manager's namespace.
     pub(super) fn render_roles(&self) -> Result<Vec<(PathBuf, String)>, Error> {
+        if let Some(unread) = &self.unread {
+            return Err(Error::Sources(unread.clone()));
+        }
         if !rkb_core::names::is_dns1123_subdomain(&self.role_name) {
             return Err(Error::InvalidRoleName(self.role_name.clone()));
         }

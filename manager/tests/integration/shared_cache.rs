@@ -77,7 +77,7 @@ struct Setup {
 }
 
 async fn namespace_with_a(manager: &str) -> Setup {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let admin = env.client();
     let namespace = env.create_namespace().await.unwrap();
     let mut a = ConfigMap::default();

@@ -11,15 +11,16 @@ use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::{Attribute, Ident, LitStr, Token, bracketed, token};
 
-use rkb_core::names;
-use rkb_core::rbac::{self, KNOWN_VERBS, Shape, ShapeError, Verb};
+use crate::names;
+use crate::rbac::{self, KNOWN_VERBS, Shape, ShapeError, Verb};
 
-use crate::ctxt::Ctxt;
-use crate::keys::Keys;
-use crate::suggest;
+use super::ctxt::Ctxt;
+use super::keys::Keys;
+use super::suggest;
 
 /// One checked `#[rbac(...)]` attribute; mirrors `rkb_runtime::rbac::Rule`.
-pub(crate) struct Rule {
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Rule {
     pub groups: Vec<String>,
     pub resources: Vec<String>,
     pub resource_names: Vec<String>,
@@ -29,9 +30,9 @@ pub(crate) struct Rule {
 }
 
 /// The keys of `#[rbac(...)]` are the fields of a rule, as rkb-core names them.
-use rkb_core::rbac::Field as Key;
+use crate::rbac::Field as Key;
 
-use rkb_core::attributes::rbac::{self as table, ALIASES, KEYS};
+use crate::attributes::rbac::{self as table, ALIASES, KEYS};
 
 fn key_name(key: Key) -> &'static str {
     table::key(key).name
@@ -108,8 +109,27 @@ impl Parse for Item {
     }
 }
 
+/// The rules of the item `ident` that derives `Rbac`, from its attributes `attrs`: every
+/// `#[rbac(...)]` checked, and at least one required; every mistake, with its span.
+pub fn derive_rules(ident: &Ident, attrs: &[Attribute]) -> syn::Result<Vec<Rule>> {
+    let mut cx = Ctxt::default();
+    let rules = rules(&mut cx, attrs);
+    if !attrs.iter().any(|a| a.path().is_ident("rbac")) {
+        cx.error_at(
+            ident.span(),
+            format!(
+                "#[derive(Rbac)] on `{ident}` declares no permissions; add one #[rbac(...)] \
+                 attribute per rule, e.g. #[rbac(groups = [\"apps\"], resources = \
+                 [\"deployments\"], verbs = [get, list, watch])]"
+            ),
+        );
+    }
+    cx.check()?;
+    Ok(rules)
+}
+
 /// Checks every `#[rbac(...)]` attribute of the derive input; errors go to `cx`.
-pub(crate) fn rules(cx: &mut Ctxt, attrs: &[Attribute]) -> Vec<Rule> {
+pub fn rules(cx: &mut Ctxt, attrs: &[Attribute]) -> Vec<Rule> {
     let mut rules = Vec::new();
     for attr in attrs.iter().filter(|a| a.path().is_ident("rbac")) {
         let list = match attr.meta.require_list() {

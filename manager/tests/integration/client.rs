@@ -48,7 +48,7 @@ pub struct WidgetSpec {
 
 /// An admin client of the shared API server with the CRDs installed, and a fresh namespace.
 async fn client() -> (kube::Client, String) {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     env.apply()
         .crds([Memcached::crd(), Widget::crd()])
         .await
@@ -151,7 +151,7 @@ async fn finalizers_are_added_and_removed_once() {
 #[tokio::test]
 async fn api_all_writes_to_each_objects_namespace() {
     let (client, a) = client().await;
-    let b = rkb_envtest::shared()
+    let b = rkb_envtest::shared_by(module_path!())
         .await
         .create_namespace()
         .await

@@ -54,7 +54,7 @@ fn secret(namespace: &str, value: &str) -> Secret {
 /// reads the change from the lister `cache::watches` returns: created, changed, deleted.
 #[tokio::test]
 async fn a_watched_change_reconciles_its_object_which_reads_it_from_the_lister() {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let (client, ns) = (env.client(), env.create_namespace().await.unwrap());
     let config = || watcher::Config::default().any_semantic();
     let (controller, secrets) = cache::watches(

@@ -335,7 +335,7 @@ async fn stop(replica: Replica) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "one unexplained stall in about 18 runs (docs/src/design/sharded-operators.md, Not done): run by hand with --ignored"]
 async fn sharded_replicas_never_reconcile_one_object_at_once() {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let namespace = env.create_namespace().await.unwrap();
     scale_and_kill(env.client(), &namespace).await;
 }
@@ -613,7 +613,7 @@ async fn the_api_servers_sharded_lists_agree_with_rkbs_slices() {
     assert_eq!(names, wanted);
 
     // Without the gate: everything, and no shardInfo.
-    let plain = rkb_envtest::shared().await;
+    let plain = rkb_envtest::shared_by(module_path!()).await;
     let client = plain.client();
     let namespace = plain.create_namespace().await.unwrap();
     let objects = Api::<ConfigMap>::namespaced(client.clone(), &namespace);
@@ -649,7 +649,7 @@ fn lease_partitionable(client: kube::Client, cut: Arc<AtomicBool>) -> kube::Clie
 /// Lease expired, never while it still reconciled.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replica_cut_off_from_its_lease_stops_before_its_slices_move() {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let client = env.client();
     let namespace = env.create_namespace().await.unwrap();
     let objects = Api::<ConfigMap>::namespaced(client.clone(), &namespace);
@@ -817,7 +817,7 @@ async fn with_the_gate_each_replica_watches_only_its_slices() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_the_gate_each_replica_watches_everything_and_reconciles_its_slices() {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let namespace = env.create_namespace().await.unwrap();
     watches_follow_the_served_slices(env.client(), &namespace, false).await;
 }
@@ -826,7 +826,7 @@ async fn without_the_gate_each_replica_watches_everything_and_reconciles_its_sli
 /// Lease and holding slices it no longer serves: the manager stops instead, releasing them.
 #[tokio::test]
 async fn a_sharded_replica_whose_controller_stops_hands_its_slices_over() {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let namespace = env.create_namespace().await.unwrap();
     let args = Args::parse_from([
         "manager",

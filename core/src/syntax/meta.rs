@@ -12,12 +12,14 @@ use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::{Expr, ExprLit, ExprUnary, Ident, Lit, LitStr, Token, UnOp, parenthesized, token};
 
-pub(crate) struct Entry {
+#[derive(Debug)]
+pub struct Entry {
     pub key: Ident,
     pub value: Value,
 }
 
-pub(crate) enum Value {
+#[derive(Debug)]
+pub enum Value {
     /// `key`
     Flag,
     /// `key = <tokens up to the next comma>`
@@ -51,17 +53,17 @@ impl Parse for Entry {
     }
 }
 
-pub(crate) fn parse_entries(tokens: TokenStream) -> syn::Result<Punctuated<Entry, Token![,]>> {
+pub fn parse_entries(tokens: TokenStream) -> syn::Result<Punctuated<Entry, Token![,]>> {
     syn::parse::Parser::parse2(Punctuated::<Entry, Token![,]>::parse_terminated, tokens)
 }
 
 impl Entry {
-    pub(crate) fn name(&self) -> String {
+    pub fn name(&self) -> String {
         self.key.unraw().to_string()
     }
 
     /// The span of the whole entry, for errors about its value.
-    pub(crate) fn span(&self) -> Span {
+    pub fn span(&self) -> Span {
         match &self.value {
             Value::Flag => self.key.span(),
             Value::Assign(tokens) => join(self.key.span(), tokens),
@@ -74,7 +76,7 @@ impl Entry {
     }
 
     /// The value's span, or the key's for flags.
-    pub(crate) fn value_span(&self) -> Span {
+    pub fn value_span(&self) -> Span {
         match &self.value {
             Value::Flag => self.key.span(),
             Value::Assign(tokens) => tokens_span(tokens),
@@ -95,14 +97,14 @@ fn join(start: Span, tokens: &TokenStream) -> Span {
 }
 
 /// A number written in an attribute, e.g. `0`, `-1`, `2.5`, `1e3`.
-#[derive(Clone)]
-pub(crate) struct Number {
+#[derive(Clone, Debug)]
+pub struct Number {
     pub value: f64,
     pub is_integer: bool,
     pub tokens: TokenStream,
 }
 
-pub(crate) fn as_number(tokens: &TokenStream) -> Option<Number> {
+pub fn as_number(tokens: &TokenStream) -> Option<Number> {
     let expr: Expr = syn::parse2(tokens.clone()).ok()?;
     let (negative, lit) = match &expr {
         Expr::Lit(ExprLit { lit, .. }) => (false, lit),
@@ -128,7 +130,7 @@ pub(crate) fn as_number(tokens: &TokenStream) -> Option<Number> {
     })
 }
 
-pub(crate) fn as_str(tokens: &TokenStream) -> Option<LitStr> {
+pub fn as_str(tokens: &TokenStream) -> Option<LitStr> {
     match syn::parse2::<Expr>(tokens.clone()).ok()? {
         Expr::Lit(ExprLit {
             lit: Lit::Str(s), ..
@@ -137,7 +139,7 @@ pub(crate) fn as_str(tokens: &TokenStream) -> Option<LitStr> {
     }
 }
 
-pub(crate) fn as_bool(tokens: &TokenStream) -> Option<bool> {
+pub fn as_bool(tokens: &TokenStream) -> Option<bool> {
     match syn::parse2::<Expr>(tokens.clone()).ok()? {
         Expr::Lit(ExprLit {
             lit: Lit::Bool(b), ..
@@ -146,7 +148,7 @@ pub(crate) fn as_bool(tokens: &TokenStream) -> Option<bool> {
     }
 }
 
-pub(crate) fn as_ident(tokens: &TokenStream) -> Option<Ident> {
+pub fn as_ident(tokens: &TokenStream) -> Option<Ident> {
     let mut iter = tokens.clone().into_iter();
     match (iter.next(), iter.next()) {
         (Some(TokenTree::Ident(ident)), None) => Some(ident),
@@ -155,7 +157,7 @@ pub(crate) fn as_ident(tokens: &TokenStream) -> Option<Ident> {
 }
 
 /// The items of `[a, b, c]`, each as its own tokens.
-pub(crate) fn as_list(tokens: &TokenStream) -> Option<Vec<TokenStream>> {
+pub fn as_list(tokens: &TokenStream) -> Option<Vec<TokenStream>> {
     let mut iter = tokens.clone().into_iter();
     let group = match (iter.next(), iter.next()) {
         (Some(TokenTree::Group(g)), None) if g.delimiter() == proc_macro2::Delimiter::Bracket => g,
@@ -178,11 +180,11 @@ pub(crate) fn as_list(tokens: &TokenStream) -> Option<Vec<TokenStream>> {
 }
 
 /// A span covering `tokens`, for errors.
-pub(crate) fn span_of(tokens: &TokenStream) -> Span {
+pub fn span_of(tokens: &TokenStream) -> Span {
     tokens_span(tokens)
 }
 
 /// Source text of `tokens`, for messages.
-pub(crate) fn text(tokens: &impl ToTokens) -> String {
+pub fn text(tokens: &impl ToTokens) -> String {
     tokens.to_token_stream().to_string()
 }

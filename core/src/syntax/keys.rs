@@ -5,10 +5,11 @@
 
 use proc_macro2::Span;
 
-use crate::ctxt::Ctxt;
-use crate::suggest;
+use super::ctxt::Ctxt;
+use super::suggest;
 
-pub(crate) struct Keys<'a> {
+#[derive(Debug)]
+pub struct Keys<'a> {
     /// Where the keys are written, for messages: `#[rbac(...)]`, `` `scale(...)` ``.
     place: String,
     known: &'a [&'static str],
@@ -24,11 +25,11 @@ pub(crate) struct Keys<'a> {
     /// not reported missing as well as misspelt.
     named: Vec<&'static str>,
     /// False after any unknown or repeated key.
-    pub(crate) ok: bool,
+    pub ok: bool,
 }
 
 impl<'a> Keys<'a> {
-    pub(crate) fn new(
+    pub fn new(
         place: impl Into<String>,
         known: &'a [&'static str],
         aliases: &'a [(&'static str, &'static str)],
@@ -46,19 +47,19 @@ impl<'a> Keys<'a> {
     }
 
     /// Keys that may be written more than once (one entry per CEL rule, per column).
-    pub(crate) fn repeatable(mut self, keys: &'a [&'static str]) -> Self {
+    pub fn repeatable(mut self, keys: &'a [&'static str]) -> Self {
         self.repeatable = keys;
         self
     }
 
     /// What the message for a repeated key advises, instead of "write it once".
-    pub(crate) fn advice(mut self, advice: fn(&str) -> String) -> Self {
+    pub fn advice(mut self, advice: fn(&str) -> String) -> Self {
         self.advice = advice;
         self
     }
 
     /// The key `name` as known, or `None` after reporting it unknown or repeated.
-    pub(crate) fn accept(&mut self, cx: &mut Ctxt, name: &str, span: Span) -> Option<&'static str> {
+    pub fn accept(&mut self, cx: &mut Ctxt, name: &str, span: Span) -> Option<&'static str> {
         let (place, known) = (self.place.clone(), self.known);
         self.accept_or(cx, name, span, |hint| {
             suggest::unknown_key(name, &place, hint, known)
@@ -67,7 +68,7 @@ impl<'a> Keys<'a> {
 
     /// [`Keys::accept`] with the attribute's own message for an unknown key, given the
     /// key it was most likely meant to be.
-    pub(crate) fn accept_or(
+    pub fn accept_or(
         &mut self,
         cx: &mut Ctxt,
         name: &str,
@@ -100,12 +101,12 @@ impl<'a> Keys<'a> {
     }
 
     /// Whether `key` was given (or meant by a misspelling).
-    pub(crate) fn named(&self, key: &str) -> bool {
+    pub fn named(&self, key: &str) -> bool {
         self.named.contains(&key)
     }
 
     /// The keys given, each with the span where it was written.
-    pub(crate) fn given(&self) -> &[(&'static str, Span)] {
+    pub fn given(&self) -> &[(&'static str, Span)] {
         &self.given
     }
 }

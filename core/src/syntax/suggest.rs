@@ -1,7 +1,7 @@
 //! "Did you mean" hints for misspelt keys and verbs.
 
 /// The candidate closest to `input`, if it is close enough to be a likely typo.
-pub(crate) fn closest<'a>(input: &str, candidates: &[&'a str]) -> Option<&'a str> {
+pub fn closest<'a>(input: &str, candidates: &[&'a str]) -> Option<&'a str> {
     // Case and `_` differences (`deleteCollection`, `resourcenames`) are the
     // commonest slips; treat them as exact matches before measuring typos.
     let folded = fold(input);
@@ -18,7 +18,7 @@ pub(crate) fn closest<'a>(input: &str, candidates: &[&'a str]) -> Option<&'a str
 
 /// The key a misspelt `name` most likely meant: a known alias (another tool's
 /// spelling, e.g. controller-gen's) first, else the closest key.
-pub(crate) fn intended_key<'a>(
+pub fn intended_key<'a>(
     name: &str,
     aliases: &[(&str, &'a str)],
     keys: &[&'a str],
@@ -30,8 +30,8 @@ pub(crate) fn intended_key<'a>(
         .or_else(|| closest(name, keys))
 }
 
-/// "unknown key `x` in <place>; did you mean `y`?", or the keys that are accepted.
-pub(crate) fn unknown_key(name: &str, place: &str, hint: Option<&str>, keys: &[&str]) -> String {
+/// ``unknown key `x` in <place>; did you mean `y`?``, or the keys that are accepted.
+pub fn unknown_key(name: &str, place: &str, hint: Option<&str>, keys: &[&str]) -> String {
     match hint {
         Some(key) => format!("unknown key `{name}` in {place}; did you mean `{key}`?"),
         None => format!(
@@ -42,7 +42,7 @@ pub(crate) fn unknown_key(name: &str, place: &str, hint: Option<&str>, keys: &[&
 }
 
 /// `s` without case, `_` and `-`: the spellings of one key or value that are taken alike.
-pub(crate) fn fold(s: &str) -> String {
+pub fn fold(s: &str) -> String {
     s.chars()
         .filter(|c| *c != '_' && *c != '-')
         .flat_map(char::to_lowercase)

@@ -81,7 +81,7 @@ fn config_map(name: &str) -> ConfigMap {
 
 #[tokio::test]
 async fn a_manager_exports_workqueue_rest_client_and_process_metrics() {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let admin = env.client();
     let namespace = env.create_namespace().await.unwrap();
     let config_maps = Api::<ConfigMap>::namespaced(admin.clone(), &namespace);

@@ -68,7 +68,7 @@ async fn grant(env: &Environment, namespace: &str, resources: &[&str], resource:
 /// was forgotten). It reconciles, yet is not ready until the Secret watch is allowed.
 #[tokio::test]
 async fn a_controller_is_not_ready_while_one_of_its_watches_is_forbidden() {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let admin = env.client();
     let namespace = env.create_namespace().await.unwrap();
     let operator = env

@@ -112,7 +112,7 @@ async fn eventually(what: &str, done: impl Fn() -> bool) {
 
 #[tokio::test]
 async fn a_manager_with_roles_in_its_namespaces_watches_those_and_no_other() {
-    let env = rkb_envtest::shared().await;
+    let env = rkb_envtest::shared_by(module_path!()).await;
     let admin = env.client();
     let (team_a, team_b, other) = (
         env.create_namespace().await.unwrap(),
