@@ -770,7 +770,7 @@ impl Layout {
         exists: impl Fn(&str) -> anyhow::Result<bool>,
     ) -> anyhow::Result<bool> {
         let single = Self::single_group(resource);
-        Ok(exists(&single.admission_file)?)
+        exists(&single.admission_file)
     }
 
     /// `config/rbac/<prefix>_<role>_role.yaml`.

@@ -12,10 +12,11 @@
 
 //! cronjob: a Kubernetes operator scaffolded by rkb.
 //!
-//! `api` holds the custom resource types, `controller` their reconcilers, and
-//! [`manifests`] lists what `make manifests` turns into config/ YAML.
+//! `api` is the API crate (api/, the custom resource types), `controller` holds their
+//! reconcilers, and [`manifests`] lists what `make manifests` turns into config/ YAML.
 
-pub mod api;
+pub use cronjob_api as api;
+
 pub mod controller;
 pub mod metrics_certs;
 pub mod webhook;
@@ -25,10 +26,7 @@ pub mod webhook;
 /// `make manifests` writes them to config/crd/bases/, config/rbac/role.yaml and
 /// config/webhook/manifests.yaml.
 pub fn manifests() -> rkb_runtime::Manifests {
-    let crds = vec![
-        rkb_runtime::crd::<api::batch::v1::CronJob>(),
-        // +rkb:scaffold:crds
-    ];
+    let crds = api::crds();
     let rbac = vec![
         rkb_runtime::metrics_certificate_rules(&metrics_certs::certificates()),
         rkb_runtime::webhook_certificate_rules(&webhook::certs::certificates()),

@@ -10,7 +10,17 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-//! API types of cronjob, one module per group and version.
+//! The API of cronjob: its custom resource types, one module per group and
+//! version (kubebuilder's `api/` package), and [`crds`], the CRDs `make manifests` writes.
+//! A crate of its own, so that `make manifests` builds the types without the operator.
 
 pub mod batch;
 // +rkb:scaffold:groups
+
+/// The CRDs of this project's APIs: `make manifests` writes them to config/crd/bases/.
+pub fn crds() -> Vec<Result<rkb_runtime::Crd, rkb_runtime::CrdError>> {
+    vec![
+        rkb_runtime::crd::<batch::v1::CronJob>(),
+        // +rkb:scaffold:crds
+    ]
+}
