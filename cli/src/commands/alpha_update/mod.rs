@@ -137,7 +137,12 @@ fn plan(
     let mut report = Report::default();
     let moves = ApiCrateMoves::find(dir, base, new)?;
     let base = moves.apply_to(base);
-    let mut paths: Vec<&String> = base.keys().chain(new.keys()).collect();
+    // The user's own files under src/api/ are in neither scaffold: they move too.
+    let mut paths: Vec<&String> = base
+        .keys()
+        .chain(new.keys())
+        .chain(moves.0.keys())
+        .collect();
     paths.sort();
     paths.dedup();
     for path in paths {
@@ -775,4 +780,81 @@ pub(super) fn finish_tool(
         );
     }
     Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree(files: &[(&str, &str)]) -> BTreeMap<String, Vec<u8>> {
+        files
+            .iter()
+            .map(|(path, text)| ((*path).to_owned(), text.as_bytes().to_vec()))
+            .collect()
+    }
+
+    /// A project of the single-crate layout comes out in the API crate's: the scaffold's
+    /// files and the user's own under src/api/ move, edits and all, and the conversion file
+    /// names the types as the API crate does.
+    #[test]
+    fn the_types_move_into_the_api_crate_with_the_users_edits() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = [
+            ("src/api/mod.rs", "pub mod cache;\n"),
+            (
+                "src/api/cache/v1/memcached.rs",
+                "pub struct Spec { pub size: i32 }\n",
+            ),
+            ("src/api/cache/v1/helpers.rs", "pub fn mine() {}\n"),
+            (
+                "src/webhook/v1/memcached_conversion.rs",
+                "use crate::api::cache::v1::Memcached;\n// mine\n",
+            ),
+        ];
+        for (path, text) in user {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let base = tree(&[
+            ("src/api/mod.rs", "pub mod cache;\n"),
+            ("src/api/cache/v1/memcached.rs", "pub struct Spec {}\n"),
+            (
+                "src/webhook/v1/memcached_conversion.rs",
+                "use crate::api::cache::v1::Memcached;\n",
+            ),
+        ]);
+        let new = tree(&[
+            ("api/src/lib.rs", "pub mod cache;\npub fn crds() {}\n"),
+            ("api/src/cache/v1/memcached.rs", "pub struct Spec {}\n"),
+            (
+                "api/src/cache/v1/memcached_conversion.rs",
+                "use crate::cache::v1::Memcached;\n",
+            ),
+        ]);
+        let mut changes = Changes::open(dir.path()).unwrap();
+        let report = plan(dir.path(), &base, &new, &mut changes).unwrap();
+        assert_eq!(report.conflicts(), 0, "{:?}", report.conflicted);
+        let read = |path: &str| changes.read(path).unwrap();
+        assert_eq!(
+            read("api/src/lib.rs").unwrap(),
+            "pub mod cache;\npub fn crds() {}\n"
+        );
+        assert_eq!(
+            read("api/src/cache/v1/memcached.rs").unwrap(),
+            "pub struct Spec { pub size: i32 }\n"
+        );
+        assert_eq!(
+            read("api/src/cache/v1/helpers.rs").unwrap(),
+            "pub fn mine() {}\n"
+        );
+        assert_eq!(
+            read("api/src/cache/v1/memcached_conversion.rs").unwrap(),
+            "use crate::cache::v1::Memcached;\n// mine\n"
+        );
+        for (old, _) in user {
+            assert_eq!(read(old), None, "{old} is left behind");
+        }
+        assert_eq!(report.moved.len(), 4, "{:?}", report.moved);
+    }
 }
