@@ -4,7 +4,8 @@
 #
 #   bin/go-manager, crds/go.yaml    kubebuilder's deploy-image Memcached operator, scaffolded
 #                                   by kubebuilder itself (from the Go module proxy) and built
-#                                   with `go build`; nothing of it is in this repository
+#                                   with `go build`; nothing of it is in this repository but
+#                                   the race's knob for its MaxConcurrentReconciles
 #   bin/rkb-manager, crds/rkb.yaml  the operator this checkout's `rkb init` + `rkb create api
 #                                   --image` scaffold (cli/tests/commands/golden.rs' flags), built
 #                                   --release against this checkout
@@ -54,6 +55,33 @@ if [[ ! -f $marker ]]; then
     )
     touch "$marker"
 fi
+# The race's concurrency knob (RACE_CONCURRENCY): MaxConcurrentReconciles from
+# RACE_MAX_CONCURRENT_RECONCILES; unset, controller-runtime's default (one at a time).
+cat > "$go_dir/internal/controller/race_options.go" <<'GO'
+package controller
+
+import (
+	"os"
+	"strconv"
+
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+)
+
+// raceOptions sets MaxConcurrentReconciles from RACE_MAX_CONCURRENT_RECONCILES (added by
+// rkb's hack/race/prepare.sh); zero, the default, leaves it to controller-runtime.
+func raceOptions() controller.Options {
+	n, _ := strconv.Atoi(os.Getenv("RACE_MAX_CONCURRENT_RECONCILES"))
+	return controller.Options{MaxConcurrentReconciles: n}
+}
+GO
+controller_go=$go_dir/internal/controller/memcached_controller.go
+if ! grep -q 'WithOptions(raceOptions())' "$controller_go"; then
+    sed -i 's/^\t\tComplete(r)$/\t\tWithOptions(raceOptions()).\n\t\tComplete(r)/' "$controller_go"
+fi
+grep -q 'WithOptions(raceOptions())' "$controller_go" || {
+    echo "prepare.sh: cannot add the concurrency knob to $controller_go (no Complete(r) line)" >&2
+    exit 1
+}
 step "go build of the Go operator"
 (cd "$go_dir" && go build -o "$RACE_DIR/bin/go-manager" ./cmd)
 cp "$go_dir/config/crd/bases/cache.example.com_memcacheds.yaml" "$RACE_DIR/crds/go.yaml"

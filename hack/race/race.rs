@@ -18,7 +18,8 @@
 //!
 //! Figures per run: both times, the operator's CPU (utime + stime from /proc) and peak
 //! RSS (VmHWM), the API server's `apiserver_request_total` by verb and resource (after
-//! minus before, minus the bench's own creates and patches), kube-apiserver's and etcd's
+//! minus before, minus the bench's own creates and patches; those answered 409 Conflict
+//! counted apart), kube-apiserver's and etcd's
 //! CPU, the operator's reconciles (`controller_runtime_reconcile_total`, both sides export
 //! it) and where the time goes (server-side request time, etcd time, reconcile time; per
 //! rescaled object, the reconciles' time split into their requests' server-side time and
@@ -26,11 +27,14 @@
 //! peaks of anonymous and of file-backed resident memory, sampled every 100 ms).
 //!
 //! Settings (environment): `RACE_DIR` (where prepare.sh put the operators, default
-//! `~/.cache/rkb/race`), `RACE_OBJECTS` (200), `RACE_RUNS` (3), `RACE_SIDES` (`go,rkb`),
-//! `RACE_LOAD_WIDTH` (requests of the load in flight at once, 200), `RACE_TIMEOUT`
+//! `~/.cache/rkb/race`), `RACE_OBJECTS` (200), `RACE_RUNS` (3), `RACE_SIDES` (`go,rkb`;
+//! `rkb-<label>` races another build of the rkb operator put in `bin/rkb-<label>-manager`,
+//! e.g. `go,rkb,rkb-before`), `RACE_CONCURRENCY` (`default`: each side's own; a list such
+//! as `default,1,2,4,8` races every entry in turn, both sides at that many reconciles at
+//! once), `RACE_LOAD_WIDTH` (requests of the load in flight at once, 200), `RACE_TIMEOUT`
 //! (seconds per phase, 600), `RACE_OUT` (a file to write the report to as well),
-//! `RACE_RKB_ARGS` (extra arguments of the rkb operator, e.g. `--concurrency=1`),
-//! `RACE_RKB_ENV` (extra environment of the rkb operator, `NAME=value ...`).
+//! `RACE_RKB_ARGS` (extra arguments of the rkb operator), `RACE_RKB_ENV` (extra
+//! environment of the rkb operator, `NAME=value ...`).
 //!
 //! `make race` (or `cargo bench -p rkb-race`) after `hack/race/prepare.sh`.
 
@@ -63,11 +67,14 @@ struct Settings {
     objects: usize,
     runs: usize,
     sides: Vec<Side>,
+    /// The concurrencies to race at (`RACE_CONCURRENCY`), each with both sides: a number
+    /// (rkb's `--concurrency`, controller-runtime's `MaxConcurrentReconciles`) or each
+    /// side's default.
+    concurrencies: Vec<Concurrency>,
     load_width: usize,
     timeout: Duration,
     out: Option<PathBuf>,
-    /// Extra arguments of the rkb operator (`RACE_RKB_ARGS`, whitespace-separated), e.g.
-    /// `--concurrency=1` for controller-runtime's default concurrency.
+    /// Extra arguments of the rkb operator (`RACE_RKB_ARGS`, whitespace-separated).
     rkb_args: Vec<String>,
     /// Extra environment of the rkb operator (`RACE_RKB_ENV`, whitespace-separated
     /// `NAME=value`), e.g. `LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2` to try
@@ -75,23 +82,74 @@ struct Settings {
     rkb_env: Vec<(String, String)>,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Side {
-    Go,
-    Rkb,
+/// An operator in the race: `go` (controller-runtime), or `rkb` and any other name that
+/// starts with `rkb-` (another build of the rkb operator, e.g. `rkb-before`, whose binary
+/// is `bin/rkb-before-manager`), so that two builds race in the same run.
+#[derive(Clone, PartialEq, Eq)]
+struct Side {
+    name: String,
 }
 
 impl Side {
-    fn name(self) -> &'static str {
-        match self {
-            Side::Go => "go",
-            Side::Rkb => "rkb",
+    fn parse(name: &str) -> anyhow::Result<Self> {
+        let name = name.trim();
+        let another_rkb = name
+            .strip_prefix("rkb-")
+            .is_some_and(|label| !label.is_empty());
+        if !(name == "go" || name == "rkb" || another_rkb) {
+            bail!(
+                "RACE_SIDES: unknown side {name:?}: go, rkb, or rkb-<label> for another build of \
+                 the rkb operator in bin/rkb-<label>-manager (e.g. go,rkb,rkb-before)"
+            );
+        }
+        Ok(Side { name: name.into() })
+    }
+    fn is_go(&self) -> bool {
+        self.name == "go"
+    }
+    fn title(&self) -> &str {
+        if self.is_go() {
+            "controller-runtime"
+        } else {
+            &self.name
         }
     }
-    fn title(self) -> &'static str {
+}
+
+/// How many reconciles each operator runs at once.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Concurrency {
+    /// Each side's own default: no flag, no setting.
+    Default,
+    /// Both sides at `n`: rkb's `--concurrency=n`, controller-runtime's
+    /// `MaxConcurrentReconciles` (through `RACE_MAX_CONCURRENT_RECONCILES`, which
+    /// prepare.sh adds to its controller).
+    Both(u16),
+}
+
+impl Concurrency {
+    fn parse(text: &str) -> anyhow::Result<Self> {
+        match text.trim() {
+            "default" => Ok(Concurrency::Default),
+            n => match n.parse() {
+                Ok(n) if n > 0 => Ok(Concurrency::Both(n)),
+                _ => bail!(
+                    "RACE_CONCURRENCY: {n:?} is not a concurrency: a number from 1, or default \
+                     (each side's own), e.g. default,1,2,4,8"
+                ),
+            },
+        }
+    }
+    fn title(self) -> String {
         match self {
-            Side::Go => "controller-runtime",
-            Side::Rkb => "rkb",
+            Concurrency::Default => "each side's default concurrency".into(),
+            Concurrency::Both(n) => format!("both at concurrency {n}"),
+        }
+    }
+    fn short(self) -> String {
+        match self {
+            Concurrency::Default => "default".into(),
+            Concurrency::Both(n) => n.to_string(),
         }
     }
 }
@@ -115,17 +173,19 @@ impl Settings {
         let sides = std::env::var("RACE_SIDES")
             .unwrap_or_else(|_| "go,rkb".into())
             .split(',')
-            .map(|side| match side.trim() {
-                "go" => Ok(Side::Go),
-                "rkb" => Ok(Side::Rkb),
-                other => bail!("RACE_SIDES: unknown side {other:?} (go, rkb)"),
-            })
+            .map(Side::parse)
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let concurrencies = std::env::var("RACE_CONCURRENCY")
+            .unwrap_or_else(|_| "default".into())
+            .split(',')
+            .map(Concurrency::parse)
             .collect::<anyhow::Result<Vec<_>>>()?;
         Ok(Self {
             dir,
             objects: env_or("RACE_OBJECTS", 200)?,
             runs: env_or("RACE_RUNS", 3)?,
             sides,
+            concurrencies,
             load_width: env_or("RACE_LOAD_WIDTH", 200)?,
             timeout: Duration::from_secs(env_or("RACE_TIMEOUT", 600)?),
             out: std::env::var_os("RACE_OUT").map(PathBuf::from),
@@ -145,12 +205,14 @@ impl Settings {
         })
     }
 
-    fn binary(&self, side: Side) -> PathBuf {
-        self.dir.join(format!("bin/{}-manager", side.name()))
+    fn binary(&self, side: &Side) -> PathBuf {
+        self.dir.join(format!("bin/{}-manager", side.name))
     }
 
-    fn crd(&self, side: Side) -> PathBuf {
-        self.dir.join(format!("crds/{}.yaml", side.name()))
+    /// Every build of the rkb operator serves the same CRD.
+    fn crd(&self, side: &Side) -> PathBuf {
+        let kind = if side.is_go() { "go" } else { "rkb" };
+        self.dir.join(format!("crds/{kind}.yaml"))
     }
 }
 
@@ -167,6 +229,8 @@ struct Run {
     etcd_cpu: f64,
     reconciles: f64,
     reconcile_seconds: f64,
+    /// Requests the API server answered with 409 Conflict (the load never gets one).
+    conflicts: f64,
     /// Server-side time of every request completed during the run (the load's too), s.
     server_seconds: f64,
     /// The API server's time waiting on etcd, s.
@@ -234,7 +298,7 @@ fn main() -> anyhow::Result<()> {
     // `cargo bench` passes `--bench`; a filter argument selects nothing here.
     let settings = Settings::from_env()?;
     for side in &settings.sides {
-        for path in [settings.binary(*side), settings.crd(*side)] {
+        for path in [settings.binary(side), settings.crd(side)] {
             if !path.exists() {
                 bail!(
                     "{} is missing: run hack/race/prepare.sh first (RACE_DIR={})",
@@ -247,45 +311,72 @@ fn main() -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let mut results: BTreeMap<Side, Vec<Run>> = BTreeMap::new();
-    // Alternate the sides, so that a change of the machine's load hits both.
-    for run in 1..=settings.runs {
-        for side in &settings.sides {
-            eprintln!(
-                "race: {} run {run}/{} with {} objects (load: {})",
-                side.name(),
-                settings.runs,
-                settings.objects,
-                load_average()
-            );
-            let result = runtime
-                .block_on(race(&settings, *side, run))
-                .with_context(|| format!("{} run {run}", side.name()))?;
-            eprintln!(
-                "race: {} run {run}: converged in {:.2} s, rescaled in {:.2} s, {} requests, {} reconciles, \
-                 operator CPU {:.2} s, peak RSS {:.1} MiB, API server + etcd CPU {:.2} s",
-                side.name(),
-                result.converge,
-                result.rescale,
-                result.total_requests(),
-                result.reconciles,
-                result.operator_cpu,
-                result.peak_rss_mib,
-                result.apiserver_cpu + result.etcd_cpu
-            );
-            results.entry(*side).or_default().push(result);
+    // Every concurrency in turn; within one, the sides alternate run by run, so that a
+    // change of the machine's load hits all of them.
+    let mut results: Vec<(Concurrency, Results)> = Vec::new();
+    for &concurrency in &settings.concurrencies {
+        let mut runs: Results = settings
+            .sides
+            .iter()
+            .map(|side| (side.clone(), Vec::new()))
+            .collect();
+        for run in 1..=settings.runs {
+            for (side, side_runs) in &mut runs {
+                eprintln!(
+                    "race: {} run {run}/{} with {} objects, concurrency {} (load: {})",
+                    side.name,
+                    settings.runs,
+                    settings.objects,
+                    concurrency.short(),
+                    load_average()
+                );
+                let result = runtime
+                    .block_on(race(&settings, side, concurrency, run))
+                    .with_context(|| format!("{} run {run}", side.name))?;
+                eprintln!(
+                    "race: {} run {run}: converged in {:.2} s, rescaled in {:.2} s, {} requests, {} conflicts, \
+                     {} reconciles, operator CPU {:.2} s, peak RSS {:.1} MiB, API server + etcd CPU {:.2} s, load {}",
+                    side.name,
+                    result.converge,
+                    result.rescale,
+                    result.total_requests(),
+                    result.conflicts,
+                    result.reconciles,
+                    result.operator_cpu,
+                    result.peak_rss_mib,
+                    result.apiserver_cpu + result.etcd_cpu,
+                    result.load
+                );
+                side_runs.push(result);
+            }
         }
+        results.push((concurrency, runs));
     }
-    let report = report(&settings, &results);
-    print!("{report}");
+    let mut report_text = String::new();
+    for (concurrency, runs) in &results {
+        report_text.push_str(&report(&settings, *concurrency, runs));
+    }
+    if results.len() > 1 || settings.sides.len() > 2 {
+        report_text.push_str(&summary(&settings, &results));
+    }
+    print!("{report_text}");
     if let Some(out) = &settings.out {
-        std::fs::write(out, &report).with_context(|| format!("cannot write {}", out.display()))?;
+        std::fs::write(out, &report_text)
+            .with_context(|| format!("cannot write {}", out.display()))?;
     }
     Ok(())
 }
 
+/// Each side's runs at one concurrency, in the order of `RACE_SIDES`.
+type Results = Vec<(Side, Vec<Run>)>;
+
 /// One run of one side on a fresh control plane.
-async fn race(settings: &Settings, side: Side, run: usize) -> anyhow::Result<Run> {
+async fn race(
+    settings: &Settings,
+    side: &Side,
+    concurrency: Concurrency,
+    run: usize,
+) -> anyhow::Result<Run> {
     let env = Environment::start().await?;
     env.apply().files([settings.crd(side)]).await?;
     let namespace = env.create_namespace().await?;
@@ -293,7 +384,12 @@ async fn race(settings: &Settings, side: Side, run: usize) -> anyhow::Result<Run
 
     let logs = settings.dir.join("logs");
     std::fs::create_dir_all(&logs)?;
-    let log = logs.join(format!("{}-{}-{run}.log", side.name(), settings.objects));
+    let log = logs.join(format!(
+        "{}-{}-c{}-{run}.log",
+        side.name,
+        settings.objects,
+        concurrency.short()
+    ));
     let metrics_port = rkb_envtest::free_port("127.0.0.1");
     let probe_port = rkb_envtest::free_port("127.0.0.1");
     let mut operator = tokio::process::Command::new(settings.binary(side))
@@ -302,15 +398,27 @@ async fn race(settings: &Settings, side: Side, run: usize) -> anyhow::Result<Run
         .arg(format!(
             "--health-probe-bind-address=127.0.0.1:{probe_port}"
         ))
-        .args(match side {
-            Side::Rkb => settings.rkb_args.as_slice(),
-            Side::Go => &[],
+        .args(match (side.is_go(), concurrency) {
+            (false, Concurrency::Both(n)) => vec![format!("--concurrency={n}")],
+            _ => Vec::new(),
+        })
+        .args(if side.is_go() {
+            &[]
+        } else {
+            settings.rkb_args.as_slice()
         })
         .env("KUBECONFIG", env.kubeconfig_path())
         .env("MEMCACHED_IMAGE", IMAGE)
-        .envs(match side {
-            Side::Rkb => settings.rkb_env.clone(),
-            Side::Go => Vec::new(),
+        .envs(match (side.is_go(), concurrency) {
+            (true, Concurrency::Both(n)) => {
+                vec![("RACE_MAX_CONCURRENT_RECONCILES".to_owned(), n.to_string())]
+            }
+            _ => Vec::new(),
+        })
+        .envs(if side.is_go() {
+            Vec::new()
+        } else {
+            settings.rkb_env.clone()
         })
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&log)?)
@@ -422,6 +530,7 @@ async fn measure(
         etcd_cpu: after.etcd_cpu - before.etcd_cpu,
         reconciles: after.reconciles - before.reconciles,
         reconcile_seconds: after.reconcile_seconds - before.reconcile_seconds,
+        conflicts: after.conflicts - before.conflicts,
         server_seconds: after.server_seconds - before.server_seconds,
         etcd_seconds: after.etcd_seconds - before.etcd_seconds,
         server_time: diff(&after.server_time, &before.server_time),
@@ -595,6 +704,7 @@ fn track(
 /// Counters read at the start and at the end of the measured phases.
 struct Snapshot {
     requests: BTreeMap<String, f64>,
+    conflicts: f64,
     server_time: BTreeMap<String, f64>,
     server_calls: BTreeMap<String, f64>,
     server_seconds: f64,
@@ -626,9 +736,13 @@ impl Snapshot {
         let mut server_calls = BTreeMap::new();
         let mut server_seconds = 0.0;
         let mut etcd_seconds = 0.0;
+        let mut conflicts = 0.0;
         for (name, labels, value) in &apiserver_metrics {
             match name.as_str() {
                 "apiserver_request_total" => {
+                    if labels.get("code").is_some_and(|code| code == "409") {
+                        conflicts += value;
+                    }
                     if let Some(key) = request_key(labels) {
                         *requests.entry(key).or_insert(0.0) += value;
                     }
@@ -660,6 +774,7 @@ impl Snapshot {
         };
         Ok(Self {
             requests,
+            conflicts,
             server_time,
             server_calls,
             server_seconds,
@@ -877,17 +992,29 @@ fn med(runs: &[Run], figure: impl Fn(&Run) -> f64) -> f64 {
     median(runs.iter().map(figure).collect())
 }
 
-fn report(settings: &Settings, results: &BTreeMap<Side, Vec<Run>>) -> String {
+/// The runs of `side` in `results`.
+fn runs_of<'a>(results: &'a Results, side: &Side) -> &'a [Run] {
+    results
+        .iter()
+        .find(|(s, _)| s == side)
+        .map(|(_, runs)| runs.as_slice())
+        .unwrap_or_default()
+}
+
+fn report(settings: &Settings, concurrency: Concurrency, results: &Results) -> String {
     let mut out = String::new();
-    let runs = |side: Side| results.get(&side).map(Vec::as_slice).unwrap_or_default();
-    let sides: Vec<Side> = results.keys().copied().collect();
+    let runs = |side: &Side| runs_of(results, side);
+    let sides: Vec<&Side> = results.iter().map(|(side, _)| side).collect();
+    let go = sides.iter().copied().find(|side| side.is_go());
     let _ = writeln!(
         out,
-        "\n## Race: {} Memcacheds, medians of {} runs per side\n",
-        settings.objects, settings.runs
+        "\n## Race: {} Memcacheds, {}, medians of {} runs per side\n",
+        settings.objects,
+        concurrency.title(),
+        settings.runs
     );
     for side in &sides {
-        let loads: Vec<&str> = runs(*side).iter().map(|r| r.load.as_str()).collect();
+        let loads: Vec<&str> = runs(side).iter().map(|r| r.load.as_str()).collect();
         let _ = writeln!(
             out,
             "- {}: load average at the end of each run: {}",
@@ -902,10 +1029,11 @@ fn report(settings: &Settings, results: &BTreeMap<Side, Vec<Run>>) -> String {
         let _ = write!(header, " {} |", side.title());
         rule.push_str("---|");
     }
-    let ratio = sides.contains(&Side::Go) && sides.contains(&Side::Rkb);
-    if ratio {
-        header.push_str(" rkb / Go |");
-        rule.push_str("---|");
+    if go.is_some() {
+        for side in sides.iter().filter(|side| !side.is_go()) {
+            let _ = write!(header, " {} / Go |", side.name);
+            rule.push_str("---|");
+        }
     }
     let _ = writeln!(out, "{header}\n{rule}");
     let n = settings.objects;
@@ -943,6 +1071,11 @@ fn report(settings: &Settings, results: &BTreeMap<Side, Vec<Run>>) -> String {
         ),
         ("reconciles".into(), Box::new(|r: &Run| r.reconciles), count),
         (
+            "conflicts (409)".into(),
+            Box::new(|r: &Run| r.conflicts),
+            count,
+        ),
+        (
             "requests per reconcile".into(),
             Box::new(|r: &Run| r.total_requests() / r.reconciles),
             |v| format!("{v:.2}"),
@@ -955,14 +1088,17 @@ fn report(settings: &Settings, results: &BTreeMap<Side, Vec<Run>>) -> String {
     ];
     for (title, figure, format) in &figures {
         let mut row = format!("| {title} |");
-        let values: Vec<f64> = sides.iter().map(|s| med(runs(*s), figure)).collect();
+        let values: Vec<f64> = sides.iter().map(|s| med(runs(s), figure)).collect();
         for value in &values {
             let _ = write!(row, " {} |", format(*value));
         }
-        if ratio {
-            let go = values[sides.iter().position(|s| *s == Side::Go).unwrap_or(0)];
-            let rkb = values[sides.iter().position(|s| *s == Side::Rkb).unwrap_or(0)];
-            let _ = write!(row, " {:.2}× |", rkb / go);
+        if let Some(go) = go {
+            let go = med(runs(go), figure);
+            for (side, value) in sides.iter().zip(&values) {
+                if !side.is_go() {
+                    let _ = write!(row, " {:.2}× |", value / go);
+                }
+            }
         }
         let _ = writeln!(out, "{row}");
     }
@@ -986,8 +1122,8 @@ fn report(settings: &Settings, results: &BTreeMap<Side, Vec<Run>>) -> String {
     }
     let _ = writeln!(out, "{header}\n{rule}");
     let mut keys: Vec<&String> = results
-        .values()
-        .flatten()
+        .iter()
+        .flat_map(|(_, runs)| runs)
         .flat_map(|r| r.requests.keys())
         .collect();
     keys.sort();
@@ -995,7 +1131,7 @@ fn report(settings: &Settings, results: &BTreeMap<Side, Vec<Run>>) -> String {
     for key in keys {
         let mut row = format!("| {key} |");
         for side in &sides {
-            let runs = runs(*side);
+            let runs = runs(side);
             let count = med(runs, |r| r.requests.get(key).copied().unwrap_or(0.0));
             let per = med(runs, |r| {
                 r.requests.get(key).copied().unwrap_or(0.0) / r.reconciles
@@ -1111,7 +1247,7 @@ fn report(settings: &Settings, results: &BTreeMap<Side, Vec<Run>>) -> String {
     for (title, figure, format) in rows.iter().chain(&rescale_rows) {
         let mut row = format!("| {title} |");
         for side in &sides {
-            let _ = write!(row, " {} |", format(med(runs(*side), figure)));
+            let _ = write!(row, " {} |", format(med(runs(side), figure)));
         }
         let _ = writeln!(out, "{row}");
     }
@@ -1120,22 +1256,82 @@ fn report(settings: &Settings, results: &BTreeMap<Side, Vec<Run>>) -> String {
     let _ = writeln!(out, "\nEvery run:\n");
     let _ = writeln!(
         out,
-        "| side | converge | rescale | CPU | RSS | requests | reconciles | apiserver+etcd CPU | load |\n|---|---|---|---|---|---|---|---|---|"
+        "| side | converge | rescale | CPU | RSS | requests | conflicts | reconciles | apiserver+etcd CPU | load |\n|---|---|---|---|---|---|---|---|---|---|"
     );
     for side in &sides {
-        for r in runs(*side) {
+        for r in runs(side) {
             let _ = writeln!(
                 out,
-                "| {} | {:.2} s | {:.2} s | {:.2} s | {:.1} MiB | {:.0} | {:.0} | {:.2} s | {} |",
+                "| {} | {:.2} s | {:.2} s | {:.2} s | {:.1} MiB | {:.0} | {:.0} | {:.0} | {:.2} s | {} |",
                 side.title(),
                 r.converge,
                 r.rescale,
                 r.operator_cpu,
                 r.peak_rss_mib,
                 r.total_requests(),
+                r.conflicts,
                 r.reconciles,
                 r.apiserver_cpu + r.etcd_cpu,
                 r.load
+            );
+        }
+    }
+    out
+}
+
+/// One table over every concurrency raced: each side's medians, and their ratios against
+/// controller-runtime at the same concurrency and at its default.
+fn summary(settings: &Settings, results: &[(Concurrency, Results)]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\n## Summary: {} Memcacheds, medians of {} runs per side and concurrency\n",
+        settings.objects, settings.runs
+    );
+    let go_default = results
+        .iter()
+        .find(|(c, _)| *c == Concurrency::Default)
+        .and_then(|(_, r)| r.iter().find(|(side, _)| side.is_go()))
+        .map(|(_, runs)| runs.as_slice());
+    let _ = writeln!(
+        out,
+        "Ratios: against controller-runtime at the same concurrency; in brackets, against \
+         controller-runtime at its default (one at a time), where raced.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| concurrency | side | converge | rescale | API server + etcd CPU | conflicts (409) | reconciles | peak RSS | load (last run) |\n|---|---|---|---|---|---|---|---|---|"
+    );
+    for (concurrency, by_side) in results {
+        let go = by_side
+            .iter()
+            .find(|(side, _)| side.is_go())
+            .map(|(_, runs)| runs.as_slice());
+        for (side, runs) in by_side {
+            let cell = |figure: fn(&Run) -> f64, unit: &str| {
+                let value = med(runs, figure);
+                let mut cell = format!("{value:.2}{unit}");
+                if let Some(go) = go.filter(|_| !side.is_go()) {
+                    let _ = write!(cell, " ({:.2}×", value / med(go, figure));
+                    if let Some(default) = go_default {
+                        let _ = write!(cell, " [{:.2}×]", value / med(default, figure));
+                    }
+                    cell.push(')');
+                }
+                cell
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {:.0} | {:.0} | {:.1} MiB | {} |",
+                concurrency.short(),
+                side.title(),
+                cell(|r| r.converge, " s"),
+                cell(|r| r.rescale, " s"),
+                cell(|r| r.apiserver_cpu + r.etcd_cpu, " s"),
+                med(runs, |r| r.conflicts),
+                med(runs, |r| r.reconciles),
+                med(runs, |r| r.peak_rss_mib),
+                runs.last().map_or("", |r| r.load.as_str()),
             );
         }
     }

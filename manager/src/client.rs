@@ -28,7 +28,7 @@ use std::ops::Deref;
 use std::sync::{Arc, OnceLock};
 
 use futures::{StreamExt, TryStreamExt as _};
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::core::{ClusterResourceScope, NamespaceResourceScope, Selector, SelectorExt};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
@@ -244,6 +244,36 @@ impl<K: Object> TypedApi<K> {
         self.api_for(obj)
             .patch_status(&name_of(obj)?, &self.params(), &Patch::Apply(body))
             .await
+    }
+
+    /// Replaces the status of the object with `obj`'s own (a PUT of the status subresource,
+    /// as controller-runtime's `Status().Update`), tested against `obj`'s resourceVersion:
+    /// a stale `obj` fails with 409 Conflict, which callers retry once the watch brings the
+    /// newer object. The API server keeps the spec and metadata as they are, and keeps the
+    /// managedFields when `obj` has none (as a cache's copy).
+    ///
+    /// For status fields no other writer needs to own: the API server computes no field
+    /// ownership from an applied configuration, so it costs less than
+    /// [`TypedApi::apply_status`]. It writes the whole status: keep the other writers'
+    /// entries of a list (e.g. the conditions) as `obj` has them; the version check keeps
+    /// a newer one from being lost.
+    pub async fn update_status(&self, obj: &K) -> kube::Result<K> {
+        let name = name_of(obj)?;
+        if obj.meta().resource_version.is_none() {
+            return Err(kube::Error::Service(
+                format!(
+                    "cannot write the status of {} {name} without its metadata.resourceVersion: \
+                     pass the object as a watch or the API server returned it",
+                    K::kind(&())
+                )
+                .into(),
+            ));
+        }
+        let params = PostParams {
+            field_manager: Some(self.field_manager.to_string()),
+            ..PostParams::default()
+        };
+        self.api_for(obj).replace_status(&name, &params, obj).await
     }
 
     /// Adds `finalizer` to `obj` unless it is there already (then nothing is

@@ -16,6 +16,10 @@ use tracing_subscriber::util::SubscriberInitExt;
 
 use crate::serve::ListenAddr;
 
+/// A controller's reconciles at once when neither a flag nor its own code says otherwise,
+/// as controller-runtime's `MaxConcurrentReconciles`.
+pub(crate) const DEFAULT_CONCURRENCY: u16 = 1;
+
 /// Flags of an operator's manager; a generated `main.rs` flattens them into its own parser.
 ///
 /// Boolean flags take Go's forms as well: `--leader-elect`, `--leader-elect=true`,
@@ -134,11 +138,11 @@ pub struct Args {
     #[arg(help_heading = "Probes")]
     pub health_probe_bind_address: BindAddress,
 
-    /// Reconciles each controller runs at once (never two for the same object).
+    /// Reconciles each controller runs at once (never two for the same object); unset:
+    /// each controller's own default, one unless its code sets another.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
-    #[arg(default_value_t = 1)]
     #[arg(help_heading = "Controllers")]
-    pub concurrency: u16,
+    pub concurrency: Option<u16>,
     /// Concurrency of one controller, overriding --concurrency; repeatable.
     #[arg(long, value_name = "CONTROLLER=N", value_parser = parse_controller_concurrency)]
     #[arg(help_heading = "Controllers")]
@@ -194,13 +198,23 @@ impl Default for Args {
 }
 
 impl Args {
-    /// The concurrency of the controller `name`.
-    pub fn concurrency_of(&self, name: &str) -> u16 {
+    /// The concurrency the flags give the controller `name`: its
+    /// `--controller-concurrency`, else `--concurrency`, else none.
+    pub fn concurrency_flag(&self, name: &str) -> Option<u16> {
         self.controller_concurrency
             .iter()
             .rev()
             .find(|(controller, _)| controller == name)
-            .map_or(self.concurrency, |&(_, n)| n)
+            .map(|&(_, n)| n)
+            .or(self.concurrency)
+    }
+
+    /// The concurrency of the controller `name`: the flags', else one (a controller can
+    /// set its own default with [`Context::default_concurrency`]).
+    ///
+    /// [`Context::default_concurrency`]: crate::manager::Context::default_concurrency
+    pub fn concurrency_of(&self, name: &str) -> u16 {
+        self.concurrency_flag(name).unwrap_or(DEFAULT_CONCURRENCY)
     }
 
     /// Installs the global `tracing` subscriber these flags describe; call it first in `main`.
@@ -369,7 +383,8 @@ mod tests {
         assert_eq!(args.leader_election_lease_duration, Duration::from_secs(15));
         assert_eq!(args.leader_election_renew_deadline, Duration::from_secs(10));
         assert_eq!(args.leader_election_retry_period, Duration::from_secs(2));
-        assert_eq!(args.concurrency, 1);
+        assert_eq!(args.concurrency, None);
+        assert_eq!(args.concurrency_of("memcached"), 1);
         assert!(!args.migrate_storage);
         assert_eq!(args.migrate_storage_qps, 20.0);
         assert_eq!(
@@ -459,6 +474,7 @@ mod tests {
         assert_eq!(args.leader_election_lease_duration, Duration::from_secs(30));
         assert_eq!(args.concurrency_of("memcached"), 8);
         assert_eq!(args.concurrency_of("other"), 2);
+        assert_eq!(args.concurrency_flag("other"), Some(2));
         assert!(args.migrate_storage);
         assert_eq!(args.migrate_storage_qps, 2.5);
     }

@@ -13,6 +13,7 @@ use kube::Client;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+use super::args::DEFAULT_CONCURRENCY;
 use super::controller::{Context, Runnable};
 use super::health::Readiness;
 use super::metrics::Metrics;
@@ -49,7 +50,8 @@ impl Starter {
         let reads = reads::Reads::default();
         let client = reads.follow(self.client.clone());
         let ctx = Context {
-            concurrency: self.args.concurrency_of(&runnable.name),
+            concurrency_flag: self.args.concurrency_flag(&runnable.name),
+            concurrency_default: DEFAULT_CONCURRENCY,
             client: match &watches {
                 Some(watches) => watches.client(client),
                 None => client,
@@ -64,7 +66,7 @@ impl Starter {
                 .add_following(format!("controller/{}", runnable.name), reads),
             name: runnable.name.clone(),
         };
-        tracing::info!(controller = %runnable.name, concurrency = ctx.concurrency, namespaces = %ctx.namespaces, "starting controller");
+        tracing::info!(controller = %runnable.name, namespaces = %ctx.namespaces, "starting controller");
         let start = runnable.start;
         (runnable.name, Watches::scope(watches, start(ctx)))
     }

@@ -677,6 +677,33 @@ async fn go_style_probe_addresses_answer_on_ipv6_and_ipv4() {
     stop(shutdown, run).await;
 }
 
+/// A controller's own default concurrency applies only where no flag names one.
+#[tokio::test]
+async fn a_controllers_default_concurrency_gives_way_to_the_flags() {
+    let cases: [(&[&str], u16); 4] = [
+        (&[], 4),
+        (&["--concurrency=2"], 2),
+        (&["--controller-concurrency=memcached=3"], 3),
+        (&["--controller-concurrency=other=3"], 4),
+    ];
+    for (flags, expected) in cases {
+        let (client, _list_now) = config_map_api(0);
+        let manager = Manager::new("op", client, args(flags));
+        let shutdown = manager.shutdown_token();
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let run = tokio::spawn(manager.run([Runnable::new(
+            "memcached",
+            move |ctx: Context| async move {
+                let _ = tx.send(ctx.clone().default_concurrency(4).concurrency());
+                ctx.shutdown().cancelled().await;
+                Ok(())
+            },
+        )]));
+        assert_eq!(rx.await.unwrap(), expected, "{flags:?}");
+        stop(shutdown, run).await;
+    }
+}
+
 #[tokio::test]
 async fn a_panicking_reconcile_is_retried_with_backoff_and_the_others_keep_going() {
     let (client, list_now) = config_map_api(3);

@@ -94,6 +94,56 @@ async fn apply_status_writes_the_status_only() {
 }
 
 #[tokio::test]
+async fn update_status_writes_over_the_version_it_was_given_only() {
+    let (client, ns) = client().await;
+    let api = Memcached::api(client, &ns);
+    let created = api.apply(&memcached(&ns, "cache", 2)).await.unwrap();
+    let mut changed = created.clone();
+    changed.spec.size = 5;
+    changed.status = Some(MemcachedStatus { ready_replicas: 2 });
+    let updated = api.update_status(&changed).await.unwrap();
+    assert_eq!(updated.status, Some(MemcachedStatus { ready_replicas: 2 }));
+    assert_eq!(
+        updated.spec.size, 2,
+        "the status subresource leaves the spec alone"
+    );
+    assert_ne!(updated.resource_version(), created.resource_version());
+    let update = updated
+        .managed_fields()
+        .iter()
+        .find(|m| m.subresource.as_deref() == Some("status"))
+        .unwrap();
+    assert_eq!(update.manager.as_deref(), Some(field_manager()));
+    assert_eq!(update.operation.as_deref(), Some("Update"));
+
+    // A copy older than the object is refused, not written over the newer status.
+    let mut stale = created.clone();
+    stale.status = Some(MemcachedStatus { ready_replicas: 7 });
+    let refused = api.update_status(&stale).await;
+    assert!(
+        matches!(&refused, Err(kube::Error::Api(status)) if status.code == 409),
+        "{refused:?}"
+    );
+    let now = api.get_or_none("cache").await.unwrap().unwrap();
+    assert_eq!(now.status, Some(MemcachedStatus { ready_replicas: 2 }));
+
+    // A copy without managedFields (a cache's) keeps the API server's.
+    let mut cached = now.clone();
+    cached.metadata.managed_fields = None;
+    cached.status = Some(MemcachedStatus { ready_replicas: 3 });
+    let kept = api.update_status(&cached).await.unwrap();
+    assert_eq!(managers(&kept.metadata), managers(&now.metadata));
+
+    // Without a resourceVersion there is nothing to check against: refused before sending.
+    let unread = api.update_status(&memcached(&ns, "cache", 2)).await;
+    let error = unread.unwrap_err().to_string();
+    assert!(
+        error.contains("without its metadata.resourceVersion"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
 async fn finalizers_are_added_and_removed_once() {
     let (client, ns) = client().await;
     let api = Memcached::api(client, &ns);

@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client, ResourceExt};
 use memcached_namespaced::api::cache::v1alpha1::{Memcached, MemcachedSpec};
@@ -331,7 +332,7 @@ async fn a_converged_object_costs_the_api_server_nothing() {
         "create events",
         "patch deployments",
         "patch memcacheds",
-        "patch memcacheds/status",
+        "update memcacheds/status",
     ];
     assert_eq!(
         harness::writes(&audit.requests()),
@@ -439,7 +440,7 @@ async fn converges_despite_conflicts() {
         )
         .fail(
             Fault::conflict()
-                .on_verb("patch")
+                .on_verb("update")
                 .on_resource("memcacheds/status")
                 .times(2),
         );
@@ -462,6 +463,53 @@ async fn converges_despite_conflicts() {
     for event in harness::events(&client, &ns, CONTROLLER_NAME).await {
         assert_eq!(event.count, 1, "{event:?}");
     }
+}
+
+/// The status is written whole (an update, not a server-side apply): a condition another
+/// writer reported is sent back as read, so it survives the controller's next status write.
+#[tokio::test]
+async fn another_writers_condition_is_kept() {
+    let (env, ns) = api_server().await;
+    let client = env.client();
+    let reports = start(&client, client.clone(), &ns);
+    create(&client, &ns, 1).await;
+    let mut object = condition_until(&client, &ns, "Progressing", "True").await;
+    let backed_up = Condition {
+        type_: "BackedUp".into(),
+        status: "True".into(),
+        reason: "Done".into(),
+        message: "a backup operator's own condition".into(),
+        observed_generation: object.metadata.generation,
+        last_transition_time: Time(k8s_openapi::jiff::Timestamp::now()),
+    };
+    object
+        .status
+        .get_or_insert_default()
+        .conditions
+        .push(backed_up);
+    let objects = Api::<Memcached>::namespaced(client.clone(), &ns);
+    objects
+        .replace_status("sample", &PostParams::default(), &object)
+        .await
+        .unwrap();
+
+    set_size(&client, &ns, 3).await;
+    let rescaled = eventually("the status of 3 pods", || async {
+        let object = objects.get("sample").await.unwrap();
+        let conditions = object.status.clone().unwrap_or_default().conditions;
+        conditions
+            .iter()
+            .any(|c| c.message == "0 of 3 pods are available")
+            .then_some(conditions)
+    })
+    .await;
+    let kept = rescaled.iter().find(|c| c.type_ == "BackedUp");
+    assert_eq!(
+        kept.map(|c| c.message.as_str()),
+        Some("a backup operator's own condition"),
+        "{rescaled:?}"
+    );
+    assert_eq!(reports.failures(), []);
 }
 
 /// Every request of a whole life cycle (create, scale, delete), plus the Controller's

@@ -60,13 +60,13 @@ pub const RUN_AS_USER: i64 = 1001;
 ///
 /// The `rbac` attributes list exactly what the reconciler and its watches use (the RBAC
 /// tests fail on a missing or an unused rule); `make manifests` turns them into
-/// config/rbac/role.yaml. `patch` on memcacheds adds and removes the finalizer. A
-/// Deployment is created and updated by server-side apply, a `patch` that the API server
-/// also authorizes as a `create` when the Deployment does not exist yet; it is read from
-/// the controller's watch, so no `get`.
+/// config/rbac/role.yaml. `patch` on memcacheds adds and removes the finalizer, and
+/// `update` on their status writes the conditions. A Deployment is created and updated by
+/// server-side apply, a `patch` that the API server also authorizes as a `create` when the
+/// Deployment does not exist yet; it is read from the controller's watch, so no `get`.
 #[derive(Rbac)]
 #[rbac(groups = ["cache.example.com"], resources = ["memcacheds"], verbs = [list, watch, patch])]
-#[rbac(groups = ["cache.example.com"], resources = ["memcacheds/status"], verbs = [patch])]
+#[rbac(groups = ["cache.example.com"], resources = ["memcacheds/status"], verbs = [update])]
 #[rbac(groups = ["apps"], resources = ["deployments"], verbs = [list, watch, create, patch, delete])]
 #[rbac(groups = ["events.k8s.io"], resources = ["events"], verbs = [create, patch])]
 pub struct MemcachedReconciler {
@@ -338,14 +338,13 @@ fn conditions(object: &Memcached, available: i32) -> Vec<Condition> {
     ]
 }
 
-/// The condition types this controller reports.
-const CONDITION_TYPES: [&str; 3] = ["Available", "Progressing", "Degraded"];
-
 /// Writes `updates` into the status's conditions, through the status subresource, unless
 /// they are there already; returns the object as written, if it was, and records it in
-/// `writes`. Server-side apply
-/// always sends every condition this controller owns (an applied list that leaves one out
-/// would remove it); other writers' conditions keep their owners.
+/// `writes`. An update tested against the object's resourceVersion, as controller-runtime's
+/// `Status().Update`: the API server serves it for less than a server-side apply, as no
+/// other writer needs to own these fields. It writes the whole status, so every other
+/// writer's condition is sent back as read; a stale copy fails with a conflict (409),
+/// retried once the watch brings the newer object.
 async fn report(
     client: &Client,
     writes: &OwnWrites<Memcached>,
@@ -360,21 +359,20 @@ async fn report(
     if updates.iter().all(|update| current.contains(update)) {
         return Ok(None);
     }
-    let mut conditions: Vec<Condition> = current
-        .iter()
-        .filter(|c| {
-            CONDITION_TYPES.contains(&c.type_.as_str())
-                && !updates.iter().any(|u| u.type_ == c.type_)
-        })
-        .cloned()
-        .collect();
-    conditions.extend(updates);
-    conditions.sort_by_key(|c| CONDITION_TYPES.iter().position(|t| *t == c.type_));
+    let mut conditions = current.to_vec();
+    for update in updates {
+        match conditions.iter_mut().find(|c| c.type_ == update.type_) {
+            Some(condition) => *condition = update,
+            None => conditions.push(update),
+        }
+    }
     let namespace = object
         .namespace()
         .ok_or(Error::MissingField("metadata.namespace"))?;
+    let mut updated = object.clone();
+    updated.status.get_or_insert_default().conditions = conditions;
     let written = Memcached::api(client.clone(), &namespace)
-        .apply_status(object, &serde_json::json!({ "conditions": conditions }))
+        .update_status(&updated)
         .await?;
     writes.record(object, written.clone());
     Ok(Some(written))
@@ -610,9 +608,17 @@ pub fn controller(
     )
 }
 
+/// Reconciles this controller runs at once unless `--concurrency` or
+/// `--controller-concurrency=memcached=N` says otherwise. Never two of one
+/// Memcached, and the writes of two cannot clash; measured against controller-runtime's
+/// deploy-image operator (the book's Performance chapter), four converge and rescale
+/// faster than one, for less of the API server's CPU.
+pub const CONCURRENCY: u16 = 4;
+
 /// Runs the Memcached controller; the manager starts it once this replica leads and adds
-/// metrics, readiness, `--concurrency` and graceful shutdown.
+/// metrics, readiness, concurrency ([`CONCURRENCY`] by default) and graceful shutdown.
 pub async fn run(ctx: Context) -> anyhow::Result<()> {
+    let ctx = ctx.default_concurrency(CONCURRENCY);
     let image = image_from_env()?;
     let client = ctx.client();
     // Fail fast with a hint rather than a watch that retries forever.
