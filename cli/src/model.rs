@@ -15,7 +15,7 @@ use crate::scaffold::builtin_kinds::{self, BuiltinKind};
 use crate::scaffold::{Changes, source_header};
 
 // The files of a project that later commands insert into (`rkb init` generates them).
-/// The library: CRDs, RBAC rules and webhooks for `make manifests`, and its modules.
+/// The operator's library: its modules (controllers, webhooks).
 pub const LIB: &str = "src/lib.rs";
 /// The manager binary: webhook serving.
 pub const MAIN: &str = "src/main.rs";
@@ -23,8 +23,12 @@ pub const MAIN: &str = "src/main.rs";
 /// operator depends on, and the generator behind `make manifests`, which builds without
 /// the operator.
 pub const API_CARGO: &str = "api/Cargo.toml";
-/// The API crate's library: a module per API group, and the CRDs `make manifests` writes.
-pub const API_GROUPS: &str = "api/src/lib.rs";
+/// The generator `make manifests` runs, a binary of the API crate.
+pub const API_GENERATOR: &str = "api/src/bin/manifests.rs";
+/// The API crate's library: a module per API group, the CRDs, and `manifests()`, what
+/// `make manifests` writes (the CRDs, the RBAC rules read from the operator's sources, the
+/// webhooks named by their impls, the certificates' rules).
+pub const API_LIB: &str = "api/src/lib.rs";
 /// The types of kinds other projects define (`create api --external-crd`), and their module.
 pub const EXTERNAL_API: &str = "api/src/external";
 pub const EXTERNAL_API_MOD: &str = "api/src/external/mod.rs";
@@ -36,8 +40,11 @@ pub const HACK_LIB: &str = "hack/workspace-hack/lib.rs";
 pub const CONTROLLERS: &str = "src/controller/mod.rs";
 /// The webhooks the manager serves, and their modules (from the first webhook on).
 pub const WEBHOOKS: &str = "src/webhook/mod.rs";
-/// The certificates the manager keeps for its webhooks (`webhookCerts: self`).
-pub const WEBHOOK_CERTS: &str = "src/webhook/certs.rs";
+/// The certificates the manager keeps for its webhooks (`webhookCerts: self`): in the API
+/// crate, whose generator turns their names into RBAC rules.
+pub const WEBHOOK_CERTS: &str = "api/src/webhook_certs.rs";
+/// The certificate the manager keeps for its metrics server (`webhookCerts: self`).
+pub const METRICS_CERTS: &str = "api/src/metrics_certs.rs";
 /// The manager's Deployment.
 pub const MANAGER: &str = "config/manager/manager.yaml";
 pub const DEFAULT_KUSTOMIZATION: &str = "config/default/kustomization.yaml";
@@ -180,7 +187,7 @@ pub struct ProjectNames {
     /// Roles there (`rkb init --namespaced`).
     pub namespaced_operator: bool,
     /// PROJECT's `webhookCerts: self`: the manager keeps the metrics server's certificate
-    /// (`src/metrics_certs.rs`), so `init`'s role.yaml already grants its Secret.
+    /// (`api/src/metrics_certs.rs`), so `init`'s role.yaml already grants its Secret.
     pub metrics_certificates: bool,
 }
 

@@ -101,14 +101,14 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     Entry::shared(model::MAIN, "init/src/main.rs.tera"),
     Entry::shared(model::LIB, "init/src/lib.rs.tera"),
     Entry::shared(model::API_CARGO, "init/api/Cargo.toml.tera"),
-    Entry::shared(model::API_GROUPS, "init/api/lib.rs.tera"),
+    Entry::shared(model::API_LIB, "init/api/lib.rs.tera"),
     Entry::shared(
         model::HACK_CARGO,
         "init/hack/workspace-hack/Cargo.toml.tera",
     ),
     Entry::shared(model::HACK_LIB, "init/hack/workspace-hack/lib.rs.tera"),
     Entry::shared(model::CONTROLLERS, "init/src/controller/mod.rs.tera"),
-    Entry::shared("src/bin/manifests.rs", "init/src/bin/manifests.rs.tera"),
+    Entry::shared(model::API_GENERATOR, "init/api/bin/manifests.rs.tera"),
     Entry::shared(
         model::DEFAULT_KUSTOMIZATION,
         "init/config/default/kustomization.yaml.tera",

@@ -47,13 +47,12 @@ markers! {
     Exports = "exports",
     /// `api/src/lib.rs`: the CRDs `make manifests` writes; `config/crd/kustomization.yaml`.
     Crds = "crds",
-    /// `src/lib.rs`: the reconcilers whose RBAC `make manifests` collects.
-    Rbac = "rbac",
-    /// `src/lib.rs`: the RBAC of the manager's own metrics and webhook certificates, first, so that its
+    /// `api/src/lib.rs`: the RBAC of the manager's own metrics and webhook certificates, first, so that its
     /// place does not depend on when the first webhook came (`alpha generate` replays
     /// webhooks after every API).
     WebhookRbac = "webhook-rbac",
-    /// `src/lib.rs`, `src/controller/mod.rs`, webhook modules: `pub mod` lines, sorted.
+    /// `src/lib.rs`, `api/src/lib.rs`, `src/controller/mod.rs`, webhook modules: `pub mod`
+    /// lines, sorted.
     Modules = "modules",
     /// `src/controller/mod.rs`: the controllers the manager runs.
     Controllers = "controllers",
@@ -65,7 +64,7 @@ markers! {
     Roles = "roles",
     /// `config/manager/manager.yaml`: the manager's environment (`--image` kinds).
     Env = "env",
-    /// `src/main.rs`, `src/lib.rs`, `src/webhook/mod.rs`: webhook registrations (and in
+    /// `src/main.rs`, `api/src/lib.rs`, `src/webhook/mod.rs`: webhook registrations (and in
     /// `src/main.rs`, the manager's own metrics certificate).
     Webhooks = "webhooks",
     /// A kind's admission webhook file: its `Defaulter`/`Validator` impls and tests.
@@ -75,7 +74,7 @@ markers! {
     Webhook = "webhook",
     WebhookPatches = "webhook-patches",
     WebhookReplacements = "webhook-replacements",
-    /// `src/webhook/certs.rs`: the configurations and CRDs whose `caBundle` the manager keeps.
+    /// `api/src/webhook_certs.rs`: the configurations and CRDs whose `caBundle` the manager keeps.
     WebhookCertificates = "webhook-certificates",
     /// `config/webhook/kustomization.yaml`: the rendered webhook configurations.
     WebhookManifests = "webhook-manifests",

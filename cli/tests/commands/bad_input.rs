@@ -629,16 +629,16 @@ fn a_new_version_keeps_the_kinds_plural() {
 #[test]
 fn a_missing_marker_fails_the_whole_command() {
     let project = project();
-    let lib = project.path().join("src/lib.rs");
+    let lib = project.path().join("api/src/lib.rs");
     let edited = std::fs::read_to_string(&lib)
         .unwrap()
-        .replace("// +rkb:scaffold:rbac", "");
+        .replace("// +rkb:scaffold:crds", "");
     std::fs::write(&lib, edited).unwrap();
     let site = api("web", "v1", "Site", &[]);
     assert_rejected(
         project.path(),
         &site,
-        &["`+rkb:scaffold:rbac` marker line is gone"],
+        &["`+rkb:scaffold:crds` marker line is gone"],
     );
 }
 
@@ -2809,5 +2809,5 @@ fn webhook_certs_refuses_unknown_values_namespaced_operators_and_hand_edited_par
     std::fs::write(&kustomization, before).unwrap();
     rkb_ok(dir, &["edit", "--webhook-certs", "self"]);
     assert!(!dir.join("config/certmanager").exists());
-    assert!(dir.join("src/webhook/certs.rs").is_file());
+    assert!(dir.join("api/src/webhook_certs.rs").is_file());
 }

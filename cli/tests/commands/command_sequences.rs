@@ -119,8 +119,7 @@ const CRLF_FILES: &[&str] = &[
 /// the deletes remove from).
 const DECOYS: &[(&str, &str)] = &[
     ("api/src/lib.rs", "crds"),
-    ("src/lib.rs", "rbac"),
-    ("src/lib.rs", "webhooks"),
+    ("api/src/lib.rs", "webhooks"),
     ("src/main.rs", "webhooks"),
     ("api/src/lib.rs", "groups"),
     ("src/controller/mod.rs", "modules"),

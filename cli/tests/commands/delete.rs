@@ -192,7 +192,7 @@ fn image_apis_come_and_go_in_any_order() {
     assert_tree(dir, &before, "deleting both image APIs");
 }
 
-/// With the manager's own certificates (src/webhook/certs.rs) and with cert-manager's
+/// With the manager's own certificates (api/src/webhook_certs.rs) and with cert-manager's
 /// (config/certmanager).
 #[test]
 fn every_kind_of_webhook_comes_and_goes() {
@@ -224,7 +224,7 @@ fn every_kind_of_webhook_comes_and_goes_in(dir: &Path, certs: &str) {
         );
     }
     let kept = if certs == "self" {
-        "src/webhook/certs.rs"
+        "api/src/webhook_certs.rs"
     } else {
         "config/certmanager/certificate.yaml"
     };

@@ -186,10 +186,18 @@ fn plan(
     Ok(report)
 }
 
+/// The generator of `make manifests` and the certificates' names, which moved into the API
+/// crate after the types (its generator reads them without the operator): old path, new.
+const MOVED_TO_THE_API_CRATE: &[(&str, &str)] = &[
+    ("src/bin/manifests.rs", model::API_GENERATOR),
+    ("src/metrics_certs.rs", model::METRICS_CERTS),
+    ("src/webhook/certs.rs", model::WEBHOOK_CERTS),
+];
+
 /// The files that moved into the API crate (rkb 0.3): `src/api/<path>` is
-/// `api/src/<path>`, its `mod.rs` the crate's `lib.rs`, and a kind's conversion file
+/// `api/src/<path>`, its `mod.rs` the crate's `lib.rs`, a kind's conversion file
 /// (`src/webhook/[<group>/]<version>/<kind>_conversion.rs`) sits beside its types,
-/// `api/src/<group>/<version>/`. New path -> old path, for the base scaffold's files and
+/// `api/src/<group>/<version>/`, and the files of [`MOVED_TO_THE_API_CRATE`] at theirs. New path -> old path, for the base scaffold's files and
 /// the user's own files under `src/api/` alike. Inside the API crate the types are
 /// `crate::<group>::...`, not `crate::api::<group>::...`, so moved files are read with
 /// that rewritten; the operator keeps `crate::api::` (its lib.rs re-exports the crate).
@@ -216,9 +224,13 @@ impl ApiCrateMoves {
             }
             let to = if let Some(rest) = old.strip_prefix("src/api/") {
                 Some(match rest {
-                    "mod.rs" => model::API_GROUPS.to_owned(),
+                    "mod.rs" => model::API_LIB.to_owned(),
                     _ => format!("api/src/{rest}"),
                 })
+            } else if let Some((_, to)) =
+                MOVED_TO_THE_API_CRATE.iter().find(|(from, _)| from == old)
+            {
+                Some((*to).to_owned()).filter(|to| new.contains_key(to))
             } else if old.starts_with("src/webhook/") && old.ends_with("_conversion.rs") {
                 let mut parts = old.rsplit('/');
                 let (file, version) = (

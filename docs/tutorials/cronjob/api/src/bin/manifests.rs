@@ -14,5 +14,5 @@
 //! Rust types and RBAC attributes (`--check` only reports drift).
 
 fn main() -> std::process::ExitCode {
-    cronjob::manifests().main()
+    cronjob_api::manifests().main()
 }
