@@ -92,7 +92,10 @@ fn a_project_switched_either_way_is_what_init_would_have_made_and_switches_back(
             text(files, "api/src/lib.rs").contains("metrics_certificate_rules("),
             has
         );
-        assert_eq!(files.contains_key(Path::new("api/src/metrics_certs.rs")), has);
+        assert_eq!(
+            files.contains_key(Path::new("api/src/metrics_certs.rs")),
+            has
+        );
         assert_eq!(
             text(files, "config/prometheus/monitor.yaml").contains("insecureSkipVerify: false"),
             has

@@ -869,4 +869,58 @@ mod tests {
         }
         assert_eq!(report.moved.len(), 4, "{:?}", report.moved);
     }
+
+    /// The generator and the certificates' names move into the API crate: the user's
+    /// edit of a certificate name comes along, the generator is the new scaffold's, and
+    /// nothing is left at the old paths.
+    #[test]
+    fn the_generator_and_the_certificates_move_into_the_api_crate() {
+        let dir = tempfile::tempdir().unwrap();
+        let old_certs = "pub fn certificates() { new(\"op-metrics-server-cert\") }\n";
+        let user = [
+            (
+                "src/bin/manifests.rs",
+                "fn main() { op::manifests().main() }\n",
+            ),
+            (
+                "src/metrics_certs.rs",
+                "pub fn certificates() { new(\"our-metrics-cert\") }\n",
+            ),
+        ];
+        for (path, text) in user {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let base = tree(&[
+            (
+                "src/bin/manifests.rs",
+                "fn main() { op::manifests().main() }\n",
+            ),
+            ("src/metrics_certs.rs", old_certs),
+        ]);
+        let new = tree(&[
+            (
+                "api/src/bin/manifests.rs",
+                "fn main() { op_api::manifests().main() }\n",
+            ),
+            ("api/src/metrics_certs.rs", old_certs),
+        ]);
+        let mut changes = Changes::open(dir.path()).unwrap();
+        let report = plan(dir.path(), &base, &new, &mut changes).unwrap();
+        assert_eq!(report.conflicts(), 0, "{:?}", report.conflicted);
+        let read = |path: &str| changes.read(path).unwrap();
+        assert_eq!(
+            read("api/src/bin/manifests.rs").unwrap(),
+            "fn main() { op_api::manifests().main() }\n"
+        );
+        assert_eq!(
+            read("api/src/metrics_certs.rs").unwrap(),
+            "pub fn certificates() { new(\"our-metrics-cert\") }\n"
+        );
+        for (old, _) in user {
+            assert_eq!(read(old), None, "{old} is left behind");
+        }
+        assert_eq!(report.moved.len(), 2, "{:?}", report.moved);
+    }
 }

@@ -10,8 +10,9 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-//! `make manifests`: writes config/crd/bases/*.yaml and config/rbac/role.yaml from the
-//! Rust types and RBAC attributes (`--check` only reports drift).
+//! `make manifests`: writes config/crd/bases/*.yaml, config/rbac/role.yaml and
+//! config/webhook/manifests.yaml from the Rust types and the operator's `#[rbac]` and
+//! webhook attributes (`--check` only reports drift), without building the operator.
 
 fn main() -> std::process::ExitCode {
     cronjob_api::manifests().main()

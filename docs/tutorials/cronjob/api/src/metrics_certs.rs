@@ -20,8 +20,8 @@ use rkb_runtime::certs::MetricsCertificates;
 /// The Secret the manager keeps the metrics CA and serving certificate in (in its
 /// namespace; Prometheus verifies against its `ca.crt`), and the metrics Service the
 /// certificate names, by their names once config/default's `namePrefix` is applied (change
-/// them with it, and in config/prometheus/monitor.yaml). `main.rs` gives them to the
-/// manager, and `crate::manifests` turns them into RBAC rules that name the Secret.
+/// them with it, and in config/prometheus/monitor.yaml). The manager gets them (`main.rs`),
+/// and `make manifests` turns them into RBAC rules that name the Secret (`crate::manifests`).
 pub fn certificates() -> MetricsCertificates {
     MetricsCertificates::new("cronjob-metrics-server-cert")
         .service("cronjob-controller-manager-metrics-service")

@@ -20,8 +20,8 @@ use rkb_runtime::certs::WebhookCertificates;
 /// The Secret the manager keeps its CA and serving certificate in (in its namespace), the
 /// webhook Service the certificate names, and the objects whose `caBundle` it keeps, by
 /// their names once config/default's `namePrefix` is applied (change them with it).
-/// `main.rs` gives them to the manager, and `crate::manifests` turns them into RBAC rules
-/// that name each object.
+/// The manager gets them (`main.rs`), and `make manifests` turns them into RBAC rules that
+/// name each object (`crate::manifests`): one home for both.
 pub fn certificates() -> WebhookCertificates {
     WebhookCertificates::new("cronjob-webhook-server-cert")
         .service("cronjob-webhook-service")
