@@ -50,7 +50,6 @@ fn edit_moves_controllers_and_every_path_to_them() {
         "create src/controller/core/pod.rs",
         "remove src/controller/memcached.rs",
         "remove src/controller/pod.rs",
-        "update src/lib.rs",
         "update tests/mine.rs",
         "update PROJECT",
     ] {
