@@ -334,7 +334,10 @@ fn edit_namespaced_refuses_what_it_cannot_switch() {
         dir.path().to_str().unwrap(),
     ])
     .unwrap_err();
-    assert!(refusal.starts_with("src/lib.rs does not hold"), "{refusal}");
+    assert!(
+        refusal.starts_with("api/src/lib.rs does not hold"),
+        "{refusal}"
+    );
     assert!(refusal.contains(".namespaced()"), "{refusal}");
     assert_eq!(common::files(dir.path()), before);
 

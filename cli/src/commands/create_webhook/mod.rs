@@ -229,6 +229,7 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         Marker::Webhooks,
         Template("webhook/insert/manifest_defaulter.rs.tera"),
     )
+    .rustfmt()
     .when(|s| s.new_defaulting),
     Entry::insert(
         WEBHOOKS,
@@ -241,6 +242,7 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         Marker::Webhooks,
         Template("webhook/insert/manifest_validator.rs.tera"),
     )
+    .rustfmt()
     .when(|s| s.new_validation),
     Entry::insert(
         WEBHOOKS,
@@ -253,6 +255,7 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         Marker::Webhooks,
         Template("webhook/insert/manifest_conversion.rs.tera"),
     )
+    .rustfmt()
     .when(|s| s.new_conversion),
     // Conversion: the hub's and spokes' impls, beside the types in the API crate.
     Entry::file(CONVERSION, "webhook/conversion.rs.tera")
