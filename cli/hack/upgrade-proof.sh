@@ -129,6 +129,16 @@ git status --short | sed 's/^/  /'
 
 conflicts=$(grep -rlE '^(<<<<<<< ours|>>>>>>> theirs)$' --exclude-dir=.git . || true)
 
+# rkb 0.3 moved the types into the API crate: src/api/ is api/src/, with the user's field.
+if [ -d src/api ]; then
+    api_crate="src/api/ is still there: $(find src/api -type f | tr '\n' ' ')"
+elif grep -q 'pub size: Option<i32>,' api/src/cache/v1alpha1/memcached.rs 2>/dev/null; then
+    api_crate="src/api/ moved to api/src/, with the user's field"
+else
+    api_crate="api/src/cache/v1alpha1/memcached.rs lacks the user's field"
+fi
+echo "API crate: $api_crate"
+
 # 0.2.0 names rkb's crates by version; until they are published a project needs the
 # [patch] of .cargo/config.toml, which CHANGELOG.md tells 0.1.0 projects to copy from a
 # fresh `rkb init` (the update cannot: the older project has no such file to keep).
@@ -202,5 +212,6 @@ echo "older rkb: $older ($("$old_rkb" --version)); new rkb: $(git -C "$repo" log
 grep '^summary:' "$work/update.log" || echo "summary: (none: the update failed)"
 echo "update: exit status $update_status, wall time ${update_seconds} s"
 echo "conflicted files: ${conflicts:-none}${conflicts:+ (then resolved by the script: new lines first, then the user lines)}"
+echo "API crate: ${api_crate}"
 echo "make manifests test: $tests"
 echo "project: $project"

@@ -69,7 +69,7 @@ Examples:
 const DELETE_API_EXAMPLES: &str = "\
 PROJECT says what `rkb create api` scaffolded for the API, and rkb renders it again: its
 files go (types, controller, sample, and the kind's roles when no other version needs
-them), and so do the lines it inserted (src/lib.rs, module files, kustomizations,
+them), and so do the lines it inserted (api/src/lib.rs, module files, kustomizations,
 config/manager/manager.yaml for --image) and its PROJECT entry. A file that differs from
 what rkb scaffolds for the API now is refused, with nothing deleted, unless --force (a file
 scaffolded by an older rkb counts as changed). Refused too: an API with webhooks (delete
@@ -88,7 +88,7 @@ Examples:
 
 const DELETE_WEBHOOK_EXAMPLES: &str = "\
 Undoes `rkb create webhook` for the webhooks named: their impls (the admission file goes
-with its last webhook), registrations in src/webhook/mod.rs, src/lib.rs and src/main.rs,
+with its last webhook), registrations in src/webhook/mod.rs, api/src/lib.rs and src/main.rs,
 and, with the project's last webhook, config/webhook, config/certmanager and the manager's
 webhook patch. Files changed since rkb scaffolded them are refused unless --force.
 

@@ -15,21 +15,36 @@ use crate::scaffold::builtin_kinds::{self, BuiltinKind};
 use crate::scaffold::{Changes, source_header};
 
 // The files of a project that later commands insert into (`rkb init` generates them).
-/// The library: CRDs, RBAC rules and webhooks for `make manifests`, and its modules.
+/// The operator's library: its modules (controllers, webhooks).
 pub const LIB: &str = "src/lib.rs";
 /// The manager binary: webhook serving.
 pub const MAIN: &str = "src/main.rs";
-/// A module per API group.
-pub const API_GROUPS: &str = "src/api/mod.rs";
+/// The API crate (kubebuilder's `api/` package): the custom resource types, which the
+/// operator depends on, and the generator behind `make manifests`, which builds without
+/// the operator.
+pub const API_CARGO: &str = "api/Cargo.toml";
+/// The generator `make manifests` runs, a binary of the API crate.
+pub const API_GENERATOR: &str = "api/src/bin/manifests.rs";
+/// The API crate's library: a module per API group, the CRDs, and `manifests()`, what
+/// `make manifests` writes (the CRDs, the RBAC rules read from the operator's sources, the
+/// webhooks named by their impls, the certificates' rules).
+pub const API_LIB: &str = "api/src/lib.rs";
 /// The types of kinds other projects define (`create api --external-crd`), and their module.
-pub const EXTERNAL_API: &str = "src/api/external";
-pub const EXTERNAL_API_MOD: &str = "src/api/external/mod.rs";
+pub const EXTERNAL_API: &str = "api/src/external";
+pub const EXTERNAL_API_MOD: &str = "api/src/external/mod.rs";
+/// The hack crate: asks, for the crates the API crate's build shares with the operator's,
+/// the features the operator's build asks anyway, so that cargo builds each of them once.
+pub const HACK_CARGO: &str = "hack/workspace-hack/Cargo.toml";
+pub const HACK_LIB: &str = "hack/workspace-hack/lib.rs";
 /// The controllers the manager runs, and their modules.
 pub const CONTROLLERS: &str = "src/controller/mod.rs";
 /// The webhooks the manager serves, and their modules (from the first webhook on).
 pub const WEBHOOKS: &str = "src/webhook/mod.rs";
-/// The certificates the manager keeps for its webhooks (`webhookCerts: self`).
-pub const WEBHOOK_CERTS: &str = "src/webhook/certs.rs";
+/// The certificates the manager keeps for its webhooks (`webhookCerts: self`): in the API
+/// crate, whose generator turns their names into RBAC rules.
+pub const WEBHOOK_CERTS: &str = "api/src/webhook_certs.rs";
+/// The certificate the manager keeps for its metrics server (`webhookCerts: self`).
+pub const METRICS_CERTS: &str = "api/src/metrics_certs.rs";
 /// The manager's Deployment.
 pub const MANAGER: &str = "config/manager/manager.yaml";
 pub const DEFAULT_KUSTOMIZATION: &str = "config/default/kustomization.yaml";
@@ -162,6 +177,9 @@ pub struct ProjectNames {
     pub project_name: String,
     /// `memcached_operator`.
     pub crate_name: String,
+    /// The API crate's package, `memcached-operator-api`, and its crate, `memcached_operator_api`.
+    pub api_package: String,
+    pub api_crate: String,
     pub domain: String,
     /// The license header that starts every generated Rust file, or nothing.
     pub header: String,
@@ -169,7 +187,7 @@ pub struct ProjectNames {
     /// Roles there (`rkb init --namespaced`).
     pub namespaced_operator: bool,
     /// PROJECT's `webhookCerts: self`: the manager keeps the metrics server's certificate
-    /// (`src/metrics_certs.rs`), so `init`'s role.yaml already grants its Secret.
+    /// (`api/src/metrics_certs.rs`), so `init`'s role.yaml already grants its Secret.
     pub metrics_certificates: bool,
 }
 
@@ -179,6 +197,8 @@ impl ProjectNames {
         ProjectNames {
             project_name: project.project_name.clone(),
             crate_name: names::crate_name(&project.project_name),
+            api_package: format!("{}-api", project.project_name),
+            api_crate: format!("{}_api", names::crate_name(&project.project_name)),
             domain: project.domain.clone(),
             header: source_header(boilerplate),
             namespaced_operator: project.namespaced,
@@ -524,11 +544,11 @@ fn storage_version(
 /// The templates' `layout`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Layout {
-    /// The API group's module file: `src/api/cache/mod.rs`.
+    /// The API group's module file: `api/src/cache/mod.rs`.
     pub api_group_file: String,
-    /// The version's module file: `src/api/cache/v1alpha1/mod.rs`.
+    /// The version's module file: `api/src/cache/v1alpha1/mod.rs`.
     pub api_version_file: String,
-    /// The kind's types: `src/api/cache/v1alpha1/memcached.rs`.
+    /// The kind's types: `api/src/cache/v1alpha1/memcached.rs`.
     pub types_file: String,
     /// `config/samples/cache_v1alpha1_memcached.yaml`.
     pub sample_file: String,
@@ -569,7 +589,9 @@ pub struct Layout {
     pub webhook_version_file: String,
     /// The kind's admission webhooks: `<webhook_dir>/memcached.rs`.
     pub admission_file: String,
-    /// The kind's conversion webhook: `<webhook_dir>/memcached_conversion.rs`.
+    /// The kind's conversion (its `Hub` or `Convertible` impls), beside its types in the API
+    /// crate, as kubebuilder's `api/v1/memcached_conversion.go`:
+    /// `api/src/cache/v1alpha1/memcached_conversion.rs`.
     pub conversion_file: String,
 }
 
@@ -609,7 +631,7 @@ impl Layout {
             kind_snake,
             ..
         } = resource;
-        let api = format!("src/api/{group_module}");
+        let api = format!("api/src/{group_module}");
         let (webhook_module, webhook_dir) = match &group {
             Some(group) => (
                 format!("{group}::{version_module}"),
@@ -643,7 +665,7 @@ impl Layout {
             webhook_group_file: group.as_ref().map(|g| format!("src/webhook/{g}/mod.rs")),
             webhook_version_file: format!("{webhook_dir}/mod.rs"),
             admission_file: format!("{webhook_dir}/{kind_snake}.rs"),
-            conversion_file: format!("{webhook_dir}/{kind_snake}_conversion.rs"),
+            conversion_file: format!("{api}/{version_module}/{kind_snake}_conversion.rs"),
             webhook_module,
             webhook_dir,
             webhook_group_module: group,
@@ -675,7 +697,7 @@ impl Layout {
     }
 
     /// The layout of an external kind (`create api --external-crd`), whose types live
-    /// below `src/api/external/`, apart from the project's own groups.
+    /// below `api/src/external/`, apart from the project's own groups.
     pub fn external(mut self, resource: &Resource) -> Self {
         let api = format!("{EXTERNAL_API}/{}", resource.group_module);
         self.api_group_file = format!("{api}/mod.rs");
@@ -732,7 +754,6 @@ impl Layout {
             layout.webhook_group_file = None;
             layout.webhook_version_file = single.webhook_version_file;
             layout.admission_file = single.admission_file;
-            layout.conversion_file = single.conversion_file;
         }
         Ok(layout)
     }
@@ -756,7 +777,7 @@ impl Layout {
         exists: impl Fn(&str) -> anyhow::Result<bool>,
     ) -> anyhow::Result<bool> {
         let single = Self::single_group(resource);
-        Ok(exists(&single.admission_file)? || exists(&single.conversion_file)?)
+        exists(&single.admission_file)
     }
 
     /// `config/rbac/<prefix>_<role>_role.yaml`.

@@ -4,6 +4,8 @@
 //!
 //! - [`attributes`]: the keys of `#[rkb(...)]`, `#[rbac(...)]` and
 //!   `#[rkb_runtime::webhook(...)]`, one table each, with controller-gen's markers.
+//! - [`certs`]: the manager's self-managed certificates as values (Secret, Service,
+//!   the objects that trust them), which `make manifests` turns into RBAC rules.
 //! - [`names`]: DNS-1123 labels and subdomains, DNS-1035 labels.
 //! - [`rbac`]: verbs (the known ones plus custom ones, as the API server allows), API
 //!   group spellings (`core` is `""`), resource names, and the shape of a PolicyRule.
@@ -25,6 +27,7 @@
 //! [crates]: https://github.com/rkb-rs/rkb/blob/main/docs/src/introduction.md#the-crates
 
 pub mod attributes;
+pub mod certs;
 pub mod names;
 pub mod rbac;
 pub mod schema;

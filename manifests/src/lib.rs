@@ -35,3 +35,6 @@ pub mod webhook;
 pub use crd::{Crd, CrdError, crd};
 pub use manifests::Manifests;
 pub use rbac::Rbac;
+/// The manager's self-managed certificates as values (rkb-core's): their names make RBAC
+/// rules (`rkb_runtime::webhook_certificate_rules`) without the manager.
+pub use rkb_core::certs;

@@ -667,4 +667,99 @@ mod tests {
         );
         assert!(!project.path().join("config").exists());
     }
+
+    /// An operator's webhook file as `rkb create webhook` writes it, with a path of its own.
+    const WEBHOOK: &str = r#"
+        use k8s_openapi::api::core::v1::ConfigMap;
+        pub struct ConfigMapWebhook;
+        #[rkb_runtime::webhook(path = "/mutate-configmaps", failure_policy = "ignore")]
+        impl webhook::Defaulter<ConfigMap> for ConfigMapWebhook {}
+    "#;
+
+    /// The manifests of an operator whose src/webhook/configmap.rs is `source`, with `webhooks`.
+    fn declared(source: &str, webhooks: Vec<crate::webhook::Webhook>) -> crate::Manifests {
+        let project = tempfile::tempdir().unwrap();
+        fs::create_dir_all(project.path().join("src/webhook")).unwrap();
+        fs::write(project.path().join("src/webhook/configmap.rs"), source).unwrap();
+        crate::Manifests::new(vec![], vec![])
+            .rules_from(project.path().join("src"))
+            .webhooks(webhooks)
+    }
+
+    #[test]
+    fn a_webhook_declared_by_its_impl_gets_the_impls_settings() {
+        use crate::webhook::{self, Webhook};
+        use k8s_openapi::api::core::v1::ConfigMap;
+
+        let manifests = declared(
+            WEBHOOK,
+            vec![webhook::defaulting::<ConfigMap>(
+                "webhook::configmap::ConfigMapWebhook",
+            )],
+        );
+        let resolved = manifests.resolved_webhooks().unwrap();
+        let [Webhook::Admission { kind, settings, .. }] = resolved.as_slice() else {
+            panic!("{resolved:?}");
+        };
+        assert_eq!(*kind, Kind::Mutating);
+        assert_eq!(settings.path.as_deref(), Some("/mutate-configmaps"));
+        let files = manifests.render().unwrap();
+        let configuration = &files[Path::new(crate::webhook::WEBHOOK_FILE)];
+        assert!(
+            configuration.contains("path: /mutate-configmaps")
+                && configuration.contains("failurePolicy: Ignore"),
+            "{configuration}"
+        );
+    }
+
+    #[test]
+    fn a_webhook_declared_by_a_missing_or_wrong_impl_is_refused_with_what_was_found() {
+        use crate::webhook;
+        use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+
+        let refused = |source: &str, hook: crate::webhook::Webhook| {
+            declared(source, vec![hook])
+                .resolved_webhooks()
+                .unwrap_err()
+                .to_string()
+        };
+        // No such impl: the line of the registration, what was looked for, what was found.
+        let error = refused(
+            WEBHOOK,
+            webhook::defaulting::<ConfigMap>("webhook::configmaps::ConfigMapWebhook"),
+        );
+        assert!(error.starts_with(&format!("{}:", file!())), "{error}");
+        assert!(
+            error.contains("looked for as `impl Defaulter<ConfigMap> for ConfigMapWebhook`")
+                && error.contains(
+                    "there is no webhook impl for ConfigMapWebhook in module webhook::configmaps"
+                )
+                && error.contains("impl Defaulter<ConfigMap> for ConfigMapWebhook in ")
+                && error.contains("(module webhook::configmap)"),
+            "{error}"
+        );
+        // Another kind: the impl is a Defaulter, listed as a validating webhook.
+        let error = refused(
+            WEBHOOK,
+            webhook::validating::<ConfigMap>("webhook::configmap::ConfigMapWebhook"),
+        );
+        assert!(
+            error.contains("has no `impl Validator<ConfigMap>`")
+                && error.contains("list it with `webhooks::defaulting` instead"),
+            "{error}"
+        );
+        // Another resource: the impl is for ConfigMap, listed for Secret.
+        let error = refused(
+            WEBHOOK,
+            webhook::defaulting::<Secret>("webhook::configmap::ConfigMapWebhook"),
+        );
+        assert!(error.contains("are not for a type named Secret"), "{error}");
+        // No sources read at all.
+        let error = crate::Manifests::new(vec![], vec![])
+            .webhooks(vec![webhook::defaulting::<ConfigMap>("webhook::X")])
+            .render()
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("add `.rules_from("), "{error}");
+    }
 }

@@ -14,6 +14,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
 use rkb_core::webhook::selector::{self, Operator};
 use rkb_core::webhook::{Kind, Settings};
 
+use crate::sources::WebhookImpl;
+
 /// The Service kubebuilder's `config/webhook/service.yaml` declares; kustomize prefixes
 /// its name and sets its namespace in `config/default`.
 pub const SERVICE_NAME: &str = "webhook-service";
@@ -42,6 +44,49 @@ pub enum Webhook {
     },
     /// Conversion between the versions of the CRD `name` (`<plural>.<group>`).
     Conversion { crd: String },
+    /// An admission webhook whose settings are those of an impl in the operator's sources,
+    /// found when the manifests are rendered ([`defaulting`], [`validating`]).
+    Declared(Box<Declared>),
+}
+
+/// An admission webhook of a resource, named by the path of its impl in the operator, whose
+/// `#[rkb_runtime::webhook(...)]` attribute [`Manifests::rules_from`](crate::Manifests::rules_from)
+/// reads: what an API crate's generator lists, since it cannot name the operator's types.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Declared {
+    kind: Kind,
+    group: String,
+    version: String,
+    plural: String,
+    resource_kind: String,
+    /// The resource's Rust type, e.g. `my_api::cache::v1alpha1::Memcached`.
+    resource_type: String,
+    /// The impl's self type from the operator's crate root, e.g.
+    /// `webhook::v1alpha1::memcached::MemcachedWebhook`.
+    implementation: String,
+    /// Where it is listed: `file:line` of the generator.
+    listed_at: String,
+}
+
+/// The defaulting webhook of `K` that the operator's `impl Defaulter<K>` for
+/// `implementation` (its self type's path from the operator's crate root) serves, with the
+/// settings of that impl's attribute, e.g.
+/// `defaulting::<cache::v1alpha1::Memcached>("webhook::v1alpha1::memcached::MemcachedWebhook")`.
+#[track_caller]
+pub fn defaulting<K: Resource<DynamicType = ()>>(implementation: &str) -> Webhook {
+    Webhook::declared::<K>(Kind::Mutating, implementation)
+}
+
+/// The validating webhook of `K` that the operator's `impl Validator<K>` for
+/// `implementation` serves; see [`defaulting`].
+#[track_caller]
+pub fn validating<K: Resource<DynamicType = ()>>(implementation: &str) -> Webhook {
+    Webhook::declared::<K>(Kind::Validating, implementation)
+}
+
+/// The conversion webhook of `K`'s CRD (any of its versions).
+pub fn conversion<K: Resource<DynamicType = ()>>() -> Webhook {
+    Webhook::conversion::<K>()
 }
 
 /// The trait the constructors below read group, version and plural from (kube's).
@@ -60,11 +105,170 @@ impl Webhook {
         }
     }
 
+    #[track_caller]
+    fn declared<K: Resource<DynamicType = ()>>(kind: Kind, implementation: &str) -> Self {
+        let at = std::panic::Location::caller();
+        Self::Declared(Box::new(Declared {
+            kind,
+            group: K::group(&()).into_owned(),
+            version: K::version(&()).into_owned(),
+            plural: K::plural(&()).into_owned(),
+            resource_kind: K::kind(&()).into_owned(),
+            resource_type: std::any::type_name::<K>().to_owned(),
+            implementation: implementation.to_owned(),
+            listed_at: format!("{}:{}", at.file(), at.line()),
+        }))
+    }
+
+    /// A [`Webhook::Declared`] as an admission webhook with the settings of the impl it
+    /// names among `impls` (read from `read`, for the error); other webhooks as they are.
+    pub(crate) fn resolve(self, impls: &[WebhookImpl], read: &str) -> Result<Self, WebhookError> {
+        let Self::Declared(declared) = self else {
+            return Ok(self);
+        };
+        let found = declared.find(impls, read)?;
+        let Declared {
+            kind,
+            group,
+            version,
+            plural,
+            resource_kind,
+            ..
+        } = *declared;
+        Ok(Self::Admission {
+            kind,
+            group,
+            version,
+            plural,
+            resource_kind,
+            settings: found.settings.clone(),
+        })
+    }
+
     /// Conversion of the CRD of `K` (any of its versions).
     pub fn conversion<K: Resource<DynamicType = ()>>() -> Self {
         Self::Conversion {
             crd: format!("{}.{}", K::plural(&()), K::group(&())),
         }
+    }
+}
+
+/// The trait each kind's impl is of, as written in the operator.
+fn trait_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Mutating => "Defaulter",
+        Kind::Validating => "Validator",
+    }
+}
+
+/// The last segment of a type's path, without generic arguments: `Memcached` for
+/// `crate::api::cache::v1alpha1::Memcached`.
+fn last_segment(path: &str) -> &str {
+    let path = path.split('<').next().unwrap_or(path).trim();
+    path.rsplit("::").next().unwrap_or(path).trim()
+}
+
+impl Declared {
+    /// Where the generator lists it, `file:line`.
+    pub fn listed_at(&self) -> &str {
+        &self.listed_at
+    }
+
+    /// The resource's Rust type.
+    pub fn resource_type(&self) -> &str {
+        &self.resource_type
+    }
+
+    /// The impl this declaration names, or why there is none.
+    fn find<'a>(
+        &self,
+        impls: &'a [WebhookImpl],
+        read: &str,
+    ) -> Result<&'a WebhookImpl, WebhookError> {
+        let (module, self_type) = match self.implementation.rsplit_once("::") {
+            Some((module, self_type)) => (module, self_type),
+            None => ("", self.implementation.as_str()),
+        };
+        let wanted = trait_name(self.kind);
+        let resource = last_segment(&self.resource_type);
+        let named: Vec<&WebhookImpl> = impls
+            .iter()
+            .filter(|i| i.module == module && last_segment(&i.self_type) == self_type)
+            .collect();
+        let of_kind: Vec<&WebhookImpl> = named
+            .iter()
+            .copied()
+            .filter(|i| i.kind == self.kind)
+            .collect();
+        let of_resource: Vec<&WebhookImpl> = of_kind
+            .iter()
+            .copied()
+            .filter(|i| last_segment(&i.resource) == resource)
+            .collect();
+        let reason = match (named.as_slice(), of_kind.as_slice(), of_resource.as_slice()) {
+            (_, _, [found]) => return Ok(found),
+            (_, _, [_, ..]) => format!(
+                "{} impls of {wanted} for {self_type} in module {module} are for a type named \
+                 {resource}; keep one per module and type",
+                of_resource.len()
+            ),
+            ([], _, _) => format!("there is no webhook impl for {self_type} in module {module}"),
+            (_, [], _) => format!(
+                "{self_type} in module {module} has no `impl {wanted}<{resource}>` carrying \
+                 #[rkb_runtime::webhook(...)]: list it with {} instead, or add the impl",
+                match self.kind {
+                    Kind::Mutating => "`webhooks::validating`",
+                    Kind::Validating => "`webhooks::defaulting`",
+                }
+            ),
+            (_, _, []) => format!(
+                "the {wanted} impls of {self_type} in module {module} are not for a type named \
+                 {resource} ({})",
+                self.resource_type
+            ),
+        };
+        let listed: Vec<String> = impls
+            .iter()
+            .map(|i| {
+                format!(
+                    "\n  impl {}<{}> for {} in {} (module {})",
+                    trait_name(i.kind),
+                    i.resource,
+                    i.self_type,
+                    i.file.display(),
+                    if i.module.is_empty() {
+                        "crate root"
+                    } else {
+                        &i.module
+                    }
+                )
+            })
+            .collect();
+        let listed = if listed.is_empty() {
+            " none".to_owned()
+        } else {
+            listed.concat()
+        };
+        Err(WebhookError::NoImpl(format!(
+            "{}: the {} webhook of {}/{} {} names the impl `{}`, looked for as `impl {wanted}<{resource}> \
+             for {self_type}` with #[rkb_runtime::webhook(...)] in module {} of the sources read ({read}), \
+             but {reason}. Write the path of the impl's self type from the operator's crate root \
+             (e.g. \"webhook::v1alpha1::memcached::MemcachedWebhook\"). Webhook impls found:{listed}",
+            self.listed_at,
+            match self.kind {
+                Kind::Mutating => "defaulting",
+                Kind::Validating => "validating",
+            },
+            self.group,
+            self.version,
+            self.resource_kind,
+            self.implementation,
+            if module.is_empty() {
+                "(the crate root)"
+            } else {
+                module
+            },
+        )))
     }
 }
 
@@ -78,6 +282,15 @@ pub enum WebhookError {
          #[rkb_runtime::webhook(...)] attribute"
     )]
     Duplicate { what: &'static str, value: String },
+    /// A declared webhook names no impl of the sources read, or one of another kind or resource.
+    #[error("{0}")]
+    NoImpl(String),
+    /// Webhooks are declared by impl, but no sources were read.
+    #[error(
+        "{listed_at}: the webhook of {resource} is declared by its impl, but no sources were read: \
+         add `.rules_from(<the operator's src/>)` to the Manifests"
+    )]
+    NoSources { listed_at: String, resource: String },
     #[error("a conversion webhook is declared for the CRD {0}, which is not in the list of CRDs")]
     NoSuchCrd(String),
     #[error(
@@ -291,7 +504,7 @@ pub(crate) fn converted_crds(webhooks: &[Webhook]) -> BTreeSet<&str> {
         .iter()
         .filter_map(|webhook| match webhook {
             Webhook::Conversion { crd } => Some(crd.as_str()),
-            Webhook::Admission { .. } => None,
+            Webhook::Admission { .. } | Webhook::Declared(_) => None,
         })
         .collect()
 }

@@ -137,6 +137,10 @@
 pub use rkb_manager::{ClusterApi, Lister, NamespacedApi, TypedApi};
 #[cfg(feature = "manager")]
 pub use rkb_manager::{Manager, backoff, cache, certs, client, events, manager, migrate, webhook};
+/// The certificates' names without the manager (the same types as `rkb_manager::certs`
+/// re-exports), for an API crate whose `make manifests` turns them into RBAC rules.
+#[cfg(all(feature = "manifests", not(feature = "manager")))]
+pub use rkb_manifests::certs;
 
 #[cfg(feature = "manifests")]
 pub use rkb_derive::Rbac;
@@ -158,6 +162,10 @@ pub use rkb_manifests::Rbac;
 #[doc(hidden)]
 #[cfg(feature = "manifests")]
 pub use rkb_manifests::schema_macro;
+/// The webhooks an API crate's generator lists: `webhooks::defaulting::<K>("path::To::Impl")`,
+/// `webhooks::validating`, `webhooks::conversion::<K>()`, without the manager.
+#[cfg(feature = "manifests")]
+pub use rkb_manifests::webhook as webhooks;
 /// `crd` is the module and, in the value namespace, the function: the CRD of a
 /// kube-derived custom resource, checked to be structural (lets generated code list
 /// CRDs without importing kube's trait).
@@ -205,7 +213,7 @@ pub fn conversion_webhook<H: webhook::Hub>() -> rkb_manifests::webhook::Webhook 
 /// the `rbac` list of [`Manifests`]: `get` on the CRD and `patch` on its status (by name),
 /// `list` and `patch` on the resource (in every namespace). Add them only when the operator
 /// migrates storage: the controllers need none of them.
-#[cfg(all(feature = "manager", feature = "manifests"))]
+#[cfg(feature = "manifests")]
 pub fn storage_migration_rules<K>() -> Vec<rbac::Rule>
 where
     K: rkb_manifests::webhook::Resource<DynamicType = ()>,
@@ -217,7 +225,8 @@ where
         verbs: verbs.iter().map(|v| (*v).to_owned()).collect(),
         ..rbac::Rule::default()
     };
-    let crd = migrate::crd_name::<K>();
+    // `migrate::crd_name::<K>()`, which needs the manager.
+    let crd = format!("{}.{}", K::plural(&()), K::group(&()));
     vec![
         rule(
             "apiextensions.k8s.io",
@@ -241,7 +250,7 @@ where
 }
 
 /// The RBAC rules the manager needs to keep its own webhook certificates
-/// ([`manager::Manager::webhook_certificates`], module [`certs`]), for the `rbac` list of
+/// (`Manager::webhook_certificates`, module [`certs`]), for the `rbac` list of
 /// [`Manifests`]; nothing wider:
 ///
 /// - in its namespace (the one `certs` names, else `system`, which kustomize's
@@ -252,7 +261,7 @@ where
 ///   Secrets;
 /// - `get` and `patch` on each named Mutating/ValidatingWebhookConfiguration and CRD, by
 ///   name.
-#[cfg(all(feature = "manager", feature = "manifests"))]
+#[cfg(feature = "manifests")]
 pub fn webhook_certificate_rules(certs: &certs::WebhookCertificates) -> Vec<rbac::Rule> {
     let mut rules = certificate_secret_rules(certs.secret_name(), certs.namespace_name());
     let named = [
@@ -286,14 +295,14 @@ pub fn webhook_certificate_rules(certs: &certs::WebhookCertificates) -> Vec<rbac
 /// `watch` and `update` on it by name, and `create` on Secrets, which Kubernetes cannot
 /// restrict by name, in its namespace only), and nothing else: no object holds its CA but
 /// the Secret.
-#[cfg(all(feature = "manager", feature = "manifests"))]
+#[cfg(feature = "manifests")]
 pub fn metrics_certificate_rules(certs: &certs::MetricsCertificates) -> Vec<rbac::Rule> {
     certificate_secret_rules(certs.secret_name(), certs.namespace_name())
 }
 
 /// The rules of a certificate Secret `secret` in `namespace` (else `system`, which
 /// kustomize's `namespace:` replaces).
-#[cfg(all(feature = "manager", feature = "manifests"))]
+#[cfg(feature = "manifests")]
 fn certificate_secret_rules(secret: &str, namespace: Option<&str>) -> Vec<rbac::Rule> {
     let namespace = namespace.unwrap_or("system").to_owned();
     let secret = [secret.to_owned()];
@@ -309,7 +318,7 @@ fn certificate_secret_rules(secret: &str, namespace: Option<&str>) -> Vec<rbac::
     ]
 }
 
-#[cfg(all(feature = "manager", feature = "manifests"))]
+#[cfg(feature = "manifests")]
 fn rbac_rule(group: &str, resource: &str, names: &[String], verbs: &[&str]) -> rbac::Rule {
     rbac::Rule {
         api_groups: vec![group.to_owned()],

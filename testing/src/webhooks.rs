@@ -48,6 +48,7 @@ pub async fn install(
     manifests: &rkb_manifests::Manifests,
 ) -> Result<(), Error> {
     let failed = |what: &str, e: &dyn std::fmt::Display| Error::Objects(format!("{what}: {e}"));
+    same_settings(&webhooks, manifests).map_err(Error::Objects)?;
     let certs = Arc::new(WebhookCerts::generate()?);
     let webhooks = webhooks
         .defaulter::<ConfigMap, _>(Probe)
@@ -92,6 +93,53 @@ pub async fn install(
     env.apply().objects(objects).await?;
     for kind in &probed {
         wait_until_called(env, kind).await?;
+    }
+    Ok(())
+}
+
+/// Refuses an admission webhook of `manifests` (whose settings `make manifests` may have
+/// read from the operator's sources) that is not served at its path with the same kind and
+/// settings as the compiled impl: the configuration would call a path nobody serves, or
+/// with settings the impl does not declare.
+fn same_settings(served: &Webhooks, manifests: &rkb_manifests::Manifests) -> Result<(), String> {
+    use rkb_manifests::webhook::Webhook;
+
+    let listed = manifests
+        .resolved_webhooks()
+        .map_err(|e| format!("cannot resolve the webhooks of the manifests: {e}"))?;
+    for webhook in listed {
+        let Webhook::Admission {
+            kind,
+            group,
+            version,
+            resource_kind,
+            settings,
+            ..
+        } = webhook
+        else {
+            continue;
+        };
+        if settings.url.is_some() {
+            continue;
+        }
+        let path = settings.path_for(kind, &group, &version, &resource_kind);
+        match served.admission_at(&path) {
+            Some((served_kind, compiled)) if served_kind == kind && *compiled == settings => {}
+            Some((served_kind, compiled)) => {
+                return Err(format!(
+                    "the {kind:?} webhook of {group}/{version} {resource_kind} at {path}: the \
+                     manifests have {settings:?}, the served impl ({served_kind:?}) was compiled \
+                     with {compiled:?}; run `make manifests`, or check the impl the generator names"
+                ));
+            }
+            None => {
+                return Err(format!(
+                    "the {kind:?} webhook of {group}/{version} {resource_kind}: the manifests \
+                     call {path}, which no served webhook has (served: {:?})",
+                    served.paths()
+                ));
+            }
+        }
     }
     Ok(())
 }

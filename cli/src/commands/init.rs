@@ -32,6 +32,9 @@ pub(super) struct Context {
     pub k8s_api_feature: &'static str,
     /// The envtest release the Makefile records (`ENVTEST_K8S_VERSION`), e.g. `1.37.2`.
     pub envtest_k8s_version: &'static str,
+    /// The project is a cargo workspace of its own (operator, API crate, hack crate); false
+    /// inside another workspace, which lists them as members instead.
+    pub own_workspace: bool,
     #[serde(skip)]
     pub project: Project,
 }
@@ -97,9 +100,15 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     Entry::shared(model::BOILERPLATE, "init/boilerplate.rs.txt.tera"),
     Entry::shared(model::MAIN, "init/src/main.rs.tera"),
     Entry::shared(model::LIB, "init/src/lib.rs.tera"),
-    Entry::shared(model::API_GROUPS, "init/src/api/mod.rs.tera"),
+    Entry::shared(model::API_CARGO, "init/api/Cargo.toml.tera"),
+    Entry::shared(model::API_LIB, "init/api/lib.rs.tera"),
+    Entry::shared(
+        model::HACK_CARGO,
+        "init/hack/workspace-hack/Cargo.toml.tera",
+    ),
+    Entry::shared(model::HACK_LIB, "init/hack/workspace-hack/lib.rs.tera"),
     Entry::shared(model::CONTROLLERS, "init/src/controller/mod.rs.tera"),
-    Entry::shared("src/bin/manifests.rs", "init/src/bin/manifests.rs.tera"),
+    Entry::shared(model::API_GENERATOR, "init/api/bin/manifests.rs.tera"),
     Entry::shared(
         model::DEFAULT_KUSTOMIZATION,
         "init/config/default/kustomization.yaml.tera",
@@ -286,6 +295,17 @@ pub fn init(args: &InitArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     for path in applied.kept {
         writeln!(out, "{:>8} {path} (exists; left as it was)", "keep")?;
     }
+    if !context.own_workspace
+        && let Some(workspace) = enclosing_workspace(&args.dir)?
+    {
+        writeln!(
+            out,
+            "\nnote: {} is inside the cargo workspace of {}, so it has no [workspace] of its own: \
+             that workspace's members must list it, its api/ and its hack/workspace-hack/",
+            args.dir.display(),
+            workspace.display()
+        )?;
+    }
     add_plugins(args, out)?;
     writeln!(
         out,
@@ -354,6 +374,7 @@ fn context(
         k8s_openapi_version: crate::K8S_OPENAPI_VERSION,
         k8s_api_feature: crate::K8S_API_FEATURE,
         envtest_k8s_version: envtest_k8s_version(),
+        own_workspace: enclosing_workspace(&args.dir)?.is_none(),
         project,
     };
     // The generated Cargo.toml itself says which crate names the project cannot take.
@@ -366,6 +387,30 @@ fn context(
     let boilerplate = templates.render_model("init/boilerplate.rs.txt.tera", &context)?;
     context.names = ProjectNames::new(&context.project, &boilerplate);
     Ok(context)
+}
+
+/// The `Cargo.toml` of the cargo workspace `dir` would be in, as `cargo new` finds it: the
+/// nearest directory above with a `[workspace]` table.
+pub(super) fn enclosing_workspace(dir: &Path) -> anyhow::Result<Option<std::path::PathBuf>> {
+    let dir = std::path::absolute(dir)
+        .with_context(|| format!("cannot resolve the directory {}", dir.display()))?;
+    for ancestor in dir.ancestors().skip(1) {
+        let manifest = ancestor.join("Cargo.toml");
+        let Ok(text) = std::fs::read_to_string(&manifest) else {
+            continue;
+        };
+        let table: toml::Table = toml::from_str(&text).with_context(|| {
+            format!(
+                "{} (the Cargo.toml of a directory above the project) is not valid TOML; \
+                 rkb reads it to tell whether the project joins its workspace",
+                manifest.display()
+            )
+        })?;
+        if table.contains_key("workspace") {
+            return Ok(Some(manifest));
+        }
+    }
+    Ok(None)
 }
 
 /// kubebuilder's `init --plugins`: what `rkb edit --plugins` adds; the chart waits for the

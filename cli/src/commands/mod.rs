@@ -525,6 +525,7 @@ mod tests {
                     k8s_openapi_version: crate::K8S_OPENAPI_VERSION,
                     k8s_api_feature: crate::K8S_API_FEATURE,
                     envtest_k8s_version: super::super::init::envtest_k8s_version(),
+                    own_workspace: true,
                     project: project.clone(),
                 }),
                 create_api: json(&super::super::create_api::Context {
@@ -549,17 +550,13 @@ mod tests {
                     hook: Some(super::super::create_webhook::Hook::new(
                         &project, &hub, &layout, &webhooks,
                     )),
-                    spoke: Some(super::super::create_webhook::Spoke {
-                        version: spoke.version.clone(),
-                        module: spoke.version_module.clone(),
-                        path: spoke.type_path.clone(),
-                    }),
+                    spoke: Some(super::super::create_webhook::Spoke::of(&spoke)),
                     unwired_spoke: None,
                     dropped_image: None,
                     external: Some(super::super::create_api::External {
                         types: "pub struct Thing;".into(),
                         crd_yaml: "kind: CustomResourceDefinition".into(),
-                        module_file: "src/api/external/mod.rs",
+                        module_file: "api/src/external/mod.rs",
                     }),
                     project: project.clone(),
                 }),

@@ -62,8 +62,8 @@ pub(super) const PLAN: &[Entry<Scope>] = &[
 
 /// `src/lib.rs`'s last line of `manifests()`, each way, as `init` renders it (and rustfmt
 /// keeps it).
-const CLUSTER_WIDE: &str = "    rkb_runtime::Manifests::new(crds, rbac).webhooks(webhooks)\n";
-const NAMESPACE_SCOPED: &str = "    rkb_runtime::Manifests::new(crds, rbac)\n        .webhooks(webhooks)\n        .namespaced()\n";
+const CLUSTER_WIDE: &str = "        .webhooks(webhooks)\n}\n";
+const NAMESPACE_SCOPED: &str = "        .webhooks(webhooks)\n        .namespaced()\n}\n";
 /// config/rbac/kustomization.yaml's resources: the binding follows the role.
 const ROLE_LINE: &str = "- role.yaml\n";
 const BINDING_LINE: &str = "- role_binding.yaml\n";
@@ -117,7 +117,7 @@ pub(super) fn switch(args: &EditArgs, to: bool, out: &mut dyn Write) -> anyhow::
     let (lib_from, lib_to) = swap(to, CLUSTER_WIDE, NAMESPACE_SCOPED);
     replace_once(
         &mut changes,
-        model::LIB,
+        model::API_LIB,
         lib_from,
         lib_to,
         "the last line of manifests()",

@@ -42,22 +42,22 @@ impl plan::Model for MetricsContext<'_> {
     }
 }
 
-const METRICS_CERTS: &str = "src/metrics_certs.rs";
+const METRICS_CERTS: &str = model::METRICS_CERTS;
 
 /// `init`'s parts that follow where the certificates come from, as `init` writes them and
-/// [`switch`] rewrites them: with `self`, `src/metrics_certs.rs` names the Secret and the
+/// [`switch`] rewrites them: with `self`, `api/src/metrics_certs.rs` names the Secret and the
 /// metrics Service, the manager gets it, `make manifests` the RBAC it needs, and the
 /// ServiceMonitor verifies the certificate against the Secret's CA. They come with `init`,
 /// not with the first webhook: every project serves metrics.
 pub(super) const METRICS_PLAN: &[Entry<Metrics>] = &[
-    Entry::shared(METRICS_CERTS, "init/src/metrics_certs.rs.tera")
+    Entry::shared(METRICS_CERTS, "init/api/metrics_certs.rs.tera")
         .rustfmt()
         .when(|m| m.self_managed),
-    Entry::insert_sorted(model::LIB, Marker::Modules, Text::Inline("pub mod metrics_certs;"))
+    Entry::insert_sorted(model::API_LIB, Marker::Modules, Text::Inline("pub mod metrics_certs;"))
         .rustfmt()
         .when(|m| m.self_managed),
     Entry::insert(
-        model::LIB,
+        model::API_LIB,
         Marker::WebhookRbac,
         Text::Inline("rkb_runtime::metrics_certificate_rules(&metrics_certs::certificates()),"),
     )
@@ -67,7 +67,7 @@ pub(super) const METRICS_PLAN: &[Entry<Metrics>] = &[
         model::MAIN,
         Marker::Webhooks,
         Text::Inline(
-            "let manager = manager.metrics_certificates({{ crate_name }}::metrics_certs::certificates());",
+            "let manager = manager.metrics_certificates({{ crate_name }}::api::metrics_certs::certificates());",
         ),
     )
     .rustfmt()
@@ -79,7 +79,7 @@ pub(super) const METRICS_PLAN: &[Entry<Metrics>] = &[
 ];
 
 /// Whether `project` has the manager's own metrics certificate: `webhookCerts: self`, and
-/// `src/metrics_certs.rs`, which a project from before that came with `self` lacks.
+/// `api/src/metrics_certs.rs`, which a project from before that came with `self` lacks.
 fn has_metrics(project: &Project, changes: &Changes) -> anyhow::Result<bool> {
     Ok(project.webhook_certs() == WebhookCerts::SelfManaged && changes.exists(METRICS_CERTS)?)
 }
@@ -171,8 +171,8 @@ pub(super) fn switch(args: &EditArgs, to: WebhookCerts, out: &mut dyn Write) -> 
          manager's RBAC, and the Helm chart if the project has one).",
         match to {
             WebhookCerts::SelfManaged => {
-                "the manager itself (src/webhook/certs.rs), and so does the metrics server's \
-                 (src/metrics_certs.rs), which the ServiceMonitor verifies"
+                "the manager itself (api/src/webhook_certs.rs), and so does the metrics server's \
+                 (api/src/metrics_certs.rs), which the ServiceMonitor verifies"
             }
             WebhookCerts::CertManager => {
                 "cert-manager (config/certmanager/), and the metrics server's certificate is \
@@ -211,7 +211,7 @@ fn add_metrics_certificate(
     }
     writeln!(
         out,
-        "\nThe manager now makes the metrics server's certificate too (src/metrics_certs.rs), \
+        "\nThe manager now makes the metrics server's certificate too (api/src/metrics_certs.rs), \
          which the ServiceMonitor verifies. Next: `make manifests` (its Secret's RBAC)."
     )?;
     Ok(())

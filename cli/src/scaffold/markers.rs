@@ -23,7 +23,12 @@ impl Changes {
             return Ok(());
         }
         let name = marker.name();
+        let rust = rel.ends_with(".rs");
         self.edit_marked_file(rel, marker, |content, hidden| match edit {
+            // Already there (a re-run, or `--force`), even as rustfmt wrapped it: unchanged.
+            Edit::Insert if rust && remove_snippet(content, name, text, hidden, true).is_some() => {
+                Ok(content.to_owned())
+            }
             Edit::Insert => insert_at_marker(content, name, text, hidden),
             Edit::Sorted => insert_sorted(content, name, text.trim(), hidden),
             Edit::Upsert => upsert(content, name, text, hidden),

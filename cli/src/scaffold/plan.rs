@@ -38,22 +38,21 @@ macro_rules! markers {
 }
 
 markers! {
-    /// `src/api/mod.rs`: a module per API group.
+    /// `api/src/lib.rs`: a module per API group.
     Groups = "groups",
-    /// `src/api/<group>/mod.rs`: a module per version.
+    /// `api/src/<group>/mod.rs`: a module per version.
     Versions = "versions",
-    /// `src/api/<group>/<version>/mod.rs`: a module per kind, and their re-exports.
+    /// `api/src/<group>/<version>/mod.rs`: a module per kind, and their re-exports.
     Kinds = "kinds",
     Exports = "exports",
-    /// `src/lib.rs`: the CRDs `make manifests` writes; `config/crd/kustomization.yaml`.
+    /// `api/src/lib.rs`: the CRDs `make manifests` writes; `config/crd/kustomization.yaml`.
     Crds = "crds",
-    /// `src/lib.rs`: the reconcilers whose RBAC `make manifests` collects.
-    Rbac = "rbac",
-    /// `src/lib.rs`: the RBAC of the manager's own metrics and webhook certificates, first, so that its
+    /// `api/src/lib.rs`: the RBAC of the manager's own metrics and webhook certificates, first, so that its
     /// place does not depend on when the first webhook came (`alpha generate` replays
     /// webhooks after every API).
     WebhookRbac = "webhook-rbac",
-    /// `src/lib.rs`, `src/controller/mod.rs`, webhook modules: `pub mod` lines, sorted.
+    /// `src/lib.rs`, `api/src/lib.rs`, `src/controller/mod.rs`, webhook modules: `pub mod`
+    /// lines, sorted.
     Modules = "modules",
     /// `src/controller/mod.rs`: the controllers the manager runs.
     Controllers = "controllers",
@@ -65,7 +64,7 @@ markers! {
     Roles = "roles",
     /// `config/manager/manager.yaml`: the manager's environment (`--image` kinds).
     Env = "env",
-    /// `src/main.rs`, `src/lib.rs`, `src/webhook/mod.rs`: webhook registrations (and in
+    /// `src/main.rs`, `api/src/lib.rs`, `src/webhook/mod.rs`: webhook registrations (and in
     /// `src/main.rs`, the manager's own metrics certificate).
     Webhooks = "webhooks",
     /// A kind's admission webhook file: its `Defaulter`/`Validator` impls and tests.
@@ -75,7 +74,7 @@ markers! {
     Webhook = "webhook",
     WebhookPatches = "webhook-patches",
     WebhookReplacements = "webhook-replacements",
-    /// `src/webhook/certs.rs`: the configurations and CRDs whose `caBundle` the manager keeps.
+    /// `api/src/webhook_certs.rs`: the configurations and CRDs whose `caBundle` the manager keeps.
     WebhookCertificates = "webhook-certificates",
     /// `config/webhook/kustomization.yaml`: the rendered webhook configurations.
     WebhookManifests = "webhook-manifests",

@@ -38,7 +38,7 @@ const WITHOUT_KEY: &[(&str, &str)] = &[
     ),
     (
         "`+kubebuilder:skipversion`, `+kubebuilder:skip`",
-        "Not needed: a kind is in the CRDs when it is listed in `manifests()` (src/lib.rs).",
+        "Not needed: a kind is in the CRDs when it is listed in `crds()` (api/src/lib.rs).",
     ),
     (
         "`crd:maxDescLen`",

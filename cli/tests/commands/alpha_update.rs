@@ -168,7 +168,7 @@ fn this_rkb_as_the_older_one_gives_the_users_tree_back() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = project(tmp.path());
     // User edits: a field, a line of reconcile logic, a flag, a file deleted, a file added.
-    let types = dir.join("src/api/cache/v1alpha1/memcached.rs");
+    let types = dir.join("api/src/cache/v1alpha1/memcached.rs");
     let types_text = fs::read_to_string(&types).unwrap();
     assert!(
         types_text.contains("pub struct MemcachedSpec {"),

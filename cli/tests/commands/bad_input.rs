@@ -622,23 +622,23 @@ fn a_new_version_keeps_the_kinds_plural() {
         let (ok, text) = rkb_in(project.path(), args);
         assert!(ok, "{args:?}: {text}");
     }
-    let types = std::fs::read_to_string(project.path().join("src/api/infra/v1/policy.rs")).unwrap();
+    let types = std::fs::read_to_string(project.path().join("api/src/infra/v1/policy.rs")).unwrap();
     assert!(types.contains("plural = \"rules\""), "{types}");
 }
 
 #[test]
 fn a_missing_marker_fails_the_whole_command() {
     let project = project();
-    let lib = project.path().join("src/lib.rs");
+    let lib = project.path().join("api/src/lib.rs");
     let edited = std::fs::read_to_string(&lib)
         .unwrap()
-        .replace("// +rkb:scaffold:rbac", "");
+        .replace("// +rkb:scaffold:crds", "");
     std::fs::write(&lib, edited).unwrap();
     let site = api("web", "v1", "Site", &[]);
     assert_rejected(
         project.path(),
         &site,
-        &["`+rkb:scaffold:rbac` marker line is gone"],
+        &["`+rkb:scaffold:crds` marker line is gone"],
     );
 }
 
@@ -1438,8 +1438,8 @@ fn versions_of_a_kind_share_its_scope_and_a_forced_first_version_stays_the_stora
     assert!(ok, "{text}");
     let (ok, text) = rkb_in(dir, &api("cache", "v1alpha1", "Memcached", &["--force"]));
     assert!(ok, "{text}");
-    let first = std::fs::read_to_string(dir.join("src/api/cache/v1alpha1/memcached.rs")).unwrap();
-    let second = std::fs::read_to_string(dir.join("src/api/cache/v1beta1/memcached.rs")).unwrap();
+    let first = std::fs::read_to_string(dir.join("api/src/cache/v1alpha1/memcached.rs")).unwrap();
+    let second = std::fs::read_to_string(dir.join("api/src/cache/v1beta1/memcached.rs")).unwrap();
     assert!(
         !first.contains("storage = false"),
         "the first version keeps storage:\n{first}"
@@ -2698,7 +2698,7 @@ fn init_takes_the_license_header_from_a_file() {
             ],
         );
         assert!(ok, "{text}");
-        let types = std::fs::read_to_string(dir.join("src/api/cache/v1/memcached.rs")).unwrap();
+        let types = std::fs::read_to_string(dir.join("api/src/cache/v1/memcached.rs")).unwrap();
         assert!(types.starts_with(boilerplate), "{types}");
     }
     let scratch = tempfile::tempdir().unwrap();
@@ -2809,5 +2809,5 @@ fn webhook_certs_refuses_unknown_values_namespaced_operators_and_hand_edited_par
     std::fs::write(&kustomization, before).unwrap();
     rkb_ok(dir, &["edit", "--webhook-certs", "self"]);
     assert!(!dir.join("config/certmanager").exists());
-    assert!(dir.join("src/webhook/certs.rs").is_file());
+    assert!(dir.join("api/src/webhook_certs.rs").is_file());
 }

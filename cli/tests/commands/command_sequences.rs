@@ -106,7 +106,7 @@ const CRLF_FILES: &[&str] = &[
     "PROJECT",
     "src/lib.rs",
     "src/main.rs",
-    "src/api/mod.rs",
+    "api/src/lib.rs",
     "src/controller/mod.rs",
     "src/webhook/mod.rs",
     "config/rbac/kustomization.yaml",
@@ -118,11 +118,10 @@ const CRLF_FILES: &[&str] = &[
 /// Rust files and the markers `create api` and `create webhook` insert at in them (and
 /// the deletes remove from).
 const DECOYS: &[(&str, &str)] = &[
-    ("src/lib.rs", "crds"),
-    ("src/lib.rs", "rbac"),
-    ("src/lib.rs", "webhooks"),
+    ("api/src/lib.rs", "crds"),
+    ("api/src/lib.rs", "webhooks"),
     ("src/main.rs", "webhooks"),
-    ("src/api/mod.rs", "groups"),
+    ("api/src/lib.rs", "groups"),
     ("src/controller/mod.rs", "modules"),
     ("src/controller/mod.rs", "controllers"),
 ];

@@ -64,7 +64,7 @@ fn converted_project() -> tempfile::TempDir {
     dir
 }
 
-const CONVERSION: &str = "src/webhook/v1alpha1/memcached_conversion.rs";
+const CONVERSION: &str = "api/src/cache/v1alpha1/memcached_conversion.rs";
 
 fn spokes(dir: &Path) -> Vec<String> {
     let project = Project::load(dir).unwrap();
@@ -94,8 +94,8 @@ fn a_later_version_joins_the_conversion_webhook_as_a_spoke() {
     let wired = common::files(dir);
     let conversion = String::from_utf8(wired[Path::new(CONVERSION)].clone()).unwrap();
     for line in [
-        ".spoke::<crate::api::cache::v1::Memcached>()",
-        "impl Convertible<Memcached> for crate::api::cache::v1::Memcached {",
+        ".spoke::<crate::cache::v1::Memcached>()",
+        "impl Convertible<Memcached> for crate::cache::v1::Memcached {",
         "fn v1_is_served_and_round_trips_through_the_hub() {",
     ] {
         assert!(conversion.contains(line), "{line:?} in:\n{conversion}");
@@ -172,6 +172,6 @@ fn a_conversion_file_without_markers_gets_a_warning_whose_command_wires_the_spok
     assert!(
         std::fs::read_to_string(&file)
             .unwrap()
-            .contains(".spoke::<crate::api::cache::v1::Memcached>()")
+            .contains(".spoke::<crate::cache::v1::Memcached>()")
     );
 }

@@ -192,7 +192,7 @@ fn image_apis_come_and_go_in_any_order() {
     assert_tree(dir, &before, "deleting both image APIs");
 }
 
-/// With the manager's own certificates (src/webhook/certs.rs) and with cert-manager's
+/// With the manager's own certificates (api/src/webhook_certs.rs) and with cert-manager's
 /// (config/certmanager).
 #[test]
 fn every_kind_of_webhook_comes_and_goes() {
@@ -224,7 +224,7 @@ fn every_kind_of_webhook_comes_and_goes_in(dir: &Path, certs: &str) {
         );
     }
     let kept = if certs == "self" {
-        "src/webhook/certs.rs"
+        "api/src/webhook_certs.rs"
     } else {
         "config/certmanager/certificate.yaml"
     };
@@ -445,7 +445,7 @@ fn refusals_say_what_is_wrong_and_change_nothing() {
     let message = refused(dir, &api("delete", "cache", "v1alpha1", "Memcached"));
     assert!(
         message.contains("storage version")
-            && message.contains("src/api/cache/v1beta1/memcached.rs"),
+            && message.contains("api/src/cache/v1beta1/memcached.rs"),
         "{message}"
     );
 
@@ -493,12 +493,12 @@ fn changed_files_are_refused_unless_forced() {
     common::init_demo(dir, &[]);
     let before = common::files(dir);
     rkb_in(dir, &api("create", "cache", "v1alpha1", "Memcached"));
-    let types = dir.join("src/api/cache/v1alpha1/memcached.rs");
+    let types = dir.join("api/src/cache/v1alpha1/memcached.rs");
     let edited = fs::read_to_string(&types).unwrap() + "// my field\n";
     fs::write(&types, &edited).unwrap();
     let message = refused(dir, &api("delete", "cache", "v1alpha1", "Memcached"));
     assert!(
-        message.contains("src/api/cache/v1alpha1/memcached.rs: changed since rkb scaffolded it")
+        message.contains("api/src/cache/v1alpha1/memcached.rs: changed since rkb scaffolded it")
             && message.contains("--force")
             && message.contains("move it out of the project"),
         "{message}"
@@ -529,7 +529,7 @@ fn changed_files_are_refused_unless_forced() {
         ],
     );
     assert!(
-        report.contains("removed src/api/cache/v1alpha1/memcached.rs, which had changed"),
+        report.contains("removed api/src/cache/v1alpha1/memcached.rs, which had changed"),
         "{report}"
     );
     assert_tree(dir, &before, "deleting with --force");

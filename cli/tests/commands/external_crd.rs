@@ -56,7 +56,7 @@ fn the_command_names_what_the_types_leave_out_by_json_path() {
     let types = std::fs::read_to_string(
         project
             .path()
-            .join("src/api/external/shapes/v1beta1/shape.rs"),
+            .join("api/src/external/shapes/v1beta1/shape.rs"),
     )
     .unwrap();
     assert!(
@@ -226,8 +226,17 @@ fn alpha_generate_replays_external_apis_from_the_kept_crds() {
         if manifests || path == Path::new("Cargo.lock") {
             continue;
         }
+        let mut written = generated.get(path).cloned();
+        // The golden is a member of rkb's workspace; the output, alone, is a workspace of
+        // its own.
+        if path == Path::new("Cargo.toml") {
+            let text = String::from_utf8(written.unwrap()).unwrap();
+            let (alone, workspace) = text.split_once("\n# The operator, its API crate").unwrap();
+            assert!(workspace.contains("[workspace]"), "{workspace}");
+            written = Some(alone.as_bytes().to_vec());
+        }
         assert!(
-            generated.get(path) == Some(content),
+            written.as_ref() == Some(content),
             "alpha generate wrote {} differently",
             path.display()
         );
@@ -263,7 +272,7 @@ fn list_items_without_properties_are_reported_where_the_types_differ() {
     }
     assert!(!out.contains(".spec.references"), "{out}");
     let types =
-        std::fs::read_to_string(project.path().join("src/api/external/shapes/v1/schema.rs"))
+        std::fs::read_to_string(project.path().join("api/src/external/shapes/v1/schema.rs"))
             .unwrap();
     assert!(
         types.contains(
@@ -297,8 +306,8 @@ fn a_second_version_of_an_external_kind_joins_the_first() {
     .unwrap();
     common::rkb(&["create", "api", "--dir", dir, "--external-crd", &tunnels]).unwrap();
     for file in [
-        "src/api/external/relay/v1/tunnel.rs",
-        "src/api/external/relay/v1beta1/tunnel.rs",
+        "api/src/external/relay/v1/tunnel.rs",
+        "api/src/external/relay/v1beta1/tunnel.rs",
         "src/controller/tunnel.rs",
     ] {
         assert!(project.path().join(file).exists(), "{file}");
@@ -368,7 +377,7 @@ fn a_second_version_of_an_external_kind_joins_the_first() {
     assert!(
         !project
             .path()
-            .join("src/api/external/relay/v1beta1")
+            .join("api/src/external/relay/v1beta1")
             .exists()
     );
     delete("v1");
@@ -402,7 +411,7 @@ fn a_lowercase_kind_gets_a_rust_type_name_and_keeps_its_kind_on_the_wire() {
         "{out}"
     );
     let types =
-        std::fs::read_to_string(project.path().join("src/api/external/db/v1/postgresql.rs"))
+        std::fs::read_to_string(project.path().join("api/src/external/db/v1/postgresql.rs"))
             .unwrap();
     for part in [
         "    kind = \"postgresql\",\n",
@@ -476,7 +485,7 @@ fn an_optional_spec_and_top_level_fields_are_kept() {
     let snapshot = std::fs::read_to_string(
         project
             .path()
-            .join("src/api/external/backup/v1alpha1/snapshot.rs"),
+            .join("api/src/external/backup/v1alpha1/snapshot.rs"),
     )
     .unwrap();
     for part in [
@@ -496,7 +505,7 @@ fn an_optional_spec_and_top_level_fields_are_kept() {
     let policy = std::fs::read_to_string(
         project
             .path()
-            .join("src/api/external/policy/v1/access_policy.rs"),
+            .join("api/src/external/policy/v1/access_policy.rs"),
     )
     .unwrap();
     for part in [

@@ -172,7 +172,7 @@ fn with_cert_manager_the_webhook_deployment_wires_service_certificate_and_ca_inj
 }
 
 /// The webhook golden as generated (`webhookCerts: self`): config/default has no part of
-/// cert-manager, the manager mounts no certificate, and the names src/webhook/certs.rs gives
+/// cert-manager, the manager mounts no certificate, and the names api/src/webhook_certs.rs gives
 /// the manager (its Secret, the webhook Service, the configurations and the CRD whose
 /// `caBundle` it keeps) are those of the deployed objects, which its RBAC names, by name
 /// only: exactly the rules of `rkb_runtime::webhook_certificate_rules`, nothing wider.
@@ -191,7 +191,7 @@ fn with_self_managed_certificates_the_webhook_deployment_names_its_objects_and_n
     let objects = parse(&built);
 
     // The names in certs.rs, in order: the Secret, the Service, then what keeps a caBundle.
-    let certs = std::fs::read_to_string(project.join("src/webhook/certs.rs")).unwrap();
+    let certs = std::fs::read_to_string(project.join("api/src/webhook_certs.rs")).unwrap();
     let names: Vec<&str> = certs
         .split("(\"")
         .skip(1)
@@ -227,7 +227,7 @@ fn with_self_managed_certificates_the_webhook_deployment_names_its_objects_and_n
             .clone()
     };
     let namespaced = rules("Role");
-    // With the metrics certificate's Secret (src/metrics_certs.rs), which comes with init.
+    // With the metrics certificate's Secret (api/src/metrics_certs.rs), which comes with init.
     let metrics_secret = metrics_certificate_names(&project).0;
     assert_eq!(
         namespaced,
@@ -295,9 +295,9 @@ fn named<'a>(objects: &'a [Value], kind: &str, suffix: &str) -> Option<&'a Value
     })
 }
 
-/// The Secret and the Service `src/metrics_certs.rs` names, if the project has it.
+/// The Secret and the Service `api/src/metrics_certs.rs` names, if the project has it.
 fn metrics_certificate_names(project: &Path) -> (String, String) {
-    let certs = std::fs::read_to_string(project.join("src/metrics_certs.rs")).unwrap();
+    let certs = std::fs::read_to_string(project.join("api/src/metrics_certs.rs")).unwrap();
     let names: Vec<&str> = certs
         .split("(\"")
         .skip(1)
@@ -311,7 +311,7 @@ fn metrics_certificate_names(project: &Path) -> (String, String) {
 
 /// With `webhookCerts: self` the manager makes the metrics certificate, so switching on
 /// [PROMETHEUS] alone gives a ServiceMonitor that verifies it: against `ca.crt` of the
-/// Secret src/metrics_certs.rs names, which the manager's Role lets it keep (by name), for
+/// Secret api/src/metrics_certs.rs names, which the manager's Role lets it keep (by name), for
 /// the DNS name of the metrics Service config/default deploys, which metrics_certs.rs names
 /// too. With cert-manager (and no [METRICS-WITH-CERTS]), it skips verification, as
 /// kubebuilder's does.
@@ -332,7 +332,7 @@ fn with_self_managed_certificates_the_service_monitor_verifies_the_managers_metr
         let recorded = std::fs::read_to_string(project.join("PROJECT")).unwrap();
         if !recorded.contains("webhookCerts: self") {
             assert_eq!(tls["insecureSkipVerify"], true, "{at}");
-            assert!(!project.join("src/metrics_certs.rs").exists(), "{at}");
+            assert!(!project.join("api/src/metrics_certs.rs").exists(), "{at}");
             continue;
         }
         self_managed += 1;

@@ -319,7 +319,7 @@ fn edit_namespaced_refuses_what_it_cannot_switch() {
     assert_eq!(common::files(dir.path()), before);
 
     common::rkb_in(dir.path(), &["edit", "--webhook-certs", "cert-manager"]);
-    let lib = dir.path().join("src/lib.rs");
+    let lib = dir.path().join("api/src/lib.rs");
     let text = std::fs::read_to_string(&lib).unwrap();
     std::fs::write(
         &lib,
@@ -334,7 +334,10 @@ fn edit_namespaced_refuses_what_it_cannot_switch() {
         dir.path().to_str().unwrap(),
     ])
     .unwrap_err();
-    assert!(refusal.starts_with("src/lib.rs does not hold"), "{refusal}");
+    assert!(
+        refusal.starts_with("api/src/lib.rs does not hold"),
+        "{refusal}"
+    );
     assert!(refusal.contains(".namespaced()"), "{refusal}");
     assert_eq!(common::files(dir.path()), before);
 

@@ -68,14 +68,14 @@ fn a_project_switched_either_way_is_what_init_would_have_made_and_switches_back(
             .any(|p| p.starts_with("config/certmanager"))
     );
     assert!(cm_files.contains_key(Path::new("config/certmanager/certificate.yaml")));
-    assert!(!cm_files.contains_key(Path::new("src/webhook/certs.rs")));
+    assert!(!cm_files.contains_key(Path::new("api/src/webhook_certs.rs")));
     for (files, has) in [(&self_files, true), (&cm_files, false)] {
         assert_eq!(
             text(files, "src/main.rs").contains("webhook_certificates("),
             has
         );
         assert_eq!(
-            text(files, "src/lib.rs").contains("webhook_certificate_rules("),
+            text(files, "api/src/lib.rs").contains("webhook_certificate_rules("),
             has
         );
         assert_eq!(
@@ -89,10 +89,13 @@ fn a_project_switched_either_way_is_what_init_would_have_made_and_switches_back(
             has
         );
         assert_eq!(
-            text(files, "src/lib.rs").contains("metrics_certificate_rules("),
+            text(files, "api/src/lib.rs").contains("metrics_certificate_rules("),
             has
         );
-        assert_eq!(files.contains_key(Path::new("src/metrics_certs.rs")), has);
+        assert_eq!(
+            files.contains_key(Path::new("api/src/metrics_certs.rs")),
+            has
+        );
         assert_eq!(
             text(files, "config/prometheus/monitor.yaml").contains("insecureSkipVerify: false"),
             has
@@ -132,17 +135,17 @@ fn a_project_without_webhooks_records_the_choice_for_later_webhooks() {
     common::init_demo(made.path(), &["--webhook-certs", "self"]);
     let before = common::files(dir.path());
     let out = common::rkb_in(dir.path(), &["edit", "--webhook-certs", "self"]);
-    assert!(out.contains("src/metrics_certs.rs"), "{out}");
+    assert!(out.contains("api/src/metrics_certs.rs"), "{out}");
     let after = common::files(dir.path());
     assert_eq!(
         differing(&before, &after),
         [
             "PROJECT",
+            "api/src/lib.rs",
+            "api/src/metrics_certs.rs",
             "config/prometheus/monitor.yaml",
             "config/rbac/role.yaml",
-            "src/lib.rs",
-            "src/main.rs",
-            "src/metrics_certs.rs"
+            "src/main.rs"
         ]
         .map(PathBuf::from)
     );
@@ -177,11 +180,11 @@ fn a_project_without_webhooks_records_the_choice_for_later_webhooks() {
             "--defaulting",
         ],
     );
-    assert!(dir.path().join("src/webhook/certs.rs").is_file());
+    assert!(dir.path().join("api/src/webhook_certs.rs").is_file());
     assert!(!dir.path().join("config/certmanager").exists());
 }
 
-/// A `self` project from before the metrics certificate (no `src/metrics_certs.rs`, a
+/// A `self` project from before the metrics certificate (no `api/src/metrics_certs.rs`, a
 /// ServiceMonitor that skips verification): `edit --webhook-certs self` adds it, giving
 /// what `init` makes now.
 #[test]
@@ -195,8 +198,8 @@ fn edit_webhook_certs_self_adds_the_metrics_certificate_to_an_older_self_project
     common::init_demo(made.path(), &["--webhook-certs", "self"]);
     common::init_demo(cm.path(), &["--webhook-certs", "cert-manager"]);
     // As rkb wrote a `self` project before: none of the metrics certificate's parts.
-    std::fs::remove_file(old.path().join("src/metrics_certs.rs")).unwrap();
-    for file in ["src/lib.rs", "src/main.rs"] {
+    std::fs::remove_file(old.path().join("api/src/metrics_certs.rs")).unwrap();
+    for file in ["api/src/lib.rs", "src/main.rs"] {
         let text = std::fs::read_to_string(old.path().join(file)).unwrap();
         let kept: String = text
             .split_inclusive('\n')

@@ -450,10 +450,11 @@ fn the_makefile_has_kubebuilders_kind_and_lint_fix_targets() {
     );
     assert_eq!(
         run("lint-fix", &[]),
-        "clippy --fix --allow-dirty --allow-staged --all-targets\n\
+        // Both crates of the workspace by name: one operator of a larger workspace at a time.
+        "clippy --fix --allow-dirty --allow-staged -p demo -p demo-api --all-targets\n\
          clippy --fix --allow-dirty --allow-staged --test e2e\n\
          fmt --all\n\
-         clippy --all-targets -- -D warnings\n\
+         clippy -p demo -p demo-api --all-targets -- -D warnings\n\
          clippy --test e2e -- -D warnings\n"
     );
     // Without kind: what to install.

@@ -53,11 +53,11 @@ impl Keeper {
     ) -> Self {
         Self {
             secrets: Api::namespaced(client.clone(), &watch.namespace),
-            purpose: settings.purpose,
-            policy: settings.policy(&watch.namespace, owner),
+            purpose: settings.purpose(),
+            policy: super::policy(settings, &watch.namespace, owner),
             targets,
-            propagation_delay: settings.propagation_delay,
-            check_interval: settings.check_interval,
+            propagation_delay: settings.propagation_delay(),
+            check_interval: settings.check_interval(),
             client,
             watch,
             ready,

@@ -43,122 +43,54 @@ use anyhow::Context as _;
 pub(crate) use keeper::Keeper;
 pub(crate) use serving::{SecretWatch, Served, serve_from};
 
-/// Which certificates: named in logs, readiness checks and errors.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Purpose {
-    Webhook,
-    Metrics,
-}
+pub use rkb_core::certs::{MetricsCertificates, Purpose, Settings, WebhookCertificates};
 
-impl std::fmt::Display for Purpose {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Self::Webhook => "webhook",
-            Self::Metrics => "metrics",
-        })
+/// Example names for error messages: a Secret's and a Service's.
+fn examples(purpose: Purpose) -> (&'static str, &'static str) {
+    match purpose {
+        Purpose::Webhook => (
+            "my-operator-webhook-server-cert",
+            "my-operator-webhook-service",
+        ),
+        Purpose::Metrics => (
+            "my-operator-metrics-server-cert",
+            "my-operator-controller-manager-metrics-service",
+        ),
     }
 }
 
-impl Purpose {
-    /// Example names for error messages: a Secret's and a Service's.
-    fn examples(self) -> (&'static str, &'static str) {
-        match self {
-            Self::Webhook => (
-                "my-operator-webhook-server-cert",
-                "my-operator-webhook-service",
-            ),
-            Self::Metrics => (
-                "my-operator-metrics-server-cert",
-                "my-operator-controller-manager-metrics-service",
-            ),
-        }
-    }
+/// Refuses settings that cannot work, naming the setting: what the manager checks before
+/// it keeps certificates (the values themselves live in rkb-core, without I/O, so that
+/// `make manifests` reads their names without the manager).
+pub(crate) trait Check {
+    fn check(&self) -> anyhow::Result<()>;
 }
 
-/// What webhook and metrics certificates have alike: the Secret, the names the serving
-/// certificate carries, lifetimes and timings. One home for the settings both builders set.
-#[derive(Clone, Debug)]
-pub(crate) struct Settings {
-    pub(crate) purpose: Purpose,
-    secret: String,
-    namespace: Option<String>,
-    service: Option<String>,
-    cluster_domain: String,
-    hosts: Vec<String>,
-    ca_validity: Duration,
-    serving_validity: Duration,
-    pub(crate) propagation_delay: Duration,
-    pub(crate) check_interval: Duration,
-}
-
-const DAY: Duration = Duration::from_secs(24 * 3600);
-
-impl Settings {
-    fn new(purpose: Purpose, secret: String, propagation_delay: Duration) -> Self {
-        Self {
-            purpose,
-            secret,
-            namespace: None,
-            service: None,
-            cluster_domain: "cluster.local".into(),
-            hosts: Vec::new(),
-            ca_validity: 5 * 365 * DAY,
-            serving_validity: 90 * DAY,
-            propagation_delay,
-            check_interval: Duration::from_secs(10),
-        }
-    }
-
-    /// The Secret's name.
-    pub(crate) fn secret_name(&self) -> &str {
-        &self.secret
-    }
-
-    /// The namespace given, if any.
-    pub(crate) fn namespace_name(&self) -> Option<&str> {
-        self.namespace.as_deref()
-    }
-
-    /// The serving certificate's names, in the namespace `namespace`.
-    pub(crate) fn hosts_in(&self, namespace: &str) -> Vec<String> {
-        let mut hosts = Vec::new();
-        if let Some(service) = &self.service {
-            hosts.push(format!("{service}.{namespace}.svc"));
-            hosts.push(format!("{service}.{namespace}.svc.{}", self.cluster_domain));
-        }
-        for host in &self.hosts {
-            if !hosts.contains(host) {
-                hosts.push(host.clone());
-            }
-        }
-        hosts
-    }
-
-    /// Refuses what cannot work, naming the setting.
+impl Check for Settings {
     fn check(&self) -> anyhow::Result<()> {
         use rkb_core::names::dns1123_subdomain;
 
-        let purpose = self.purpose;
-        let (secret_example, service_example) = purpose.examples();
-        dns1123_subdomain(&self.secret).with_context(|| {
+        let purpose = self.purpose();
+        let (secret_example, service_example) = examples(purpose);
+        let secret = self.secret_name();
+        dns1123_subdomain(secret).with_context(|| {
             format!(
-                "{purpose} certificates: the Secret {:?} is not a Kubernetes object name \
-                 (lower-case letters, digits, '-' and '.', e.g. {secret_example})",
-                self.secret
+                "{purpose} certificates: the Secret {secret:?} is not a Kubernetes object name \
+                 (lower-case letters, digits, '-' and '.', e.g. {secret_example})"
             )
         })?;
-        if let Some(service) = &self.service {
+        if let Some(service) = self.service_name() {
             rkb_core::names::dns1123_label(service).with_context(|| {
                 format!("{purpose} certificates: the Service {service:?} is not a Service name (a DNS-1123 label, e.g. {service_example})")
             })?;
         }
-        if self.service.is_none() && self.hosts.is_empty() {
+        if self.service_name().is_none() && self.hosts().is_empty() {
             anyhow::bail!(
                 "{purpose} certificates: no names for the serving certificate; give the {purpose} \
                  Service (`.service(\"{service_example}\")`) or hosts (`.hosts([\"127.0.0.1\"])`)"
             );
         }
-        for host in &self.hosts {
+        for host in self.hosts() {
             if host.parse::<std::net::IpAddr>().is_err() && dns1123_subdomain(host).is_err() {
                 anyhow::bail!(
                     "{purpose} certificates: the host {host:?} is neither an IP address nor a DNS \
@@ -167,122 +99,53 @@ impl Settings {
             }
         }
         let show = |d: Duration| humantime::format_duration(d).to_string();
-        if self.serving_validity.is_zero() || self.ca_validity <= self.serving_validity {
+        let (ca_validity, serving_validity) = self.validity();
+        if serving_validity.is_zero() || ca_validity <= serving_validity {
             anyhow::bail!(
                 "{purpose} certificates: the CA's validity ({}) must be longer than the serving \
                  certificate's ({}), which must be positive",
-                show(self.ca_validity),
-                show(self.serving_validity)
+                show(ca_validity),
+                show(serving_validity)
             );
         }
-        if self.check_interval.is_zero() {
+        if self.check_interval().is_zero() {
             anyhow::bail!("{purpose} certificates: the check interval must be positive");
         }
         Ok(())
     }
+}
 
-    pub(crate) fn policy(&self, namespace: &str, owner: &str) -> authority::Policy {
-        authority::Policy {
-            hosts: self.hosts_in(namespace),
-            owner: format!("{owner} {}", self.purpose),
-            ca_validity: self.ca_validity,
-            serving_validity: self.serving_validity,
+impl Check for WebhookCertificates {
+    fn check(&self) -> anyhow::Result<()> {
+        for target in targets(self) {
+            let (Target::Mutating(n) | Target::Validating(n) | Target::Crd(n)) = &target;
+            rkb_core::names::dns1123_subdomain(n).with_context(|| {
+                format!(
+                    "webhook certificates: the {} {n:?} is not a Kubernetes object name \
+                     (lower-case letters, digits, '-' and '.', e.g. my-operator-webhook-server-cert)",
+                    target.to_string().replace(&format!(" {n}"), "")
+                )
+            })?;
         }
+        self.settings().check()
     }
 }
 
-/// The builder methods [`WebhookCertificates`] and [`MetricsCertificates`] share, written
-/// once: each sets a field of their [`Settings`].
-macro_rules! settings_methods {
-    () => {
-        /// The namespace of the Secret (and of the Service); by default the manager's own
-        /// (its ServiceAccount's, or the kubeconfig context's outside a cluster).
-        #[must_use]
-        pub fn namespace(mut self, namespace: impl Into<String>) -> Self {
-            self.settings.namespace = Some(namespace.into());
-            self
-        }
-
-        /// The Service the certificate is for: it names `<service>.<namespace>.svc` and
-        /// `<service>.<namespace>.svc.<cluster domain>`.
-        #[must_use]
-        pub fn service(mut self, service: impl Into<String>) -> Self {
-            self.settings.service = Some(service.into());
-            self
-        }
-
-        /// The cluster's DNS domain, `cluster.local` unless the cluster says otherwise.
-        #[must_use]
-        pub fn cluster_domain(mut self, domain: impl Into<String>) -> Self {
-            self.settings.cluster_domain = domain.into();
-            self
-        }
-
-        /// More names for the certificate, DNS names or IP addresses (e.g. `127.0.0.1`
-        /// for a server called on loopback, as in tests).
-        #[must_use]
-        pub fn hosts(mut self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
-            self.settings
-                .hosts
-                .extend(hosts.into_iter().map(Into::into));
-            self
-        }
-
-        /// How long the CA and the serving certificate are valid; each is renewed when a
-        /// third of that is left. The CA must outlive the serving certificate.
-        #[must_use]
-        pub fn validity(mut self, ca: Duration, serving: Duration) -> Self {
-            self.settings.ca_validity = ca;
-            self.settings.serving_validity = serving;
-            self
-        }
-
-        /// How long the trusted bundle carries a new CA before a certificate it signed is
-        /// served: time for everyone who verifies the server to see the new bundle.
-        #[must_use]
-        pub fn propagation_delay(mut self, delay: Duration) -> Self {
-            self.settings.propagation_delay = delay;
-            self
-        }
-
-        /// How often the leader checks the certificates' lifetimes (and the `caBundle`s;
-        /// the Secret is watched: a change to it is handled at once).
-        #[must_use]
-        pub fn check_interval(mut self, interval: Duration) -> Self {
-            self.settings.check_interval = interval;
-            self
-        }
-
-        /// The Secret's name.
-        pub fn secret_name(&self) -> &str {
-            self.settings.secret_name()
-        }
-
-        /// The namespace given with [`namespace`](Self::namespace), if any.
-        pub fn namespace_name(&self) -> Option<&str> {
-            self.settings.namespace_name()
-        }
-    };
+impl Check for MetricsCertificates {
+    fn check(&self) -> anyhow::Result<()> {
+        self.settings().check()
+    }
 }
 
-/// Where the manager keeps its webhook certificates and which objects trust them; give it
-/// to [`Manager::webhook_certificates`](crate::Manager::webhook_certificates).
-///
-/// ```
-/// use rkb_manager::certs::WebhookCertificates;
-///
-/// let certs = WebhookCertificates::new("memcached-operator-webhook-server-cert")
-///     .service("memcached-operator-webhook-service")
-///     .mutating_webhook_configuration("memcached-operator-mutating-webhook-configuration")
-///     .validating_webhook_configuration("memcached-operator-validating-webhook-configuration")
-///     .conversion_webhook_crd("memcacheds.cache.example.com");
-/// ```
-#[derive(Clone, Debug)]
-pub struct WebhookCertificates {
-    settings: Settings,
-    mutating: Vec<String>,
-    validating: Vec<String>,
-    crds: Vec<String>,
+/// What the certificate authority of `settings` signs, in the namespace `namespace`.
+pub(crate) fn policy(settings: &Settings, namespace: &str, owner: &str) -> authority::Policy {
+    let (ca_validity, serving_validity) = settings.validity();
+    authority::Policy {
+        hosts: settings.hosts_in(namespace),
+        owner: format!("{owner} {}", settings.purpose()),
+        ca_validity,
+        serving_validity,
+    }
 }
 
 /// What one `caBundle` the manager keeps belongs to.
@@ -303,148 +166,20 @@ impl std::fmt::Display for Target {
     }
 }
 
-impl WebhookCertificates {
-    /// Certificates kept in the Secret `secret` of the manager's namespace, with
-    /// these defaults: the CA valid for 5 years, the serving certificate for 90 days (as
-    /// cert-manager's), a propagation delay of 1 minute and a check every 10 seconds.
-    pub fn new(secret: impl Into<String>) -> Self {
-        Self {
-            settings: Settings::new(Purpose::Webhook, secret.into(), Duration::from_secs(60)),
-            mutating: Vec::new(),
-            validating: Vec::new(),
-            crds: Vec::new(),
-        }
-    }
-
-    settings_methods!();
-
-    /// A MutatingWebhookConfiguration whose every webhook gets the CA bundle.
-    #[must_use]
-    pub fn mutating_webhook_configuration(mut self, name: impl Into<String>) -> Self {
-        self.mutating.push(name.into());
-        self
-    }
-
-    /// A ValidatingWebhookConfiguration whose every webhook gets the CA bundle.
-    #[must_use]
-    pub fn validating_webhook_configuration(mut self, name: impl Into<String>) -> Self {
-        self.validating.push(name.into());
-        self
-    }
-
-    /// A CRD (`<plural>.<group>`) whose conversion webhook gets the CA bundle.
-    #[must_use]
-    pub fn conversion_webhook_crd(mut self, name: impl Into<String>) -> Self {
-        self.crds.push(name.into());
-        self
-    }
-
-    /// The MutatingWebhookConfigurations whose `caBundle` the manager keeps.
-    pub fn mutating_webhook_configurations(&self) -> &[String] {
-        &self.mutating
-    }
-
-    /// The ValidatingWebhookConfigurations whose `caBundle` the manager keeps.
-    pub fn validating_webhook_configurations(&self) -> &[String] {
-        &self.validating
-    }
-
-    /// The CRDs whose conversion webhook's `caBundle` the manager keeps.
-    pub fn conversion_webhook_crds(&self) -> &[String] {
-        &self.crds
-    }
-
-    pub(crate) fn settings(&self) -> &Settings {
-        &self.settings
-    }
-
-    pub(crate) fn targets(&self) -> Vec<Target> {
-        let named = |names: &[String], target: fn(String) -> Target| {
-            names.iter().cloned().map(target).collect::<Vec<_>>()
-        };
-        [
-            named(&self.mutating, Target::Mutating),
-            named(&self.validating, Target::Validating),
-            named(&self.crds, Target::Crd),
-        ]
-        .concat()
-    }
-
-    /// Refuses what cannot work, naming the setting.
-    pub(crate) fn check(&self) -> anyhow::Result<()> {
-        for target in self.targets() {
-            let (Target::Mutating(n) | Target::Validating(n) | Target::Crd(n)) = &target;
-            rkb_core::names::dns1123_subdomain(n).with_context(|| {
-                format!(
-                    "webhook certificates: the {} {n:?} is not a Kubernetes object name \
-                     (lower-case letters, digits, '-' and '.', e.g. my-operator-webhook-server-cert)",
-                    target.to_string().replace(&format!(" {n}"), "")
-                )
-            })?;
-        }
-        self.settings.check()
-    }
-}
-
-/// Where the manager keeps the metrics server's certificate; give it to
-/// [`Manager::metrics_certificates`](crate::Manager::metrics_certificates). The Secret's
-/// `ca.crt` is what the scraper verifies the metrics server against (a ServiceMonitor's
-/// `tlsConfig.ca`), for the Service's DNS name (its `serverName`).
-///
-/// It applies when the manager serves metrics over HTTPS without `--metrics-cert-path`
-/// (which wins: cert-manager's certificate), in a cluster; with `--sharding`, the replica
-/// elected for the work with one writer writes the Secret. Outside a cluster (no `KUBERNETES_SERVICE_HOST`, as
-/// with `make run`) there is no Service to name: the manager serves a self-signed
-/// certificate for `localhost`, as without this option, writes no Secret and says so once.
-///
-/// ```
-/// use rkb_manager::certs::MetricsCertificates;
-///
-/// let certs = MetricsCertificates::new("memcached-operator-metrics-server-cert")
-///     .service("memcached-operator-controller-manager-metrics-service");
-/// ```
-#[derive(Clone, Debug)]
-pub struct MetricsCertificates {
-    settings: Settings,
-    outside_a_cluster: bool,
-}
-
-impl MetricsCertificates {
-    /// Certificates kept in the Secret `secret` of the manager's namespace, with these
-    /// defaults: the CA valid for 5 years, the serving certificate for 90 days, a check
-    /// every 10 seconds, and a propagation delay of 5 minutes: the Prometheus Operator
-    /// copies a changed `ca.crt` into Prometheus' configuration through a mounted Secret,
-    /// which the kubelet refreshes within a minute or two.
-    pub fn new(secret: impl Into<String>) -> Self {
-        Self {
-            settings: Settings::new(Purpose::Metrics, secret.into(), Duration::from_secs(5 * 60)),
-            outside_a_cluster: false,
-        }
-    }
-
-    settings_methods!();
-
-    /// Keeps the Secret and serves its certificate outside a cluster too, as in one
-    /// (tests against envtest do).
-    #[must_use]
-    pub fn outside_a_cluster_too(mut self) -> Self {
-        self.outside_a_cluster = true;
-        self
-    }
-
-    pub(crate) fn settings(&self) -> &Settings {
-        &self.settings
-    }
-
-    /// Whether they apply to a process outside a cluster.
-    pub(crate) fn outside_a_cluster(&self) -> bool {
-        self.outside_a_cluster
-    }
-
-    /// Refuses what cannot work, naming the setting.
-    pub(crate) fn check(&self) -> anyhow::Result<()> {
-        self.settings.check()
-    }
+/// Every object whose `caBundle` the manager keeps for `certs`.
+pub(crate) fn targets(certs: &WebhookCertificates) -> Vec<Target> {
+    let named = |names: &[String], target: fn(String) -> Target| {
+        names.iter().cloned().map(target).collect::<Vec<_>>()
+    };
+    [
+        named(certs.mutating_webhook_configurations(), Target::Mutating),
+        named(
+            certs.validating_webhook_configurations(),
+            Target::Validating,
+        ),
+        named(certs.conversion_webhook_crds(), Target::Crd),
+    ]
+    .concat()
 }
 
 #[cfg(test)]
@@ -486,7 +221,7 @@ mod tests {
         let error = refused(
             WebhookCertificates::new("certs")
                 .hosts(["localhost"])
-                .validity(DAY, 2 * DAY),
+                .validity(Duration::from_secs(86_400), Duration::from_secs(2 * 86_400)),
         );
         assert!(error.contains("must be longer"), "{error}");
         let error = refused(WebhookCertificates::new("certs").hosts(["not a host"]));
@@ -505,9 +240,12 @@ mod tests {
                 "op-controller-manager-metrics-service.op-system.svc.cluster.local",
             ]
         );
-        assert_eq!(certs.settings().propagation_delay, Duration::from_secs(300));
         assert_eq!(
-            certs.settings().policy("op-system", "op").owner,
+            certs.settings().propagation_delay(),
+            Duration::from_secs(300)
+        );
+        assert_eq!(
+            policy(certs.settings(), "op-system", "op").owner,
             "op metrics"
         );
         let error = format!(

@@ -4,6 +4,7 @@
 use tokio::task::JoinSet;
 
 use super::{Manager, single};
+use crate::certs::Check as _;
 
 /// The watches of the Secrets of the certificates the manager keeps itself.
 pub(super) struct Watches {
@@ -72,7 +73,7 @@ impl Manager {
             .unwrap_or_else(|| self.client.default_namespace());
         let (watch, follow) = crate::certs::SecretWatch::new(
             self.client.clone(),
-            settings.purpose,
+            settings.purpose(),
             namespace,
             settings.secret_name(),
         );
@@ -92,7 +93,13 @@ impl Manager {
             .certificates
             .as_ref()
             .zip(watches.webhook)
-            .map(|(config, watch)| (config.settings().clone(), config.targets(), watch));
+            .map(|(config, watch)| {
+                (
+                    config.settings().clone(),
+                    crate::certs::targets(config),
+                    watch,
+                )
+            });
         let metrics = self
             .metrics_certificates
             .as_ref()
@@ -102,7 +109,7 @@ impl Manager {
             .into_iter()
             .chain(metrics)
             .map(|(settings, targets, watch)| {
-                let name = format!("{}-certificates", settings.purpose);
+                let name = format!("{}-certificates", settings.purpose());
                 let (client, owner) = (self.client.clone(), self.name.clone());
                 let make: single::MakeKeeper = Box::new(move |ready| {
                     crate::certs::Keeper::new(client, &settings, targets, watch, &owner, ready)

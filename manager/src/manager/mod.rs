@@ -95,6 +95,7 @@ use std::sync::Arc;
 
 use kube::Client;
 
+use crate::certs::Check as _;
 use crate::serve::{HttpVersions, TlsFiles, server, tls};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;

@@ -79,6 +79,9 @@ type Handler =
 struct Route {
     /// For logs: e.g. "defaulting Memcached".
     what: String,
+    /// The impl's settings, as compiled: what `make manifests` must have read too.
+    kind: Kind,
+    settings: Settings,
     handler: Handler,
 }
 
@@ -123,7 +126,13 @@ impl Webhooks {
             let defaulter = defaulter.clone();
             Box::pin(async move { admission::mutate::<K, D>(&defaulter, &body).await })
         });
-        self.route(path, format!("defaulting {}", K::kind(&())), handler)
+        let route = Route {
+            what: format!("defaulting {}", K::kind(&())),
+            kind: Kind::Mutating,
+            settings: D::settings(),
+            handler,
+        };
+        self.route(path, route)
     }
 
     /// Serves `validator` for `K` at the path of its settings.
@@ -144,7 +153,13 @@ impl Webhooks {
             let validator = validator.clone();
             Box::pin(async move { admission::validate::<K, V>(&validator, &body).await })
         });
-        self.route(path, format!("validating {}", K::kind(&())), handler)
+        let route = Route {
+            what: format!("validating {}", K::kind(&())),
+            kind: Kind::Validating,
+            settings: V::settings(),
+            handler,
+        };
+        self.route(path, route)
     }
 
     /// Serves the conversion of one kind at [`CONVERSION_PATH`].
@@ -159,16 +174,25 @@ impl Webhooks {
         self
     }
 
-    fn route(mut self, path: String, what: String, handler: Handler) -> Self {
+    fn route(mut self, path: String, route: Route) -> Self {
         if let Some(first) = self.routes.get(&path) {
             self.conflicts.push(format!(
-                "{what} and {} are both served at {path}: give one another path",
-                first.what
+                "{} and {} are both served at {path}: give one another path",
+                route.what, first.what
             ));
         } else {
-            self.routes.insert(path, Route { what, handler });
+            self.routes.insert(path, route);
         }
         self
+    }
+
+    /// The admission webhook served at `path`: its kind and its impl's settings (the
+    /// `#[rkb_runtime::webhook(...)]` attribute as compiled), for a test that holds them
+    /// against what `make manifests` read from the sources.
+    pub fn admission_at(&self, path: &str) -> Option<(Kind, &Settings)> {
+        self.routes
+            .get(path)
+            .map(|route| (route.kind, &route.settings))
     }
 
     /// The HTTP versions the server offers (HTTP/1.1 only unless told otherwise).

@@ -119,6 +119,10 @@ pub struct Manifests {
     allow_breaking: Vec<Allowance>,
     /// Why [`Manifests::rules_from`] could not read its sources: rendering fails with it.
     unread: Option<sources::Error>,
+    /// The webhook impls of the sources [`Manifests::rules_from`] read, and those
+    /// directories: what [`webhook::Webhook::Declared`] entries are resolved against.
+    webhook_impls: Vec<sources::WebhookImpl>,
+    read: Vec<PathBuf>,
 }
 
 impl Manifests {
@@ -136,6 +140,8 @@ impl Manifests {
             webhooks: Vec::new(),
             allow_breaking: Vec::new(),
             unread: None,
+            webhook_impls: Vec::new(),
+            read: Vec::new(),
         }
     }
 
@@ -167,9 +173,16 @@ impl Manifests {
     /// # Ok(())
     /// # }
     /// ```
+    ///
+    /// The webhook impls found there are what the webhooks declared by impl
+    /// ([`webhook::defaulting`], [`webhook::validating`]) take their settings from.
     pub fn rules_from(mut self, dir: impl AsRef<Path>) -> Self {
+        self.read.push(dir.as_ref().to_owned());
         match sources::read(dir.as_ref()) {
-            Ok(sources) => self.rules.extend(sources.rules()),
+            Ok(sources) => {
+                self.rules.extend(sources.rules());
+                self.webhook_impls.extend(sources.webhooks);
+            }
             Err(error) => match &mut self.unread {
                 Some(unread) => unread.diagnostics.extend(error.diagnostics),
                 None => self.unread = Some(error),
@@ -178,12 +191,38 @@ impl Manifests {
         self
     }
 
-    /// The operator's webhooks, e.g. `rkb_runtime::defaulting_webhook::<K, D>()`:
-    /// admission webhooks render to `config/webhook/manifests.yaml`, a conversion
-    /// webhook adds `conversion: strategy: Webhook` to its CRD.
+    /// The operator's webhooks, e.g. `rkb_runtime::webhooks::defaulting::<K>("path::To::Impl")`
+    /// (its settings read from the sources, see [`Manifests::rules_from`]) or
+    /// `rkb_runtime::defaulting_webhook::<K, D>()` (from the compiled impl): admission
+    /// webhooks render to `config/webhook/manifests.yaml`, a conversion webhook adds
+    /// `conversion: strategy: Webhook` to its CRD.
     pub fn webhooks(mut self, webhooks: Vec<Webhook>) -> Self {
         self.webhooks = webhooks;
         self
+    }
+
+    /// The webhooks, those declared by impl with the settings of the impl the sources
+    /// hold: what `config/webhook/manifests.yaml` is rendered from.
+    pub fn resolved_webhooks(&self) -> Result<Vec<Webhook>, Error> {
+        if let Some(unread) = &self.unread {
+            return Err(Error::Sources(unread.clone()));
+        }
+        let read: Vec<String> = self.read.iter().map(|d| d.display().to_string()).collect();
+        let read = read.join(", ");
+        self.webhooks
+            .iter()
+            .cloned()
+            .map(|hook| match &hook {
+                Webhook::Declared(declared) if self.read.is_empty() => {
+                    Err(WebhookError::NoSources {
+                        listed_at: declared.listed_at().to_owned(),
+                        resource: declared.resource_type().to_owned(),
+                    }
+                    .into())
+                }
+                _ => Ok(hook.resolve(&self.webhook_impls, &read)?),
+            })
+            .collect()
     }
 
     /// controller-gen's `crd:maxDescLen`: descriptions longer than `n` bytes
@@ -293,7 +332,7 @@ impl Manifests {
             notes.extend(note);
         }
         files.extend(self.render_roles()?);
-        let (mutating, validating) = webhook::configurations(&self.webhooks)?;
+        let (mutating, validating) = webhook::configurations(&self.resolved_webhooks()?)?;
         let mut configurations = String::new();
         if let Some(mutating) = &mutating {
             configurations.push_str(&yaml_document("MutatingWebhookConfiguration", mutating)?);

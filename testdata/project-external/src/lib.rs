@@ -12,59 +12,11 @@
 
 //! external-operator: a Kubernetes operator scaffolded by rkb.
 //!
-//! `api` holds the custom resource types, `controller` their reconcilers, and
-//! [`manifests`] lists what `make manifests` turns into config/ YAML.
+//! `api` is the API crate (api/: the custom resource types, and `api::manifests()`, what
+//! `make manifests` turns into config/ YAML), `controller` holds their reconcilers.
 
-pub mod api;
+pub use external_operator_api as api;
+
 pub mod controller;
-pub mod metrics_certs;
 pub mod webhook;
 // +rkb:scaffold:modules
-
-/// The CRDs of this operator's APIs, the RBAC rules of its controllers and its webhooks:
-/// `make manifests` writes them to config/crd/bases/, config/rbac/role.yaml and
-/// config/webhook/manifests.yaml.
-pub fn manifests() -> rkb_runtime::Manifests {
-    let crds = vec![
-        // +rkb:scaffold:crds
-    ];
-    let rbac = vec![
-        rkb_runtime::metrics_certificate_rules(&metrics_certs::certificates()),
-        rkb_runtime::webhook_certificate_rules(&webhook::certs::certificates()),
-        // +rkb:scaffold:webhook-rbac
-        rkb_runtime::rbac_rules::<controller::certificate::CertificateReconciler>(),
-        rkb_runtime::rbac_rules::<controller::service_monitor::ServiceMonitorReconciler>(),
-        rkb_runtime::rbac_rules::<controller::http_route::HTTPRouteReconciler>(),
-        rkb_runtime::rbac_rules::<controller::shape::ShapeReconciler>(),
-        rkb_runtime::rbac_rules::<controller::schema::SchemaReconciler>(),
-        rkb_runtime::rbac_rules::<controller::tunnel::TunnelReconciler>(),
-        rkb_runtime::rbac_rules::<controller::postgresql::PostgresqlReconciler>(),
-        rkb_runtime::rbac_rules::<controller::snapshot::SnapshotReconciler>(),
-        rkb_runtime::rbac_rules::<controller::access_policy::AccessPolicyReconciler>(),
-        // +rkb:scaffold:rbac
-    ];
-    let webhooks = vec![
-        rkb_runtime::defaulting_webhook::<
-            api::external::relay::v1::Tunnel,
-            webhook::v1::tunnel::TunnelWebhook,
-        >(),
-        rkb_runtime::validating_webhook::<
-            api::external::relay::v1::Tunnel,
-            webhook::v1::tunnel::TunnelWebhook,
-        >(),
-        // +rkb:scaffold:webhooks
-    ];
-    rkb_runtime::Manifests::new(crds, rbac).webhooks(webhooks)
-}
-
-#[cfg(test)]
-mod tests {
-    /// Fails when the types or RBAC attributes changed but config/ was not regenerated.
-    #[test]
-    fn manifests_are_up_to_date() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        if let Err(error) = super::manifests().check(root) {
-            panic!("{error}");
-        }
-    }
-}

@@ -53,9 +53,11 @@ async fn run(args: Args) -> anyhow::Result<()> {
     )?;
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "starting manager");
     let manager = Manager::new("external-operator", client, args.manager);
-    let manager = manager.metrics_certificates(external_operator::metrics_certs::certificates());
+    let manager =
+        manager.metrics_certificates(external_operator::api::metrics_certs::certificates());
     let manager = manager.webhooks(external_operator::webhook::webhooks());
-    let manager = manager.webhook_certificates(external_operator::webhook::certs::certificates());
+    let manager =
+        manager.webhook_certificates(external_operator::api::webhook_certs::certificates());
     // +rkb:scaffold:webhooks
     manager.run(controller::controllers()).await
 }

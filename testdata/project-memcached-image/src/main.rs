@@ -53,7 +53,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
     )?;
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "starting manager");
     let manager = Manager::new("memcached-image", client, args.manager);
-    let manager = manager.metrics_certificates(memcached_image::metrics_certs::certificates());
+    let manager = manager.metrics_certificates(memcached_image::api::metrics_certs::certificates());
     // +rkb:scaffold:webhooks
     manager.run(controller::controllers()).await
 }

@@ -12,43 +12,10 @@
 
 //! memcached-namespaced: a Kubernetes operator scaffolded by rkb.
 //!
-//! `api` holds the custom resource types, `controller` their reconcilers, and
-//! [`manifests`] lists what `make manifests` turns into config/ YAML.
+//! `api` is the API crate (api/: the custom resource types, and `api::manifests()`, what
+//! `make manifests` turns into config/ YAML), `controller` holds their reconcilers.
 
-pub mod api;
+pub use memcached_namespaced_api as api;
+
 pub mod controller;
 // +rkb:scaffold:modules
-
-/// The CRDs of this operator's APIs, the RBAC rules of its controllers and its webhooks:
-/// `make manifests` writes them to config/crd/bases/, config/rbac/role.yaml and
-/// config/webhook/manifests.yaml.
-pub fn manifests() -> rkb_runtime::Manifests {
-    let crds = vec![
-        rkb_runtime::crd::<api::cache::v1alpha1::Memcached>(),
-        // +rkb:scaffold:crds
-    ];
-    let rbac = vec![
-        // +rkb:scaffold:webhook-rbac
-        rkb_runtime::rbac_rules::<controller::memcached::MemcachedReconciler>(),
-        rkb_runtime::rbac_rules::<controller::pod::PodReconciler>(),
-        // +rkb:scaffold:rbac
-    ];
-    let webhooks = vec![
-        // +rkb:scaffold:webhooks
-    ];
-    rkb_runtime::Manifests::new(crds, rbac)
-        .webhooks(webhooks)
-        .namespaced()
-}
-
-#[cfg(test)]
-mod tests {
-    /// Fails when the types or RBAC attributes changed but config/ was not regenerated.
-    #[test]
-    fn manifests_are_up_to_date() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        if let Err(error) = super::manifests().check(root) {
-            panic!("{error}");
-        }
-    }
-}

@@ -46,7 +46,7 @@ async fn api_server() -> (&'static Environment, String) {
 
 /// The CRD and a fresh namespace on `env`.
 async fn on(env: &'static Environment) -> (&'static Environment, String) {
-    let crds = memcached_namespaced::manifests()
+    let crds = memcached_namespaced::api::manifests()
         .crds()
         .unwrap_or_else(|e| panic!("{e}"));
     env.apply().crds(crds).await.unwrap();

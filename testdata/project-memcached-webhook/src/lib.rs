@@ -12,54 +12,11 @@
 
 //! memcached-webhook: a Kubernetes operator scaffolded by rkb.
 //!
-//! `api` holds the custom resource types, `controller` their reconcilers, and
-//! [`manifests`] lists what `make manifests` turns into config/ YAML.
+//! `api` is the API crate (api/: the custom resource types, and `api::manifests()`, what
+//! `make manifests` turns into config/ YAML), `controller` holds their reconcilers.
 
-pub mod api;
+pub use memcached_webhook_api as api;
+
 pub mod controller;
-pub mod metrics_certs;
 pub mod webhook;
 // +rkb:scaffold:modules
-
-/// The CRDs of this operator's APIs, the RBAC rules of its controllers and its webhooks:
-/// `make manifests` writes them to config/crd/bases/, config/rbac/role.yaml and
-/// config/webhook/manifests.yaml.
-pub fn manifests() -> rkb_runtime::Manifests {
-    let crds = vec![
-        rkb_runtime::crd::<api::cache::v1alpha1::Memcached>(),
-        rkb_runtime::crd::<api::cache::v1beta1::Memcached>(),
-        // +rkb:scaffold:crds
-    ];
-    let rbac = vec![
-        rkb_runtime::metrics_certificate_rules(&metrics_certs::certificates()),
-        rkb_runtime::webhook_certificate_rules(&webhook::certs::certificates()),
-        // +rkb:scaffold:webhook-rbac
-        rkb_runtime::rbac_rules::<controller::memcached::MemcachedReconciler>(),
-        // +rkb:scaffold:rbac
-    ];
-    let webhooks = vec![
-        rkb_runtime::defaulting_webhook::<
-            api::cache::v1alpha1::Memcached,
-            webhook::v1alpha1::memcached::MemcachedWebhook,
-        >(),
-        rkb_runtime::validating_webhook::<
-            api::cache::v1alpha1::Memcached,
-            webhook::v1alpha1::memcached::MemcachedWebhook,
-        >(),
-        rkb_runtime::conversion_webhook::<api::cache::v1alpha1::Memcached>(),
-        // +rkb:scaffold:webhooks
-    ];
-    rkb_runtime::Manifests::new(crds, rbac).webhooks(webhooks)
-}
-
-#[cfg(test)]
-mod tests {
-    /// Fails when the types or RBAC attributes changed but config/ was not regenerated.
-    #[test]
-    fn manifests_are_up_to_date() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        if let Err(error) = super::manifests().check(root) {
-            panic!("{error}");
-        }
-    }
-}

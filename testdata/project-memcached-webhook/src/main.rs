@@ -53,9 +53,11 @@ async fn run(args: Args) -> anyhow::Result<()> {
     )?;
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "starting manager");
     let manager = Manager::new("memcached-webhook", client, args.manager);
-    let manager = manager.metrics_certificates(memcached_webhook::metrics_certs::certificates());
+    let manager =
+        manager.metrics_certificates(memcached_webhook::api::metrics_certs::certificates());
     let manager = manager.webhooks(memcached_webhook::webhook::webhooks());
-    let manager = manager.webhook_certificates(memcached_webhook::webhook::certs::certificates());
+    let manager =
+        manager.webhook_certificates(memcached_webhook::api::webhook_certs::certificates());
     // +rkb:scaffold:webhooks
     manager.run(controller::controllers()).await
 }

@@ -31,7 +31,7 @@ async fn api_server() -> (&'static Environment, String) {
     INSTALLED
         .get_or_init(|| async {
             let served = memcached_webhook::webhook::webhooks();
-            let manifests = memcached_webhook::manifests();
+            let manifests = memcached_webhook::api::manifests();
             webhooks::install(env, served, &manifests)
                 .await
                 .unwrap_or_else(|e| panic!("{e}"));

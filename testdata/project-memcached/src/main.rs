@@ -53,7 +53,8 @@ async fn run(args: Args) -> anyhow::Result<()> {
     )?;
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "starting manager");
     let manager = Manager::new("memcached-operator", client, args.manager);
-    let manager = manager.metrics_certificates(memcached_operator::metrics_certs::certificates());
+    let manager =
+        manager.metrics_certificates(memcached_operator::api::metrics_certs::certificates());
     // +rkb:scaffold:webhooks
     manager.run(controller::controllers()).await
 }

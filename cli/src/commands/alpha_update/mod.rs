@@ -126,7 +126,8 @@ fn update(
 }
 
 /// Plans into `changes` the outcome of every path of the two scaffolds for the project in
-/// `dir`, and reports them.
+/// `dir`, and reports them. Files the API crate moved are merged at their new paths (see
+/// [`ApiCrateMoves`]).
 fn plan(
     dir: &Path,
     base: &BTreeMap<String, Vec<u8>>,
@@ -134,7 +135,14 @@ fn plan(
     changes: &mut Changes,
 ) -> anyhow::Result<Report> {
     let mut report = Report::default();
-    let mut paths: Vec<&String> = base.keys().chain(new.keys()).collect();
+    let moves = ApiCrateMoves::find(dir, base, new)?;
+    let base = moves.apply_to(base);
+    // The user's own files under src/api/ are in neither scaffold: they move too.
+    let mut paths: Vec<&String> = base
+        .keys()
+        .chain(new.keys())
+        .chain(moves.0.keys())
+        .collect();
     paths.sort();
     paths.dedup();
     for path in paths {
@@ -143,7 +151,7 @@ fn plan(
         if path == project::FILE_NAME {
             continue;
         }
-        let ours = read_ours(dir, path)?;
+        let ours = moves.read_ours(dir, path, changes)?;
         let outcome = merge::file(
             base.get(path).map(Vec::as_slice),
             ours.as_deref(),
@@ -161,12 +169,129 @@ fn plan(
             report.manifests.push(path.clone());
             continue;
         }
-        if let Some(content) = outcome.content() {
-            changes.create(path, content.to_owned(), true)?;
+        match outcome.content() {
+            Some(content) => changes.create(path, content.to_owned(), true)?,
+            // The user's file, moved as it is (a module of their own under src/api/).
+            None => {
+                if let Some(moved) = ours.as_deref().filter(|_| moves.moved_from(path).is_some()) {
+                    changes.create(path, String::from_utf8_lossy(moved).into_owned(), true)?;
+                }
+            }
         }
         report.add(path, &outcome);
     }
+    for (to, from) in &moves.0 {
+        report.moved.push(format!("{from} -> {to}"));
+    }
     Ok(report)
+}
+
+/// The generator of `make manifests` and the certificates' names, which moved into the API
+/// crate after the types (its generator reads them without the operator): old path, new.
+const MOVED_TO_THE_API_CRATE: &[(&str, &str)] = &[
+    ("src/bin/manifests.rs", model::API_GENERATOR),
+    ("src/metrics_certs.rs", model::METRICS_CERTS),
+    ("src/webhook/certs.rs", model::WEBHOOK_CERTS),
+];
+
+/// The files that moved into the API crate (rkb 0.3): `src/api/<path>` is
+/// `api/src/<path>`, its `mod.rs` the crate's `lib.rs`, a kind's conversion file
+/// (`src/webhook/[<group>/]<version>/<kind>_conversion.rs`) sits beside its types,
+/// `api/src/<group>/<version>/`, and the files of [`MOVED_TO_THE_API_CRATE`] at theirs. New path -> old path, for the base scaffold's files and
+/// the user's own files under `src/api/` alike. Inside the API crate the types are
+/// `crate::<group>::...`, not `crate::api::<group>::...`, so moved files are read with
+/// that rewritten; the operator keeps `crate::api::` (its lib.rs re-exports the crate).
+struct ApiCrateMoves(BTreeMap<String, String>);
+
+impl ApiCrateMoves {
+    fn find(
+        dir: &Path,
+        base: &BTreeMap<String, Vec<u8>>,
+        new: &BTreeMap<String, Vec<u8>>,
+    ) -> anyhow::Result<Self> {
+        let mut moves = BTreeMap::new();
+        // The user's files under src/api/, the scaffold's among them.
+        let theirs = match dir.join("src/api").is_dir() {
+            true => files(&dir.join("src/api"))?
+                .into_keys()
+                .map(|rel| format!("src/api/{rel}"))
+                .collect(),
+            false => Vec::new(),
+        };
+        for old in base.keys().chain(&theirs) {
+            if new.contains_key(old) {
+                continue;
+            }
+            let to = if let Some(rest) = old.strip_prefix("src/api/") {
+                Some(match rest {
+                    "mod.rs" => model::API_LIB.to_owned(),
+                    _ => format!("api/src/{rest}"),
+                })
+            } else if let Some((_, to)) =
+                MOVED_TO_THE_API_CRATE.iter().find(|(from, _)| from == old)
+            {
+                Some((*to).to_owned()).filter(|to| new.contains_key(to))
+            } else if old.starts_with("src/webhook/") && old.ends_with("_conversion.rs") {
+                let mut parts = old.rsplit('/');
+                let (file, version) = (
+                    parts.next().unwrap_or_default(),
+                    parts.next().unwrap_or_default(),
+                );
+                let beside_types = format!("/{version}/{file}");
+                new.keys()
+                    .find(|p| p.starts_with("api/src/") && p.ends_with(&beside_types))
+                    .cloned()
+            } else {
+                None
+            };
+            if let Some(to) = to.filter(|to| !base.contains_key(to)) {
+                moves.insert(to, old.clone());
+            }
+        }
+        Ok(Self(moves))
+    }
+
+    fn moved_from(&self, path: &str) -> Option<&str> {
+        self.0.get(path).map(String::as_str)
+    }
+
+    /// The base scaffold with its moved files at their new paths.
+    fn apply_to(&self, base: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
+        let mut moved = base.clone();
+        for (to, from) in &self.0 {
+            if let Some(content) = moved.remove(from) {
+                moved.insert(to.clone(), in_api_crate(&content));
+            }
+        }
+        moved
+    }
+
+    /// The user's file at `path`, or the one that moves there (then planned away from its
+    /// old path).
+    fn read_ours(
+        &self,
+        dir: &Path,
+        path: &str,
+        changes: &mut Changes,
+    ) -> anyhow::Result<Option<Vec<u8>>> {
+        let ours = read_ours(dir, path)?;
+        let Some(from) = self.moved_from(path).filter(|_| ours.is_none()) else {
+            return Ok(ours);
+        };
+        let Some(theirs) = read_ours(dir, from)? else {
+            return Ok(None);
+        };
+        changes.remove(from)?;
+        Ok(Some(in_api_crate(&theirs)))
+    }
+}
+
+/// A file of the API crate as it names the types: `crate::<group>::...`.
+fn in_api_crate(content: &[u8]) -> Vec<u8> {
+    match std::str::from_utf8(content) {
+        Ok(text) => text.replace("crate::api::", "crate::").into_bytes(),
+        Err(_) => content.to_vec(),
+    }
 }
 
 /// Where the rkb of the base scaffold comes from.
@@ -572,6 +697,8 @@ struct Report {
     no_longer_generated: Vec<String>,
     manifests: Vec<String>,
     deleted_by_you: Vec<String>,
+    /// `old -> new`: files moved into the API crate.
+    moved: Vec<String>,
     up_to_date: usize,
 }
 
@@ -601,7 +728,8 @@ impl Report {
 
     fn print(&self, out: &mut dyn Write, from: &Version, to: &Version) -> std::io::Result<()> {
         writeln!(out, "\nrkb alpha update, rkb {from} -> {to}:")?;
-        let sections: [(&str, &[String]); 9] = [
+        let sections: [(&str, &[String]); 10] = [
+            ("moved into the API crate (api/)", &self.moved),
             ("merged cleanly (you and rkb changed them)", &self.merged),
             ("conflicted (markers written)", &self.conflicted),
             ("not merged: not text (left as they are)", &self.not_text),
@@ -664,4 +792,135 @@ pub(super) fn finish_tool(
         );
     }
     Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree(files: &[(&str, &str)]) -> BTreeMap<String, Vec<u8>> {
+        files
+            .iter()
+            .map(|(path, text)| ((*path).to_owned(), text.as_bytes().to_vec()))
+            .collect()
+    }
+
+    /// A project of the single-crate layout comes out in the API crate's: the scaffold's
+    /// files and the user's own under src/api/ move, edits and all, and the conversion file
+    /// names the types as the API crate does.
+    #[test]
+    fn the_types_move_into_the_api_crate_with_the_users_edits() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = [
+            ("src/api/mod.rs", "pub mod cache;\n"),
+            (
+                "src/api/cache/v1/memcached.rs",
+                "pub struct Spec { pub size: i32 }\n",
+            ),
+            ("src/api/cache/v1/helpers.rs", "pub fn mine() {}\n"),
+            (
+                "src/webhook/v1/memcached_conversion.rs",
+                "use crate::api::cache::v1::Memcached;\n// mine\n",
+            ),
+        ];
+        for (path, text) in user {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let base = tree(&[
+            ("src/api/mod.rs", "pub mod cache;\n"),
+            ("src/api/cache/v1/memcached.rs", "pub struct Spec {}\n"),
+            (
+                "src/webhook/v1/memcached_conversion.rs",
+                "use crate::api::cache::v1::Memcached;\n",
+            ),
+        ]);
+        let new = tree(&[
+            ("api/src/lib.rs", "pub mod cache;\npub fn crds() {}\n"),
+            ("api/src/cache/v1/memcached.rs", "pub struct Spec {}\n"),
+            (
+                "api/src/cache/v1/memcached_conversion.rs",
+                "use crate::cache::v1::Memcached;\n",
+            ),
+        ]);
+        let mut changes = Changes::open(dir.path()).unwrap();
+        let report = plan(dir.path(), &base, &new, &mut changes).unwrap();
+        assert_eq!(report.conflicts(), 0, "{:?}", report.conflicted);
+        let read = |path: &str| changes.read(path).unwrap();
+        assert_eq!(
+            read("api/src/lib.rs").unwrap(),
+            "pub mod cache;\npub fn crds() {}\n"
+        );
+        assert_eq!(
+            read("api/src/cache/v1/memcached.rs").unwrap(),
+            "pub struct Spec { pub size: i32 }\n"
+        );
+        assert_eq!(
+            read("api/src/cache/v1/helpers.rs").unwrap(),
+            "pub fn mine() {}\n"
+        );
+        assert_eq!(
+            read("api/src/cache/v1/memcached_conversion.rs").unwrap(),
+            "use crate::cache::v1::Memcached;\n// mine\n"
+        );
+        for (old, _) in user {
+            assert_eq!(read(old), None, "{old} is left behind");
+        }
+        assert_eq!(report.moved.len(), 4, "{:?}", report.moved);
+    }
+
+    /// The generator and the certificates' names move into the API crate: the user's
+    /// edit of a certificate name comes along, the generator is the new scaffold's, and
+    /// nothing is left at the old paths.
+    #[test]
+    fn the_generator_and_the_certificates_move_into_the_api_crate() {
+        let dir = tempfile::tempdir().unwrap();
+        let old_certs = "pub fn certificates() { new(\"op-metrics-server-cert\") }\n";
+        let user = [
+            (
+                "src/bin/manifests.rs",
+                "fn main() { op::manifests().main() }\n",
+            ),
+            (
+                "src/metrics_certs.rs",
+                "pub fn certificates() { new(\"our-metrics-cert\") }\n",
+            ),
+        ];
+        for (path, text) in user {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let base = tree(&[
+            (
+                "src/bin/manifests.rs",
+                "fn main() { op::manifests().main() }\n",
+            ),
+            ("src/metrics_certs.rs", old_certs),
+        ]);
+        let new = tree(&[
+            (
+                "api/src/bin/manifests.rs",
+                "fn main() { op_api::manifests().main() }\n",
+            ),
+            ("api/src/metrics_certs.rs", old_certs),
+        ]);
+        let mut changes = Changes::open(dir.path()).unwrap();
+        let report = plan(dir.path(), &base, &new, &mut changes).unwrap();
+        assert_eq!(report.conflicts(), 0, "{:?}", report.conflicted);
+        let read = |path: &str| changes.read(path).unwrap();
+        assert_eq!(
+            read("api/src/bin/manifests.rs").unwrap(),
+            "fn main() { op_api::manifests().main() }\n"
+        );
+        assert_eq!(
+            read("api/src/metrics_certs.rs").unwrap(),
+            "pub fn certificates() { new(\"our-metrics-cert\") }\n"
+        );
+        for (old, _) in user {
+            assert_eq!(read(old), None, "{old} is left behind");
+        }
+        assert_eq!(report.moved.len(), 2, "{:?}", report.moved);
+    }
 }

@@ -60,20 +60,16 @@ const VIEWER: &[(&str, &str)] = &[("role", "viewer")];
 /// What `create api` generates. Types, controllers and samples belong to the API (refused
 /// if they exist, regenerated with `--force`); module files are shared between APIs.
 pub(super) const PLAN: &[Entry<Switches>] = &[
-    // The types: src/api/<group>/<version>/<kind>.rs, reached through one module per level
-    // (an external kind's: src/api/external/<group>/<version>/<kind>.rs).
+    // The types, in the API crate: api/src/<group>/<version>/<kind>.rs, reached through one
+    // module per level (an external kind's: api/src/external/<group>/<version>/<kind>.rs).
     Entry::insert_sorted(
-        model::API_GROUPS,
+        model::API_LIB,
         Marker::Groups,
         Template("api/insert/api_mod.rs.tera"),
     )
     .when(|s| s.resource),
-    Entry::insert_sorted(
-        model::API_GROUPS,
-        Marker::Groups,
-        Inline("pub mod external;"),
-    )
-    .when(|s| s.external),
+    Entry::insert_sorted(model::API_LIB, Marker::Groups, Inline("pub mod external;"))
+        .when(|s| s.external),
     Entry::shared(EXTERNAL_MOD, "api/external/mod.rs.tera").when(|s| s.external),
     Entry::insert_sorted(
         EXTERNAL_MOD,
@@ -120,7 +116,7 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     // Formatted, as `create webhook` formats it: a long kind's line wraps the way `cargo
     // fmt` wraps it, and a later `delete webhook` does not rewrap it.
     Entry::insert(
-        model::LIB,
+        model::API_LIB,
         Marker::Crds,
         Template("api/insert/lib_crds.rs.tera"),
     )
@@ -239,13 +235,6 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         model::CONTROLLERS,
         Marker::Controllers,
         Template("api/insert/controller_run.rs.tera"),
-    )
-    .rustfmt()
-    .when(|s| s.controller),
-    Entry::insert(
-        model::LIB,
-        Marker::Rbac,
-        Template("api/insert/lib_rbac.rs.tera"),
     )
     .rustfmt()
     .when(|s| s.controller),

@@ -253,11 +253,7 @@ fn join_conversion(
     webhooks.spoke = spokes;
     let webhooks = webhooks.clone();
     let hook = create_webhook::Hook::new(project, &hub_api, &hub_layout, &webhooks);
-    let spoke = create_webhook::Spoke {
-        version: api.version.clone(),
-        module: api.version_module.clone(),
-        path: api.type_path.clone(),
-    };
+    let spoke = create_webhook::Spoke::of(api);
     Ok(Joined::Spoke(Box::new(hook), spoke))
 }
 

@@ -65,6 +65,11 @@ pub(in crate::commands) struct Hook {
     pub crd: String,
     /// The kind's conversion file, where `create api` adds the spokes of later versions.
     pub conversion_file: String,
+    /// Its module, as the operator names it: `crate::api::cache::v1alpha1::memcached_conversion`.
+    pub conversion_module: String,
+    /// The type's path inside the API crate, which holds the conversion:
+    /// `crate::cache::v1alpha1::Memcached`.
+    pub api_crate_path: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -73,6 +78,29 @@ pub(in crate::commands) struct Spoke {
     pub module: String,
     /// The spoke's type, e.g. `crate::api::cache::v1beta1::Memcached`.
     pub path: String,
+    /// The same inside the API crate: `crate::cache::v1beta1::Memcached`.
+    pub api_crate_path: String,
+}
+
+impl Spoke {
+    /// The spoke that `resource` (a version of the hub's kind) is.
+    pub(in crate::commands) fn of(resource: &model::Resource) -> Self {
+        Spoke {
+            version: resource.version.clone(),
+            module: resource.version_module.clone(),
+            path: resource.type_path.clone(),
+            api_crate_path: in_api_crate(&resource.type_path),
+        }
+    }
+}
+
+/// A type's path inside the API crate (`crate::cache::v1alpha1::Memcached`) from the
+/// operator's (`crate::api::cache::v1alpha1::Memcached`).
+fn in_api_crate(type_path: &str) -> String {
+    match type_path.strip_prefix("crate::api::") {
+        Some(rest) => format!("crate::{rest}"),
+        None => type_path.to_owned(),
+    }
 }
 
 impl Hook {
@@ -114,14 +142,15 @@ impl Hook {
                 .iter()
                 .filter_map(|v| project.find(&api.group, v, &api.kind))
                 .map(model::Resource::recorded)
-                .map(|spoke| Spoke {
-                    version: spoke.version,
-                    module: spoke.version_module,
-                    path: spoke.type_path,
-                })
+                .map(|spoke| Spoke::of(&spoke))
                 .collect(),
             crd: api.crd_name(),
             conversion_file: layout.conversion_file.clone(),
+            conversion_module: format!(
+                "crate::api::{}::{}::{}_conversion",
+                api.group_module, api.version_module, api.kind_snake
+            ),
+            api_crate_path: in_api_crate(&api.type_path),
         }
     }
 }

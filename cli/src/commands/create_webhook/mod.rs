@@ -117,10 +117,11 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         Template("webhook/insert/main.rs.tera"),
     )
     .rustfmt(),
-    // The manager's own certificates: src/webhook/certs.rs names what it keeps, the manager
-    // gets them, and `make manifests` the RBAC they need.
-    Entry::insert_sorted(WEBHOOKS, Marker::Modules, Inline("pub mod certs;")).when(Switches::self_certs),
-    Entry::shared(CERTS, "webhook/certs.rs.tera").rustfmt().when(Switches::self_certs),
+    // The manager's own certificates: api/src/webhook_certs.rs names what it keeps, the
+    // manager gets them, and `make manifests` the RBAC they need.
+    Entry::insert_sorted(model::API_LIB, Marker::Modules, Inline("pub mod webhook_certs;"))
+        .when(Switches::self_certs),
+    Entry::shared(CERTS, "webhook/webhook_certs.rs.tera").rustfmt().when(Switches::self_certs),
     Entry::insert(
         CERTS,
         Marker::WebhookCertificates,
@@ -150,7 +151,7 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     .rustfmt()
     .when(Switches::self_certs),
     Entry::insert(
-        model::LIB,
+        model::API_LIB,
         Marker::WebhookRbac,
         Template("webhook/insert/manifest_certs.rs.tera"),
     )
@@ -224,10 +225,11 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     )
     .when(|s| s.new_defaulting),
     Entry::insert(
-        model::LIB,
+        model::API_LIB,
         Marker::Webhooks,
         Template("webhook/insert/manifest_defaulter.rs.tera"),
     )
+    .rustfmt()
     .when(|s| s.new_defaulting),
     Entry::insert(
         WEBHOOKS,
@@ -236,10 +238,11 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     )
     .when(|s| s.new_validation),
     Entry::insert(
-        model::LIB,
+        model::API_LIB,
         Marker::Webhooks,
         Template("webhook/insert/manifest_validator.rs.tera"),
     )
+    .rustfmt()
     .when(|s| s.new_validation),
     Entry::insert(
         WEBHOOKS,
@@ -248,18 +251,19 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
     )
     .when(|s| s.new_conversion),
     Entry::insert(
-        model::LIB,
+        model::API_LIB,
         Marker::Webhooks,
         Template("webhook/insert/manifest_conversion.rs.tera"),
     )
+    .rustfmt()
     .when(|s| s.new_conversion),
-    // Conversion: the spokes' From impls, next to the admission file.
+    // Conversion: the hub's and spokes' impls, beside the types in the API crate.
     Entry::file(CONVERSION, "webhook/conversion.rs.tera")
         .rustfmt()
         .when(|s| s.conversion),
     Entry::insert_sorted(
-        VERSION_MOD,
-        Marker::Modules,
+        "{{ layout.api_version_file }}",
+        Marker::Kinds,
         Inline("pub mod {{ hook.kind_snake }}_conversion;"),
     )
     .when(|s| s.conversion),
@@ -396,7 +400,7 @@ fn next_steps(out: &mut dyn Write, hook: &Hook, switches: &Switches) -> anyhow::
         writeln!(
             out,
             "The manager now serves HTTPS on :9443 with a certificate it makes, keeps in a \
-             Secret and writes into its webhook configurations itself (src/webhook/certs.rs); \
+             Secret and writes into its webhook configurations itself (api/src/webhook_certs.rs); \
              `make deploy` needs nothing else in the cluster, and `make run` serves the webhooks \
              only to a cluster that reaches your machine (or RUN_ARGS=--webhook-bind-address=0)."
         )?;

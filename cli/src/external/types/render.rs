@@ -85,7 +85,7 @@ fn test(crd: &ExternalCrd, w: &Writer) -> String {
          /// listed are what `#[rkb(...)]` cannot express, which the command reported.\n    \
          #[test]\n    fn types_derive_the_external_crd() {{\n        \
          let derived = rkb_runtime::crd::<{kind}>().unwrap_or_else(|error| panic!(\"{{error}}\"));\n        \
-         let external = include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/{crd_file}\"));\n        \
+         let external = include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/../{crd_file}\"));\n        \
          let left_out: &[(&str, &str)] = &[\n{}        ];\n        \
          rkb_runtime::testing::external::assert_same_schema(&derived, external, {:?}, left_out);\n    }}\n}}\n",
         allowed.concat(),

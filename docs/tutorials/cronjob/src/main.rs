@@ -53,9 +53,9 @@ async fn run(args: Args) -> anyhow::Result<()> {
     )?;
     tracing::info!(version = env!("CARGO_PKG_VERSION"), "starting manager");
     let manager = Manager::new("cronjob", client, args.manager);
-    let manager = manager.metrics_certificates(cronjob::metrics_certs::certificates());
+    let manager = manager.metrics_certificates(cronjob::api::metrics_certs::certificates());
     let manager = manager.webhooks(cronjob::webhook::webhooks());
-    let manager = manager.webhook_certificates(cronjob::webhook::certs::certificates());
+    let manager = manager.webhook_certificates(cronjob::api::webhook_certs::certificates());
     // +rkb:scaffold:webhooks
     manager.run(controller::controllers()).await
 }

@@ -31,7 +31,7 @@ async fn api_server() -> (&'static Environment, String) {
     INSTALLED
         .get_or_init(|| async {
             let served = cronjob::webhook::webhooks();
-            let manifests = cronjob::manifests();
+            let manifests = cronjob::api::manifests();
             webhooks::install(env, served, &manifests)
                 .await
                 .unwrap_or_else(|e| panic!("{e}"));

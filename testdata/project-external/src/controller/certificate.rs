@@ -140,7 +140,9 @@ mod tests {
     /// the project's CRDs installed as `make install` would, and a fresh namespace.
     async fn api_server() -> (&'static Environment, String) {
         let env = envtest::shared().await;
-        let crds = crate::manifests().crds().unwrap_or_else(|e| panic!("{e}"));
+        let crds = crate::api::manifests()
+            .crds()
+            .unwrap_or_else(|e| panic!("{e}"));
         env.apply().crds(crds).await.unwrap();
         // The CRD of Certificate, which another project installs in a cluster.
         let crd = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -11,13 +11,12 @@
 // limitations under the License.
 
 //! The admission and conversion webhooks of external-operator: [`webhooks`] is what the
-//! manager serves over HTTPS (`--webhook-bind-address`, :9443 by default), and
-//! `crate::manifests` lists the same webhooks for `make manifests`. `rkb create webhook`
-//! adds new ones at the markers.
+//! manager serves over HTTPS (`--webhook-bind-address`, :9443 by default), and the API
+//! crate's `manifests()` lists the same webhooks for `make manifests`, by the paths of their
+//! impls. `rkb create webhook` adds new ones at the markers.
 
 use rkb_runtime::webhook::Webhooks;
 
-pub mod certs;
 pub mod v1;
 // +rkb:scaffold:modules
 

@@ -13,5 +13,4 @@
 //! Webhooks of the v1alpha1 module, one module per kind.
 
 pub mod memcached;
-pub mod memcached_conversion;
 // +rkb:scaffold:modules

@@ -1,0 +1,1 @@
+//! No code: this crate's Cargo.toml is what matters (see there).
