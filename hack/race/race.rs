@@ -1162,8 +1162,8 @@ fn report(settings: &Settings, concurrency: Concurrency, results: &Results) -> S
     let _ = writeln!(
         out,
         "\nWhere the time goes (medians; the first rows cover both phases, and their server-side and etcd \
-         time include the load's requests; the rescale rows cover the rescale alone and assume one \
-         reconcile at a time, the default):\n"
+         time include the load's requests; the rescale rows cover the rescale alone; \"not reconciling\" \
+         assumes one reconcile at a time):\n"
     );
     let mut header = String::from("| |");
     let mut rule = String::from("|---|");
@@ -1209,6 +1209,9 @@ fn report(settings: &Settings, concurrency: Concurrency, results: &Results) -> S
     // another: the phase's time is the reconciles' plus the time the worker waited for the
     // watch to deliver the next change (idle), and a reconcile's time is its requests'
     // server-side time plus the client's (encoding, TLS, decoding, waiting for a core).
+    // At any concurrency, the reconciles running at once and the time objects waited in
+    // the queue tell whether the workers were the limit, and the phase's CPU whether the
+    // control plane was.
     let per_object = |figure: fn(&Run) -> f64| -> Box<dyn Fn(&Run) -> f64> {
         Box::new(move |r: &Run| 1000.0 * figure(r) / n as f64)
     };
