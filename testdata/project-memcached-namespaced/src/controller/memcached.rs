@@ -64,7 +64,8 @@ pub const RUN_AS_USER: i64 = 1001;
 /// config/rbac/role.yaml. `patch` on memcacheds adds and removes the finalizer, and
 /// `update` on their status writes the conditions. A Deployment is created and updated by
 /// server-side apply, a `patch` that the API server also authorizes as a `create` when the
-/// Deployment does not exist yet; it is read from the controller's watch, so no `get`.
+/// Deployment does not exist yet, and rescaled by a merge patch (a `patch` too); it is read
+/// from the controller's watch, so no `get`.
 #[derive(Rbac)]
 #[rbac(groups = ["cache.example.com"], resources = ["memcacheds"], verbs = [list, watch, patch])]
 #[rbac(groups = ["cache.example.com"], resources = ["memcacheds/status"], verbs = [update])]
