@@ -253,6 +253,12 @@ struct Phase {
     reconcile_seconds: f64,
     /// Server-side time by "VERB resource[/subresource]", the load's included.
     server_time: BTreeMap<String, f64>,
+    /// CPU of the API server and etcd, and of the operator, in the phase (its trailing
+    /// settle included), s: whether the phase's time is the control plane's CPU.
+    control_plane_cpu: f64,
+    operator_cpu: f64,
+    /// Time the phase's objects waited in the work queue for a worker, s.
+    queue_seconds: f64,
 }
 
 impl Phase {
@@ -261,6 +267,10 @@ impl Phase {
             reconciles: after.reconciles - before.reconciles,
             reconcile_seconds: after.reconcile_seconds - before.reconcile_seconds,
             server_time: diff(&after.server_time, &before.server_time),
+            control_plane_cpu: (after.apiserver_cpu + after.etcd_cpu)
+                - (before.apiserver_cpu + before.etcd_cpu),
+            operator_cpu: after.operator_cpu - before.operator_cpu,
+            queue_seconds: after.queue_seconds - before.queue_seconds,
         }
     }
 
@@ -715,6 +725,8 @@ struct Snapshot {
     etcd_cpu: f64,
     reconciles: f64,
     reconcile_seconds: f64,
+    /// Time objects waited in the work queue for a worker (both operators export it).
+    queue_seconds: f64,
 }
 
 impl Snapshot {
@@ -785,6 +797,7 @@ impl Snapshot {
             etcd_cpu: cpu_seconds(etcd)?,
             reconciles: sum("controller_runtime_reconcile_total"),
             reconcile_seconds: sum("controller_runtime_reconcile_time_seconds_sum"),
+            queue_seconds: sum("workqueue_queue_duration_seconds_sum"),
         })
     }
 }
@@ -1149,8 +1162,8 @@ fn report(settings: &Settings, concurrency: Concurrency, results: &Results) -> S
     let _ = writeln!(
         out,
         "\nWhere the time goes (medians; the first rows cover both phases, and their server-side and etcd \
-         time include the load's requests; the rescale rows cover the rescale alone and assume one \
-         reconcile at a time, the default):\n"
+         time include the load's requests; the rescale rows cover the rescale alone; \"not reconciling\" \
+         assumes one reconcile at a time):\n"
     );
     let mut header = String::from("| |");
     let mut rule = String::from("|---|");
@@ -1196,6 +1209,9 @@ fn report(settings: &Settings, concurrency: Concurrency, results: &Results) -> S
     // another: the phase's time is the reconciles' plus the time the worker waited for the
     // watch to deliver the next change (idle), and a reconcile's time is its requests'
     // server-side time plus the client's (encoding, TLS, decoding, waiting for a core).
+    // At any concurrency, the reconciles running at once and the time objects waited in
+    // the queue tell whether the workers were the limit, and the phase's CPU whether the
+    // control plane was.
     let per_object = |figure: fn(&Run) -> f64| -> Box<dyn Fn(&Run) -> f64> {
         Box::new(move |r: &Run| 1000.0 * figure(r) / n as f64)
     };
@@ -1226,6 +1242,40 @@ fn report(settings: &Settings, concurrency: Concurrency, results: &Results) -> S
         (
             "rescale: not reconciling (waiting for deliveries), per object".into(),
             per_object(|r| (r.rescale - r.rescale_phase.reconcile_seconds).max(0.0)),
+            ms,
+        ),
+        (
+            "rescale: reconciles running at once, on average".into(),
+            Box::new(|r: &Run| r.rescale_phase.reconcile_seconds / r.rescale),
+            |v| format!("{v:.2}"),
+        ),
+        (
+            "rescale: waiting in the work queue for a worker, per object".into(),
+            per_object(|r| r.rescale_phase.queue_seconds),
+            ms,
+        ),
+        (
+            "rescale: every request's server-side time (the load's, Events'), per object".into(),
+            per_object(|r| {
+                let phase = &r.rescale_phase;
+                let relists = |key: &String| key.starts_with("LIST ") || key.ends_with(" leases");
+                phase
+                    .server_time
+                    .iter()
+                    .filter(|(key, _)| !relists(key))
+                    .map(|(_, s)| s)
+                    .sum()
+            }),
+            ms,
+        ),
+        (
+            "rescale: API server + etcd CPU, per object".into(),
+            per_object(|r| r.rescale_phase.control_plane_cpu),
+            ms,
+        ),
+        (
+            "rescale: operator CPU, per object".into(),
+            per_object(|r| r.rescale_phase.operator_cpu),
             ms,
         ),
         (

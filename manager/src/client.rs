@@ -202,31 +202,42 @@ impl<K: Object> TypedApi<K> {
     }
 
     /// [`TypedApi::apply`], unless `cached` (the object as a watch last saw it, e.g. from a
-    /// [`Lister`]) shows that the apply would change nothing: every field of `obj` has its
-    /// value there, and this field manager owns no field that `obj` leaves out. Returns the
-    /// object as written, or `None` when no request was sent. A write that changes nothing
-    /// still costs the API server a request, and etcd a read.
+    /// [`Lister`]) shows that the apply would change nothing (see
+    /// [`TypedApi::apply_changes_nothing`]). Returns the object as written, or `None` when
+    /// no request was sent. A write that changes nothing still costs the API server a
+    /// request, and etcd a read.
     pub async fn apply_if_changed(&self, obj: &K, cached: Option<&K>) -> kube::Result<Option<K>> {
-        if let Some(cached) = cached {
-            let body = apply_body(obj)?;
-            let mut cached = serde_json::to_value(cached).map_err(kube::Error::SerdeError)?;
-            // A cache keeps them aside (`cache::managed_fields`).
-            if cached.pointer("/metadata/managedFields").is_none()
-                && let (Some(uid), Some(version)) = (
-                    cached.pointer("/metadata/uid").and_then(Value::as_str),
-                    cached
-                        .pointer("/metadata/resourceVersion")
-                        .and_then(Value::as_str),
-                )
-                && let Some(fields) = crate::cache::managed_fields::unpacked(uid, version)
-            {
-                cached["metadata"]["managedFields"] = fields;
-            }
-            if noop::apply_changes_nothing(&body, &cached, &self.field_manager) {
-                return Ok(None);
-            }
+        if let Some(cached) = cached
+            && self.apply_changes_nothing(obj, cached)?
+        {
+            return Ok(None);
         }
         self.apply(obj).await.map(Some)
+    }
+
+    /// Whether [`TypedApi::apply`] of `obj` would leave `cached` (the object as a watch last
+    /// saw it) as it is: every field of `obj` has its value there, and this field manager
+    /// owns no field that `obj` leaves out. Anything it cannot tell counts as a change.
+    pub fn apply_changes_nothing(&self, obj: &K, cached: &K) -> kube::Result<bool> {
+        let body = apply_body(obj)?;
+        let mut cached = serde_json::to_value(cached).map_err(kube::Error::SerdeError)?;
+        // A cache keeps them aside (`cache::managed_fields`).
+        if cached.pointer("/metadata/managedFields").is_none()
+            && let (Some(uid), Some(version)) = (
+                cached.pointer("/metadata/uid").and_then(Value::as_str),
+                cached
+                    .pointer("/metadata/resourceVersion")
+                    .and_then(Value::as_str),
+            )
+            && let Some(fields) = crate::cache::managed_fields::unpacked(uid, version)
+        {
+            cached["metadata"]["managedFields"] = fields;
+        }
+        Ok(noop::apply_changes_nothing(
+            &body,
+            &cached,
+            &self.field_manager,
+        ))
     }
 
     /// Server-side applies `status` to the status subresource of `obj`.

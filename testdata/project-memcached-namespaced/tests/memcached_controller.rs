@@ -282,6 +282,71 @@ async fn the_deployment_follows_the_size_up_and_down() {
     assert_eq!(object.metadata.generation, Some(3));
 }
 
+/// A rescale patches `spec.replicas` alone, by the controller's field manager: it owns
+/// the replicas through that update, the rest through its apply, so another applier
+/// setting the replicas still conflicts with the controller; and a rescale records no
+/// Event of its own (the Deployment controller records one).
+#[tokio::test]
+async fn a_rescale_patches_the_replicas_and_keeps_owning_them() {
+    let (env, ns) = api_server().await;
+    let client = env.client();
+    let audit = RbacAudit::default();
+    let reports = start(
+        &client,
+        testing::wrap(client.clone(), &audit, &Faults::default()),
+        &ns,
+    );
+    create(&client, &ns, 1).await;
+    condition_until(&client, &ns, "Progressing", "True").await;
+    harness::settled(|| reports.all().len()).await;
+    let sent = audit.requests().len();
+    set_size(&client, &ns, 3).await;
+    let deployment = deployment_until(&client, &ns, |d| replicas(d) == Some(3)).await;
+    harness::settled(|| reports.all().len()).await;
+    assert_eq!(
+        harness::writes(&audit.requests()[sent..]),
+        ["patch deployments", "update memcacheds/status"]
+    );
+
+    let manager = rkb_runtime::client::field_manager();
+    let owns = |operation: &str| {
+        let entry = deployment.managed_fields().iter().find(|m| {
+            m.manager.as_deref() == Some(manager) && m.operation.as_deref() == Some(operation)
+        });
+        let fields = entry
+            .and_then(|m| m.fields_v1.as_ref())
+            .map(|f| f.0.to_string())
+            .unwrap_or_default();
+        fields.contains(r#""f:replicas""#)
+    };
+    assert!(
+        owns("Update") && !owns("Apply"),
+        "the replicas are the patch's: {:?}",
+        deployment.managed_fields()
+    );
+    let deployments = Api::<Deployment>::namespaced(client.clone(), &ns);
+    let other = json!({ "apiVersion": "apps/v1", "kind": "Deployment", "metadata": { "name": "sample" }, "spec": { "replicas": 5 } });
+    let refused = deployments
+        .patch(
+            "sample",
+            &PatchParams::apply("someone-else"),
+            &Patch::Apply(other),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&refused, kube::Error::Api(status) if status.code == 409 && status.message.contains(manager)),
+        "{refused}"
+    );
+
+    let events = harness::events(&client, &ns, CONTROLLER_NAME).await;
+    assert_eq!(
+        events.iter().map(|e| e.reason.as_str()).collect::<Vec<_>>(),
+        ["Created"]
+    );
+    assert_eq!(reports.failures(), []);
+}
+
 /// Someone edits the Deployment by hand: the edit is seen through the watch of owned
 /// Deployments and undone.
 #[tokio::test]
@@ -528,19 +593,25 @@ async fn rbac_rules_allow_exactly_what_the_controller_uses() {
     );
     create(&client, &ns, 1).await;
     deployment_until(&client, &ns, |d| replicas(d) == Some(1)).await;
-    // Two scalings: the second Event joins the first one's series (a patch).
-    for size in [2, 3] {
-        set_size(&client, &ns, size).await;
-        deployment_until(&client, &ns, |d| replicas(d) == Some(size)).await;
-    }
-    eventually("a series of two Scaled Events", || async {
+    // The Deployment deleted by hand is created again: the second Created Event joins the
+    // first one's series (a patch).
+    let deployments = Api::<Deployment>::namespaced(client.clone(), &ns);
+    let first = deployment_until(&client, &ns, |_| true).await;
+    deployments
+        .delete("sample", &DeleteParams::default())
+        .await
+        .unwrap();
+    deployment_until(&client, &ns, |d| d.uid() != first.uid()).await;
+    eventually("a series of two Created Events", || async {
         let events = harness::events(&client, &ns, CONTROLLER_NAME).await;
         events
             .iter()
-            .any(|e| e.reason == "Scaled" && e.count == 2)
+            .any(|e| e.reason == "Created" && e.count == 2)
             .then_some(())
     })
     .await;
+    set_size(&client, &ns, 2).await;
+    deployment_until(&client, &ns, |d| replicas(d) == Some(2)).await;
     let objects = Api::<Memcached>::namespaced(client.clone(), &ns);
     objects
         .delete("sample", &DeleteParams::default())

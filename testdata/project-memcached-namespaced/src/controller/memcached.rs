@@ -12,7 +12,8 @@
 
 //! Reconciles Memcached objects (cache.example.com/v1alpha1): each one runs `size` pods of the
 //! image named by `MEMCACHED_IMAGE` in a Deployment it owns, kept as declared by server-side
-//! apply; the status says whether the pods are available, and a finalizer cleans up.
+//! apply (a rescale alone by a patch of `spec.replicas`); the status says whether the pods
+//! are available, and a finalizer cleans up.
 //!
 //! It reads from its watches, not from the API server (the Deployments from the
 //! controller's own cache, [`rkb_runtime::cache`]), and skips every write that would change
@@ -32,7 +33,7 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, LabelSelector, ObjectMeta, Time};
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{DeleteParams, Preconditions};
+use kube::api::{DeleteParams, Patch, PatchParams, Preconditions};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::{Event, EventType, Reporter};
 use kube::runtime::reflector::ObjectRef;
@@ -42,7 +43,7 @@ use rkb_runtime::backoff::ErrorBackoff;
 use rkb_runtime::cache::{self, Namespaces, OwnWrites, SharedCache};
 use rkb_runtime::events::Events;
 use rkb_runtime::manager::Context;
-use rkb_runtime::{Lister, NamespacedApi, Rbac};
+use rkb_runtime::{Lister, NamespacedApi, Rbac, TypedApi};
 
 use crate::api::cache::v1alpha1::Memcached;
 
@@ -63,7 +64,8 @@ pub const RUN_AS_USER: i64 = 1001;
 /// config/rbac/role.yaml. `patch` on memcacheds adds and removes the finalizer, and
 /// `update` on their status writes the conditions. A Deployment is created and updated by
 /// server-side apply, a `patch` that the API server also authorizes as a `create` when the
-/// Deployment does not exist yet; it is read from the controller's watch, so no `get`.
+/// Deployment does not exist yet, and rescaled by a merge patch (a `patch` too); it is read
+/// from the controller's watch, so no `get`.
 #[derive(Rbac)]
 #[rbac(groups = ["cache.example.com"], resources = ["memcacheds"], verbs = [list, watch, patch])]
 #[rbac(groups = ["cache.example.com"], resources = ["memcacheds/status"], verbs = [update])]
@@ -338,6 +340,42 @@ fn conditions(object: &Memcached, available: i32) -> Vec<Condition> {
     ]
 }
 
+/// Writes the Deployment `desired`, given the watch's copy `existing`: nothing when it is
+/// as desired; a merge patch of `spec.replicas` alone when only the replicas differ (a
+/// rescale), by this controller's field manager, which then owns `spec.replicas` through
+/// that update (another applier setting it still conflicts with this controller), for less
+/// of the API server's time than a server-side apply; else a server-side apply of the
+/// whole Deployment, which takes `spec.replicas` back with the rest. Returns the
+/// Deployment as written, if it was.
+async fn write_deployment(
+    deployments: &TypedApi<Deployment>,
+    desired: &Deployment,
+    existing: Option<&Deployment>,
+) -> kube::Result<Option<Deployment>> {
+    let replicas = |deployment: &Deployment| deployment_spec(deployment).and_then(|s| s.replicas);
+    if let Some(existing) = existing
+        && replicas(existing) != replicas(desired)
+    {
+        let mut resized = desired.clone();
+        if let Some(spec) = Option::<&mut DeploymentSpec>::from(&mut resized.spec) {
+            spec.replicas = replicas(existing);
+        }
+        if deployments.apply_changes_nothing(&resized, existing)? {
+            let params = PatchParams {
+                field_manager: Some(deployments.field_manager().into()),
+                ..PatchParams::default()
+            };
+            let patch =
+                Patch::Merge(serde_json::json!({ "spec": { "replicas": replicas(desired) } }));
+            return deployments
+                .patch(&desired.name_any(), &params, &patch)
+                .await
+                .map(Some);
+        }
+    }
+    deployments.apply_if_changed(desired, existing).await
+}
+
 /// Writes `updates` into the status's conditions, through the status subresource, unless
 /// they are there already; returns the object as written, if it was, and records it in
 /// `writes`. An update tested against the object's resourceVersion, as controller-runtime's
@@ -431,7 +469,7 @@ pub async fn reconcile(
     // Noted as this controller's write: the watch bringing it back is no change.
     let applied = ctx.caches.deployment_writes.apply(
         &desired,
-        deployments.apply_if_changed(&desired, existing.as_deref()),
+        write_deployment(&deployments, &desired, existing.as_deref()),
     );
     let deployment = match applied.await {
         Ok(Some(applied)) => Arc::new(applied),
@@ -457,22 +495,17 @@ pub async fn reconcile(
             return Err(error);
         }
     };
-    // Events on transitions only: a creation, or a scaling this reconcile made.
-    let related = Some(reference(deployment.as_ref()));
-    match existing
-        .as_deref()
-        .and_then(deployment_spec)
-        .and_then(|s| s.replicas)
-    {
-        None => {
-            let note = format!("Created Deployment {name} with {size} replicas");
-            ctx.record(&object, related, EventType::Normal, "Created", note);
-        }
-        Some(replicas) if replicas != size => {
-            let note = format!("Scaled Deployment {name} from {replicas} to {size} replicas");
-            ctx.record(&object, related, EventType::Normal, "Scaled", note);
-        }
-        Some(_) => {}
+    // An Event when this reconcile created the Deployment. A rescale records none: the
+    // Deployment controller records its own (ScalingReplicaSet) on the Deployment.
+    if existing.is_none() {
+        // Without the Deployment's UID: one deleted by hand and created again continues the
+        // series of Created Events rather than starting another.
+        let related = ObjectReference {
+            uid: None,
+            ..reference(deployment.as_ref())
+        };
+        let note = format!("Created Deployment {name} with {size} replicas");
+        ctx.record(&object, Some(related), EventType::Normal, "Created", note);
     }
 
     let available = deployment
