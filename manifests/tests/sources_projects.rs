@@ -179,7 +179,11 @@ impl Elsewhere {
 /// (`api/src/lib.rs`) of a generated project, in `src/lib.rs` of the examples.
 fn manifests_fn(project: &Path) -> (Vec<String>, Elsewhere, bool) {
     let api = project.join("api/src/lib.rs");
-    let lib = if api.is_file() { api } else { project.join("src/lib.rs") };
+    let lib = if api.is_file() {
+        api
+    } else {
+        project.join("src/lib.rs")
+    };
     let text = std::fs::read_to_string(&lib).unwrap();
     let file = syn::parse_file(&text).unwrap();
     let body = file
@@ -309,8 +313,7 @@ fn the_rules_read_from_every_projects_sources_are_those_its_derive_wrote() {
 
         // A generated project's generator reads the reconcilers; an example lists them.
         if !project.join("api/src/lib.rs").is_file() {
-            let mut paths: Vec<&str> =
-                found.reconcilers.iter().map(|r| r.path.as_str()).collect();
+            let mut paths: Vec<&str> = found.reconcilers.iter().map(|r| r.path.as_str()).collect();
             let mut listed: Vec<&str> = listed.iter().map(String::as_str).collect();
             paths.sort();
             listed.sort();

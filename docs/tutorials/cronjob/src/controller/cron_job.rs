@@ -400,7 +400,9 @@ mod tests {
     /// them by writing their status.
     async fn api_server() -> (&'static Environment, String) {
         let env = envtest::shared().await;
-        let crds = crate::api::manifests().crds().unwrap_or_else(|e| panic!("{e}"));
+        let crds = crate::api::manifests()
+            .crds()
+            .unwrap_or_else(|e| panic!("{e}"));
         env.apply().crds(crds).await.unwrap();
         let namespace = env.create_namespace().await.unwrap();
         (env, namespace)
