@@ -43,7 +43,7 @@ async fn until(api: &Api<Memcached>, expected: &[(String, Option<i64>)]) {
 #[tokio::test]
 async fn two_controllers_of_one_kind_keep_their_own_conditions() {
     let env = envtest::shared().await;
-    let crds = fresh_operator::manifests().crds().unwrap();
+    let crds = fresh_operator::api::manifests().crds().unwrap();
     env.apply().crds(crds).await.unwrap();
     let namespace = env.create_namespace().await.unwrap();
     let client = env.client();
