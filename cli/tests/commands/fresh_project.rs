@@ -301,20 +301,28 @@ fn generated_project_builds_and_passes_its_tests_after_each_step() {
     builds_on_another_kubernetes_level(&dir);
 }
 
-/// The project's Cargo.toml is the one place a Kubernetes version is chosen: rkb's crates
-/// pick none, so the same project builds on another level k8s-openapi offers (two version
-/// features would be a compile error).
+/// The project's two Cargo.toml files (the operator's and the API crate's) are where a
+/// Kubernetes version is chosen: rkb's crates pick none, so the same project builds on
+/// another level k8s-openapi offers (two version features would be a compile error).
 fn builds_on_another_kubernetes_level(dir: &Path) {
-    let manifest = dir.join("Cargo.toml");
-    let cargo_toml = std::fs::read_to_string(&manifest).unwrap();
     let feature = format!("\"{}\"", rkb::K8S_API_FEATURE);
-    assert!(
-        cargo_toml.contains(&feature),
-        "{feature} not in:\n{cargo_toml}"
-    );
-    std::fs::write(&manifest, cargo_toml.replace(&feature, "\"v1_35\"")).unwrap();
+    let manifests = [dir.join("Cargo.toml"), dir.join("api/Cargo.toml")];
+    let originals: Vec<String> = manifests
+        .iter()
+        .map(|manifest| std::fs::read_to_string(manifest).unwrap())
+        .collect();
+    for (manifest, cargo_toml) in manifests.iter().zip(&originals) {
+        assert!(
+            cargo_toml.contains(&feature),
+            "{feature} not in {}:\n{cargo_toml}",
+            manifest.display()
+        );
+        std::fs::write(manifest, cargo_toml.replace(&feature, "\"v1_35\"")).unwrap();
+    }
     run(dir, "cargo", &["check", "--quiet", "--all-targets"]);
-    std::fs::write(&manifest, cargo_toml).unwrap();
+    for (manifest, cargo_toml) in manifests.iter().zip(&originals) {
+        std::fs::write(manifest, cargo_toml).unwrap();
+    }
 }
 
 /// README.md's quick start, its first `console` block, runs and prints what the README
