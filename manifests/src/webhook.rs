@@ -148,16 +148,8 @@ impl Webhook {
     /// Conversion of the CRD of `K` (any of its versions).
     pub fn conversion<K: Resource<DynamicType = ()>>() -> Self {
         Self::Conversion {
-            crd: format!("{}.{}", K::plural(&()), K::group(&())),
+            crd: crate::crd::name::<K>(),
         }
-    }
-}
-
-/// The trait each kind's impl is of, as written in the operator.
-fn trait_name(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Mutating => "Defaulter",
-        Kind::Validating => "Validator",
     }
 }
 
@@ -189,7 +181,7 @@ impl Declared {
             Some((module, self_type)) => (module, self_type),
             None => ("", self.implementation.as_str()),
         };
-        let wanted = trait_name(self.kind);
+        let wanted = self.kind.trait_name();
         let resource = last_segment(&self.resource_type);
         let named: Vec<&WebhookImpl> = impls
             .iter()
@@ -232,7 +224,7 @@ impl Declared {
             .map(|i| {
                 format!(
                     "\n  impl {}<{}> for {} in {} (module {})",
-                    trait_name(i.kind),
+                    i.kind.trait_name(),
                     i.resource,
                     i.self_type,
                     i.file.display(),

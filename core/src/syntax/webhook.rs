@@ -52,11 +52,8 @@ pub fn parse(
 /// validating one (by the last segment of the trait's path, however it is imported).
 pub fn trait_kind(item: &ItemImpl) -> Option<Kind> {
     let (_, path, _) = item.trait_.as_ref()?;
-    match path.segments.last()?.ident.to_string().as_str() {
-        "Defaulter" => Some(Kind::Mutating),
-        "Validator" => Some(Kind::Validating),
-        _ => None,
-    }
+    let name = path.segments.last()?.ident.to_string();
+    Kind::ALL.into_iter().find(|kind| kind.trait_name() == name)
 }
 
 fn string(cx: &mut Ctxt, entry: &Entry) -> Option<(String, Span)> {

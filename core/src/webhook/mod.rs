@@ -218,6 +218,17 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Both kinds.
+    pub const ALL: [Kind; 2] = [Kind::Mutating, Kind::Validating];
+
+    /// The rkb trait an impl of this kind implements: `Defaulter` or `Validator`.
+    pub const fn trait_name(self) -> &'static str {
+        match self {
+            Self::Mutating => "Defaulter",
+            Self::Validating => "Validator",
+        }
+    }
+
     const fn prefix(self) -> &'static str {
         match self {
             Self::Mutating => "mutate",
