@@ -147,6 +147,12 @@ impl From<CustomResourceDefinition> for Crd {
     }
 }
 
+/// The name of `K`'s CRD, `<plural>.<group>` (any version of the kind gives the same),
+/// without the manager (whose `migrate::crd_name` is the same).
+pub fn name<K: kube_core::Resource<DynamicType = ()>>() -> String {
+    format!("{}.{}", K::plural(&()), K::group(&()))
+}
+
 /// The CRD of a kube-derived custom resource, made structural where that has
 /// one obvious fix and checked against the API server's schema rules.
 ///

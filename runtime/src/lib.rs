@@ -225,8 +225,7 @@ where
         verbs: verbs.iter().map(|v| (*v).to_owned()).collect(),
         ..rbac::Rule::default()
     };
-    // `migrate::crd_name::<K>()`, which needs the manager.
-    let crd = format!("{}.{}", K::plural(&()), K::group(&()));
+    let crd = rkb_manifests::crd::name::<K>();
     vec![
         rule(
             "apiextensions.k8s.io",
