@@ -32,6 +32,12 @@ pub const API_LIB: &str = "api/src/lib.rs";
 /// The types of kinds other projects define (`create api --external-crd`), and their module.
 pub const EXTERNAL_API: &str = "api/src/external";
 pub const EXTERNAL_API_MOD: &str = "api/src/external/mod.rs";
+/// Code of the operator as the API crate writes it: the operator names the API crate
+/// `crate::api` (`crate::api::cache::v1alpha1::Memcached`), the crate itself `crate`
+/// (`crate::cache::v1alpha1::Memcached`).
+pub fn in_api_crate(code: &str) -> String {
+    code.replace("crate::api::", "crate::")
+}
 /// The hack crate: asks, for the crates the API crate's build shares with the operator's,
 /// the features the operator's build asks anyway, so that cargo builds each of them once.
 pub const HACK_CARGO: &str = "hack/workspace-hack/Cargo.toml";

@@ -60,8 +60,8 @@ pub(super) const PLAN: &[Entry<Scope>] = &[
     Entry::shared(ROLE_BINDING, ROLE_BINDING_TEMPLATE).when(|s| !s.namespaced),
 ];
 
-/// `src/lib.rs`'s last line of `manifests()`, each way, as `init` renders it (and rustfmt
-/// keeps it).
+/// The end of `manifests()` in `api/src/lib.rs`, each way, as `init` renders it (and
+/// rustfmt keeps it).
 const CLUSTER_WIDE: &str = "        .webhooks(webhooks)\n}\n";
 const NAMESPACE_SCOPED: &str = "        .webhooks(webhooks)\n        .namespaced()\n}\n";
 /// config/rbac/kustomization.yaml's resources: the binding follows the role.

@@ -289,7 +289,7 @@ impl ApiCrateMoves {
 /// A file of the API crate as it names the types: `crate::<group>::...`.
 fn in_api_crate(content: &[u8]) -> Vec<u8> {
     match std::str::from_utf8(content) {
-        Ok(text) => text.replace("crate::api::", "crate::").into_bytes(),
+        Ok(text) => model::in_api_crate(text).into_bytes(),
         Err(_) => content.to_vec(),
     }
 }
@@ -798,6 +798,17 @@ pub(super) fn finish_tool(
 mod tests {
     use super::*;
 
+    /// A project directory holding the user's `files`.
+    fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in files {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        dir
+    }
+
     fn tree(files: &[(&str, &str)]) -> BTreeMap<String, Vec<u8>> {
         files
             .iter()
@@ -810,7 +821,6 @@ mod tests {
     /// names the types as the API crate does.
     #[test]
     fn the_types_move_into_the_api_crate_with_the_users_edits() {
-        let dir = tempfile::tempdir().unwrap();
         let user = [
             ("src/api/mod.rs", "pub mod cache;\n"),
             (
@@ -823,11 +833,7 @@ mod tests {
                 "use crate::api::cache::v1::Memcached;\n// mine\n",
             ),
         ];
-        for (path, text) in user {
-            let path = dir.path().join(path);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
+        let dir = project(&user);
         let base = tree(&[
             ("src/api/mod.rs", "pub mod cache;\n"),
             ("src/api/cache/v1/memcached.rs", "pub struct Spec {}\n"),
@@ -875,7 +881,6 @@ mod tests {
     /// nothing is left at the old paths.
     #[test]
     fn the_generator_and_the_certificates_move_into_the_api_crate() {
-        let dir = tempfile::tempdir().unwrap();
         let old_certs = "pub fn certificates() { new(\"op-metrics-server-cert\") }\n";
         let user = [
             (
@@ -887,11 +892,7 @@ mod tests {
                 "pub fn certificates() { new(\"our-metrics-cert\") }\n",
             ),
         ];
-        for (path, text) in user {
-            let path = dir.path().join(path);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
+        let dir = project(&user);
         let base = tree(&[
             (
                 "src/bin/manifests.rs",

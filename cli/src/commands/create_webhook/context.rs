@@ -89,17 +89,8 @@ impl Spoke {
             version: resource.version.clone(),
             module: resource.version_module.clone(),
             path: resource.type_path.clone(),
-            api_crate_path: in_api_crate(&resource.type_path),
+            api_crate_path: model::in_api_crate(&resource.type_path),
         }
-    }
-}
-
-/// A type's path inside the API crate (`crate::cache::v1alpha1::Memcached`) from the
-/// operator's (`crate::api::cache::v1alpha1::Memcached`).
-fn in_api_crate(type_path: &str) -> String {
-    match type_path.strip_prefix("crate::api::") {
-        Some(rest) => format!("crate::{rest}"),
-        None => type_path.to_owned(),
     }
 }
 
@@ -150,7 +141,7 @@ impl Hook {
                 "crate::api::{}::{}::{}_conversion",
                 api.group_module, api.version_module, api.kind_snake
             ),
-            api_crate_path: in_api_crate(&api.type_path),
+            api_crate_path: model::in_api_crate(&api.type_path),
         }
     }
 }
