@@ -184,6 +184,31 @@ RESOLVE
     done
 fi
 
+# rkb 0.3 tests the manager's flags in the library: `Args` moved from src/main.rs to
+# src/lib.rs, and the flag the user added to it comes out of the merge where the struct was.
+# As CHANGELOG.md's upgrade note says, the user moves it into `Args` in src/lib.rs.
+if grep -q '^pub struct Args' src/lib.rs 2>/dev/null && grep -q '^    resync_seconds: u64,' src/main.rs; then
+    step "the upgrade note by hand: the user's flag into Args in src/lib.rs"
+    python3 - <<'MOVE'
+from pathlib import Path
+flag = [
+    "    /// How many seconds between two full resyncs.\n",
+    "    #[arg(long, default_value_t = 300)]\n",
+    "    resync_seconds: u64,\n",
+]
+main = Path("src/main.rs")
+text = main.read_text()
+assert "".join(flag) in text, "the flag's lines are not together in src/main.rs"
+main.write_text(text.replace("".join(flag), "", 1))
+lib = Path("src/lib.rs")
+todo = "    // TODO(user): add the operator's own flags here.\n"
+text = lib.read_text()
+assert todo in text, "src/lib.rs has no Args to add the flag to"
+lib.write_text(text.replace(todo, "".join(flag).replace("    resync", "    pub resync") + todo, 1))
+print("  moved resync_seconds from src/main.rs to src/lib.rs")
+MOVE
+fi
+
 step "make manifests test"
 if grep -rqE '^(<<<<<<< ours|>>>>>>> theirs)$' --exclude-dir=.git .; then
     echo "skipped: conflict markers left"

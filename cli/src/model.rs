@@ -581,7 +581,8 @@ pub struct Layout {
     pub field_manager: Option<String>,
     /// Role files are `config/rbac/<prefix>_<role>_role.yaml`, the roles `<prefix>-<role>-role`.
     pub role_prefix: String,
-    /// A deploy-image controller's tests: `tests/memcached_controller.rs`.
+    /// A deploy-image controller's tests, a child module of its file in the operator's
+    /// library: `src/controller/memcached/tests.rs`.
     pub controller_tests_file: String,
     /// The webhook module below `crate::webhook`: `v1alpha1` or `cache::v1alpha1`.
     pub webhook_module: String,
@@ -638,6 +639,8 @@ impl Layout {
             ..
         } = resource;
         let api = format!("api/src/{group_module}");
+        // The controller's module file without `.rs`, also the directory of its child modules.
+        let controller_path = format!("src/controller/{}", controller_module.replace("::", "/"));
         let (webhook_module, webhook_dir) = match &group {
             Some(group) => (
                 format!("{group}::{version_module}"),
@@ -658,7 +661,7 @@ impl Layout {
                 resource.version,
                 resource.kind.to_lowercase()
             ),
-            controller_file: format!("src/controller/{}.rs", controller_module.replace("::", "/")),
+            controller_file: format!("{controller_path}.rs"),
             controller_leaf: kind_snake.clone(),
             reconciler: format!("{}Reconciler", resource.kind),
             ready_condition: "Ready".into(),
@@ -666,7 +669,7 @@ impl Layout {
             controller_module,
             group_mod_file: group.as_ref().map(|g| format!("src/controller/{g}/mod.rs")),
             controller_name,
-            controller_tests_file: format!("tests/{role_prefix}_controller.rs"),
+            controller_tests_file: format!("{controller_path}/tests.rs"),
             role_prefix,
             webhook_group_file: group.as_ref().map(|g| format!("src/webhook/{g}/mod.rs")),
             webhook_version_file: format!("{webhook_dir}/mod.rs"),

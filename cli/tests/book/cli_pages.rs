@@ -40,8 +40,8 @@ fn manager_reference_page() {
         "cli_pages.rs",
     );
     page.push_str(
-        "# Manager flags and environment\n\nA generated project's `src/main.rs` flattens \
-         `rkb_runtime::manager::Args` into its own clap parser, so the manager binary takes \
+        "# Manager flags and environment\n\nA generated project's `src/lib.rs` flattens \
+         `rkb_runtime::manager::Args` into its own clap parser (`Args`), so the manager binary takes \
          these flags (`<project> --help` lists them, with any you add). They are named like \
          controller-runtime's, so manifests and runbooks written for a kubebuilder operator \
          carry over; boolean flags also take Go's `--flag=true|false`.\n",

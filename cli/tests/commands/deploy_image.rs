@@ -116,7 +116,7 @@ fn images_are_recorded_in_the_manager_and_project() {
     let controller =
         std::fs::read_to_string(dir.path().join("src/controller/memcached.rs")).unwrap();
     assert!(controller.contains("pub const RUN_AS_USER: i64 = 2000;"));
-    assert!(dir.path().join("tests/redis_controller.rs").exists());
+    assert!(dir.path().join("src/controller/redis/tests.rs").exists());
 }
 
 /// A project of `init` and then `steps`, each a `create api` for cache/v1 (a kind, then

@@ -288,7 +288,10 @@ fn edit_namespaced_switches_a_project_both_ways() {
         .collect();
     assert!(differing.is_empty(), "{differing:?}");
     assert_eq!(manager_env(switched.path()), manager_env(made.path()));
-    for test in ["src/controller/memcached.rs", "tests/store_controller.rs"] {
+    for test in [
+        "src/controller/memcached.rs",
+        "src/controller/store/tests.rs",
+    ] {
         let text = String::from_utf8(now[Path::new(test)].clone()).unwrap();
         assert!(text.contains("operator_client_in_namespace"), "{test}");
     }

@@ -13,9 +13,32 @@
 //! bluegreen: a Kubernetes operator scaffolded by rkb.
 //!
 //! `api` is the API crate (api/: the custom resource types, and `api::manifests()`, what
-//! `make manifests` turns into config/ YAML), `controller` holds their reconcilers.
+//! `make manifests` turns into config/ YAML), `controller` holds their reconcilers, and
+//! [`Args`] the manager's flags. Their tests, the controllers' against a real API server
+//! among them, are in this library: `cargo test` links one test binary for the operator
+//! (and one for the API crate).
 
 pub use bluegreen_api as api;
 
 pub mod controller;
 // +rkb:scaffold:modules
+
+/// Manager of the bluegreen operator.
+#[derive(Debug, clap::Parser)]
+#[command(version)]
+pub struct Args {
+    #[command(flatten)]
+    pub manager: rkb_runtime::manager::Args,
+    // TODO(user): add the operator's own flags here.
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Catches clashing or malformed flags, which clap otherwise reports only at start-up.
+    #[test]
+    fn flags_are_well_formed() {
+        super::Args::command().debug_assert();
+    }
+}

@@ -119,7 +119,8 @@ fn update(
     let new = files(&sides.new)?;
 
     let mut changes = Changes::open(dir)?;
-    let report = plan(dir, &base, &new, &mut changes)?;
+    let crate_name = crate::names::crate_name(&project.project_name);
+    let report = plan(dir, &crate_name, &base, &new, &mut changes)?;
     project.cli_version = CURRENT.into();
     changes.create(project::FILE_NAME, project.to_yaml(), true)?;
     Ok((changes, report))
@@ -127,21 +128,22 @@ fn update(
 
 /// Plans into `changes` the outcome of every path of the two scaffolds for the project in
 /// `dir`, and reports them. Files the API crate moved are merged at their new paths (see
-/// [`ApiCrateMoves`]).
+/// [`Moves`]).
 fn plan(
     dir: &Path,
+    crate_name: &str,
     base: &BTreeMap<String, Vec<u8>>,
     new: &BTreeMap<String, Vec<u8>>,
     changes: &mut Changes,
 ) -> anyhow::Result<Report> {
     let mut report = Report::default();
-    let moves = ApiCrateMoves::find(dir, base, new)?;
+    let moves = Moves::find(dir, crate_name, base, new)?;
     let base = moves.apply_to(base);
     // The user's own files under src/api/ are in neither scaffold: they move too.
     let mut paths: Vec<&String> = base
         .keys()
         .chain(new.keys())
-        .chain(moves.0.keys())
+        .chain(moves.to.keys())
         .collect();
     paths.sort();
     paths.dedup();
@@ -180,7 +182,7 @@ fn plan(
         }
         report.add(path, &outcome);
     }
-    for (to, from) in &moves.0 {
+    for (to, (from, _)) in &moves.to {
         report.moved.push(format!("{from} -> {to}"));
     }
     Ok(report)
@@ -194,18 +196,35 @@ const MOVED_TO_THE_API_CRATE: &[(&str, &str)] = &[
     ("src/webhook/certs.rs", model::WEBHOOK_CERTS),
 ];
 
-/// The files that moved into the API crate (rkb 0.3): `src/api/<path>` is
-/// `api/src/<path>`, its `mod.rs` the crate's `lib.rs`, a kind's conversion file
-/// (`src/webhook/[<group>/]<version>/<kind>_conversion.rs`) sits beside its types,
-/// `api/src/<group>/<version>/`, and the files of [`MOVED_TO_THE_API_CRATE`] at theirs. New path -> old path, for the base scaffold's files and
-/// the user's own files under `src/api/` alike. Inside the API crate the types are
-/// `crate::<group>::...`, not `crate::api::<group>::...`, so moved files are read with
-/// that rewritten; the operator keeps `crate::api::` (its lib.rs re-exports the crate).
-struct ApiCrateMoves(BTreeMap<String, String>);
+/// The files a later scaffold keeps elsewhere, merged at their new paths (new path -> old
+/// path and how its text changes, for the base scaffold's files and the user's alike):
+/// - into the API crate (rkb 0.3): `src/api/<path>` is `api/src/<path>`, its `mod.rs` the
+///   crate's `lib.rs`, a kind's conversion file
+///   (`src/webhook/[<group>/]<version>/<kind>_conversion.rs`) sits beside its types,
+///   `api/src/<group>/<version>/`, and the files of [`MOVED_TO_THE_API_CRATE`] at theirs.
+///   Inside the API crate the types are `crate::<group>::...`, not `crate::api::<group>::...`;
+///   the operator keeps `crate::api::` (its lib.rs re-exports the crate);
+/// - into the operator's library, so that `cargo test` links one test binary for it:
+///   `tests/webhooks.rs` is `src/webhook/tests.rs`, an `--image` controller's
+///   `tests/[<group>_]<kind>_controller.rs` is `src/controller/[<group>/]<kind>/tests.rs`.
+///   They name the operator `crate::`, not by its name, and reach config/ one level further up.
+struct Moves {
+    to: BTreeMap<String, (String, Rewrite)>,
+    /// The operator's crate name, as the moved tests named it.
+    crate_name: String,
+}
 
-impl ApiCrateMoves {
+/// How a moved file's text changes with its place.
+#[derive(Clone, Copy)]
+enum Rewrite {
+    IntoApiCrate,
+    IntoOperatorLibrary,
+}
+
+impl Moves {
     fn find(
         dir: &Path,
+        crate_name: &str,
         base: &BTreeMap<String, Vec<u8>>,
         new: &BTreeMap<String, Vec<u8>>,
     ) -> anyhow::Result<Self> {
@@ -245,22 +264,42 @@ impl ApiCrateMoves {
                 None
             };
             if let Some(to) = to.filter(|to| !base.contains_key(to)) {
-                moves.insert(to, old.clone());
+                moves.insert(to, (old.clone(), Rewrite::IntoApiCrate));
+            }
+            if let Some(to) = into_operator_library(old, new).filter(|to| !base.contains_key(*to)) {
+                moves.insert(to.clone(), (old.clone(), Rewrite::IntoOperatorLibrary));
             }
         }
-        Ok(Self(moves))
+        Ok(Self {
+            to: moves,
+            crate_name: crate_name.to_owned(),
+        })
     }
 
     fn moved_from(&self, path: &str) -> Option<&str> {
-        self.0.get(path).map(String::as_str)
+        self.to.get(path).map(|(from, _)| from.as_str())
+    }
+
+    /// `content` as it reads at its new place.
+    fn rewrite(&self, rewrite: Rewrite, content: &[u8]) -> Vec<u8> {
+        let Ok(text) = std::str::from_utf8(content) else {
+            return content.to_vec();
+        };
+        match rewrite {
+            Rewrite::IntoApiCrate => model::in_api_crate(text),
+            Rewrite::IntoOperatorLibrary => text
+                .replace(&format!("{}::", self.crate_name), "crate::")
+                .replace("include_str!(\"../", "include_str!(\"../../"),
+        }
+        .into_bytes()
     }
 
     /// The base scaffold with its moved files at their new paths.
     fn apply_to(&self, base: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
         let mut moved = base.clone();
-        for (to, from) in &self.0 {
+        for (to, (from, rewrite)) in &self.to {
             if let Some(content) = moved.remove(from) {
-                moved.insert(to.clone(), in_api_crate(&content));
+                moved.insert(to.clone(), self.rewrite(*rewrite, &content));
             }
         }
         moved
@@ -275,23 +314,30 @@ impl ApiCrateMoves {
         changes: &mut Changes,
     ) -> anyhow::Result<Option<Vec<u8>>> {
         let ours = read_ours(dir, path)?;
-        let Some(from) = self.moved_from(path).filter(|_| ours.is_none()) else {
+        let Some((from, rewrite)) = self.to.get(path).filter(|_| ours.is_none()) else {
             return Ok(ours);
         };
         let Some(theirs) = read_ours(dir, from)? else {
             return Ok(None);
         };
         changes.remove(from)?;
-        Ok(Some(in_api_crate(&theirs)))
+        Ok(Some(self.rewrite(*rewrite, &theirs)))
     }
 }
 
-/// A file of the API crate as it names the types: `crate::<group>::...`.
-fn in_api_crate(content: &[u8]) -> Vec<u8> {
-    match std::str::from_utf8(content) {
-        Ok(text) => model::in_api_crate(text).into_bytes(),
-        Err(_) => content.to_vec(),
+/// Where a test file of the old layout's `tests/` is in the operator's library of `new`.
+fn into_operator_library<'a>(old: &str, new: &'a BTreeMap<String, Vec<u8>>) -> Option<&'a String> {
+    if old == "tests/webhooks.rs" {
+        return new
+            .get_key_value("src/webhook/tests.rs")
+            .map(|(path, _)| path);
     }
+    let prefix = old.strip_prefix("tests/")?.strip_suffix("_controller.rs")?;
+    new.keys().find(|path| {
+        path.strip_prefix("src/controller/")
+            .and_then(|rest| rest.strip_suffix("/tests.rs"))
+            .is_some_and(|module| module.replace('/', "_") == prefix)
+    })
 }
 
 /// Where the rkb of the base scaffold comes from.
@@ -851,7 +897,7 @@ mod tests {
             ),
         ]);
         let mut changes = Changes::open(dir.path()).unwrap();
-        let report = plan(dir.path(), &base, &new, &mut changes).unwrap();
+        let report = plan(dir.path(), "memcached_operator", &base, &new, &mut changes).unwrap();
         assert_eq!(report.conflicts(), 0, "{:?}", report.conflicted);
         let read = |path: &str| changes.read(path).unwrap();
         assert_eq!(
@@ -908,7 +954,7 @@ mod tests {
             ("api/src/metrics_certs.rs", old_certs),
         ]);
         let mut changes = Changes::open(dir.path()).unwrap();
-        let report = plan(dir.path(), &base, &new, &mut changes).unwrap();
+        let report = plan(dir.path(), "memcached_operator", &base, &new, &mut changes).unwrap();
         assert_eq!(report.conflicts(), 0, "{:?}", report.conflicted);
         let read = |path: &str| changes.read(path).unwrap();
         assert_eq!(
@@ -918,6 +964,58 @@ mod tests {
         assert_eq!(
             read("api/src/metrics_certs.rs").unwrap(),
             "pub fn certificates() { new(\"our-metrics-cert\") }\n"
+        );
+        for (old, _) in user {
+            assert_eq!(read(old), None, "{old} is left behind");
+        }
+        assert_eq!(report.moved.len(), 2, "{:?}", report.moved);
+    }
+
+    /// The tests under tests/ move into the operator's library with the user's edits: an
+    /// `--image` controller's (multigroup too) beside its module, the webhooks' into
+    /// src/webhook/, naming the operator `crate::` and config/ one level further up.
+    #[test]
+    fn the_tests_move_into_the_operators_library_with_the_users_edits() {
+        let controller_test = "use memcached_operator::controller::web::memcached;\n";
+        let webhook_test = "let s = include_str!(\"../config/samples/a.yaml\");\n";
+        let user = [
+            (
+                "tests/web_memcached_controller.rs",
+                "use memcached_operator::controller::web::memcached;\n// mine\n",
+            ),
+            (
+                "tests/webhooks.rs",
+                "let s = include_str!(\"../config/samples/a.yaml\");\nlet t = memcached_operator::webhook::webhooks();\n",
+            ),
+        ];
+        let dir = project(&user);
+        let base = tree(&[
+            ("tests/web_memcached_controller.rs", controller_test),
+            ("tests/webhooks.rs", webhook_test),
+            ("tests/e2e.rs", "// e2e\n"),
+        ]);
+        let new = tree(&[
+            (
+                "src/controller/web/memcached/tests.rs",
+                "use crate::controller::web::memcached;\n",
+            ),
+            (
+                "src/webhook/tests.rs",
+                "let s = include_str!(\"../../config/samples/a.yaml\");\n",
+            ),
+            ("tests/e2e.rs", "// e2e\n"),
+        ]);
+        let mut changes = Changes::open(dir.path()).unwrap();
+        let report = plan(dir.path(), "memcached_operator", &base, &new, &mut changes).unwrap();
+        assert_eq!(report.conflicts(), 0, "{:?}", report.conflicted);
+        let read = |path: &str| changes.read(path).unwrap();
+        assert_eq!(
+            read("src/controller/web/memcached/tests.rs").unwrap(),
+            "use crate::controller::web::memcached;\n// mine\n"
+        );
+        assert_eq!(
+            read("src/webhook/tests.rs").unwrap(),
+            "let s = include_str!(\"../../config/samples/a.yaml\");\nlet t = crate::webhook::webhooks();\n"
         );
         for (old, _) in user {
             assert_eq!(read(old), None, "{old} is left behind");

@@ -64,7 +64,7 @@ impl Switches {
         !self.cert_manager
     }
 
-    /// The kind's samples go through its webhooks on envtest (tests/webhooks.rs).
+    /// The kind's samples go through its webhooks on envtest (src/webhook/tests.rs).
     fn api_server_tests(&self) -> bool {
         (self.admission() || self.conversion) && !self.foreign
     }
@@ -78,8 +78,9 @@ const GROUP_MOD: &str = "{{ layout.webhook_group_file }}";
 const WEBHOOKS: &str = model::WEBHOOKS;
 const DEFAULT: &str = model::DEFAULT_KUSTOMIZATION;
 const CERTS: &str = model::WEBHOOK_CERTS;
-/// The webhooks called by envtest's API server: a test per kind and webhook.
-const API_SERVER_TESTS: &str = "tests/webhooks.rs";
+/// The webhooks called by envtest's API server: a test per kind and webhook, and one that
+/// they are served as `make manifests` lists them (beside `webhooks()`, declared in it).
+const API_SERVER_TESTS: &str = "src/webhook/tests.rs";
 const REPLACEMENTS: Marker = Marker::WebhookReplacements;
 pub(super) const REPLACEMENTS_KEY: &str = "replacements:";
 
@@ -194,9 +195,7 @@ pub(super) const PLAN: &[Entry<Switches>] = &[
         Inline("pub mod {{ hook.kind_snake }};"),
     )
     .when(Switches::admission),
-    Entry::shared(API_SERVER_TESTS, "webhook/api_server_tests.rs.tera")
-        .rustfmt()
-        .when(Switches::api_server_tests),
+    Entry::shared(API_SERVER_TESTS, "webhook/api_server_tests.rs.tera").rustfmt(),
     Entry::insert(
         API_SERVER_TESTS,
         Marker::WebhookTests,

@@ -17,18 +17,9 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::Parser;
-use rkb_runtime::manager::{self, Manager};
+use rkb_runtime::manager::Manager;
 
-use cronjob::controller;
-
-/// Manager of the cronjob operator.
-#[derive(Debug, Parser)]
-#[command(version)]
-struct Args {
-    #[command(flatten)]
-    manager: manager::Args,
-    // TODO(user): add the operator's own flags here.
-}
+use cronjob::{Args, controller};
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -58,15 +49,4 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let manager = manager.webhook_certificates(cronjob::api::webhook_certs::certificates());
     // +rkb:scaffold:webhooks
     manager.run(controller::controllers()).await
-}
-
-#[cfg(test)]
-mod tests {
-    use clap::CommandFactory;
-
-    /// Catches clashing or malformed flags, which clap otherwise reports only at start-up.
-    #[test]
-    fn flags_are_well_formed() {
-        super::Args::command().debug_assert();
-    }
 }

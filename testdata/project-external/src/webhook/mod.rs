@@ -30,3 +30,7 @@ pub fn webhooks() -> Webhooks {
     // +rkb:scaffold:webhooks
     webhooks
 }
+
+// The webhooks called by a real API server (envtest).
+#[cfg(test)]
+mod tests;

@@ -20,7 +20,7 @@
 //! nothing, so an object that is as declared costs the API server no request.
 //!
 //! Scaffolded by `rkb create api --image` (kubebuilder's deploy-image plugin); the tests
-//! are in tests/memcached_controller.rs.
+//! are in src/controller/memcached/tests.rs.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -672,3 +672,7 @@ pub async fn run(ctx: Context) -> anyhow::Result<()> {
     events.flush().await;
     ran
 }
+
+// Against a real API server (envtest): longer than a skeleton's, so a file of their own.
+#[cfg(test)]
+mod tests;

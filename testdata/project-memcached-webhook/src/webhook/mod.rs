@@ -33,3 +33,7 @@ pub fn webhooks() -> Webhooks {
     // +rkb:scaffold:webhooks
     webhooks
 }
+
+// The webhooks called by a real API server (envtest).
+#[cfg(test)]
+mod tests;

@@ -20,15 +20,15 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::api::cache::v1alpha1::{Memcached, MemcachedSpec};
+use crate::controller::memcached::{
+    self as controller, CONTROLLER_NAME, FINALIZER, MemcachedReconciler, error_policy, reconcile,
+};
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client, ResourceExt};
-use memcached_namespaced::api::cache::v1alpha1::{Memcached, MemcachedSpec};
-use memcached_namespaced::controller::memcached::{
-    self as controller, CONTROLLER_NAME, FINALIZER, MemcachedReconciler, error_policy, reconcile,
-};
 use rkb_runtime::cache::{Namespaces, SharedCache};
 use rkb_runtime::rbac::Rbac as _;
 use rkb_runtime::testing::controller::{self as harness, Reports, eventually};
@@ -46,7 +46,7 @@ async fn api_server() -> (&'static Environment, String) {
 
 /// The CRD and a fresh namespace on `env`.
 async fn on(env: &'static Environment) -> (&'static Environment, String) {
-    let crds = memcached_namespaced::api::manifests()
+    let crds = crate::api::manifests()
         .crds()
         .unwrap_or_else(|e| panic!("{e}"));
     env.apply().crds(crds).await.unwrap();
@@ -665,12 +665,8 @@ async fn the_api_server_authorizes_the_operator_by_its_role() {
     assert_eq!(reports.failures(), []);
 
     let (_, other) = api_server().await;
-    let overlay = harness::overlay_without_rule(
-        project,
-        Path::new(env!("CARGO_TARGET_TMPDIR")),
-        &other,
-        "deployments",
-    );
+    let overlay =
+        harness::overlay_without_rule(project, &std::env::temp_dir(), &other, "deployments");
     let restricted = env.operator_client(&overlay).await.unwrap();
     let reports = start(&client, restricted, &other);
     create(&client, &other, 1).await;

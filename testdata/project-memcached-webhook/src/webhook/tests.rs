@@ -11,27 +11,26 @@
 // limitations under the License.
 
 //! The webhooks called by a real API server (envtest), as kubebuilder's
-//! `webhook_suite_test.go` runs them: `webhook::webhooks()` is served in this test binary,
-//! and the CRDs and config/webhook/manifests.yaml that `make manifests` writes are
-//! installed pointed at it. The admission files' own tests call the impls directly; these
-//! show that the API server calls them and keeps what they answer. `rkb create webhook`
-//! adds a test per webhook at the marker.
+//! `webhook_suite_test.go` runs them: [`webhooks`](super::webhooks) is served in the test
+//! binary, and the CRDs and config/webhook/manifests.yaml that `make manifests` writes are
+//! installed pointed at it, on an API server of this module's own (webhook configurations
+//! apply cluster-wide: the controllers' tests must not meet them). The admission files' own
+//! tests call the impls directly; these show that the API server calls them and keeps what
+//! they answer. `rkb create webhook` adds a test per webhook at the marker.
 
-use kube::Api;
 use rkb_runtime::testing::envtest::{self, Environment};
 use rkb_runtime::testing::webhooks;
-use rkb_runtime::webhook;
 use tokio::sync::OnceCell;
 
-/// The test binary's API server with the webhooks installed and served (once: they apply
-/// to every test), and a fresh namespace for the test.
+/// This module's API server with the webhooks installed and served (once: they apply to
+/// every test of the module), and a fresh namespace for the test.
 async fn api_server() -> (&'static Environment, String) {
     static INSTALLED: OnceCell<()> = OnceCell::const_new();
-    let env = envtest::shared().await;
+    let env = envtest::shared_by(module_path!()).await;
     INSTALLED
         .get_or_init(|| async {
-            let served = memcached_webhook::webhook::webhooks();
-            let manifests = memcached_webhook::api::manifests();
+            let served = crate::webhook::webhooks();
+            let manifests = crate::api::manifests();
             webhooks::install(env, served, &manifests)
                 .await
                 .unwrap_or_else(|e| panic!("{e}"));
@@ -39,26 +38,33 @@ async fn api_server() -> (&'static Environment, String) {
         .await;
     (env, env.create_namespace().await.unwrap())
 }
+/// The API server accepts config/webhook/manifests.yaml and calls every webhook it lists, at
+/// the path and with the settings this binary serves it (a webhook listed for `make
+/// manifests` but not served, or served otherwise, fails here).
+#[tokio::test]
+async fn the_api_server_calls_the_webhooks_make_manifests_lists() {
+    api_server().await;
+}
 
 /// A create of the Memcached sample through the API server is stored defaulted:
 /// defaulting it again changes nothing.
 #[tokio::test]
 async fn memcached_v1alpha1_sample_is_defaulted_on_create() {
-    use memcached_webhook::webhook::v1alpha1::memcached::MemcachedWebhook;
-    type Object = memcached_webhook::api::cache::v1alpha1::Memcached;
+    use crate::webhook::v1alpha1::memcached::MemcachedWebhook;
+    type Object = crate::api::cache::v1alpha1::Memcached;
 
     let (env, namespace) = api_server().await;
     let object: Object = webhooks::sample(
-        include_str!("../config/samples/cache_v1alpha1_memcached.yaml"),
+        include_str!("../../config/samples/cache_v1alpha1_memcached.yaml"),
         Some(&namespace),
     );
-    let api = Api::<Object>::namespaced(env.client(), &namespace);
+    let api = kube::Api::<Object>::namespaced(env.client(), &namespace);
     let created = api
         .create(&kube::api::PostParams::default(), &object)
         .await
         .unwrap_or_else(|e| panic!("the API server refused the sample: {e}"));
     let mut again = created.clone();
-    webhook::Defaulter::apply_defaults(
+    rkb_runtime::webhook::Defaulter::apply_defaults(
         &MemcachedWebhook,
         &webhooks::create_request(&created),
         &mut again,
@@ -75,17 +81,17 @@ async fn memcached_v1alpha1_sample_is_defaulted_on_create() {
 /// with its message. TODO(user): add an object per rule of the validator, that it refuses.
 #[tokio::test]
 async fn memcached_v1alpha1_is_validated_on_create() {
-    use memcached_webhook::webhook::v1alpha1::memcached::MemcachedWebhook;
-    type Object = memcached_webhook::api::cache::v1alpha1::Memcached;
+    use crate::webhook::v1alpha1::memcached::MemcachedWebhook;
+    type Object = crate::api::cache::v1alpha1::Memcached;
 
     let (env, namespace) = api_server().await;
-    let api = Api::<Object>::namespaced(env.client(), &namespace);
+    let api = kube::Api::<Object>::namespaced(env.client(), &namespace);
     let valid: Object = webhooks::sample(
-        include_str!("../config/samples/cache_v1alpha1_memcached.yaml"),
+        include_str!("../../config/samples/cache_v1alpha1_memcached.yaml"),
         Some(&namespace),
     );
     for object in [valid] {
-        let verdict = webhook::Validator::validate_create(
+        let verdict = rkb_runtime::webhook::Validator::validate_create(
             &MemcachedWebhook,
             &webhooks::create_request(&object),
             &object,
@@ -99,13 +105,13 @@ async fn memcached_v1alpha1_is_validated_on_create() {
 /// makes it: the API server calls the conversion webhook both ways.
 #[tokio::test]
 async fn memcached_v1alpha1_converts_through_the_api_server() {
-    type Hub = memcached_webhook::api::cache::v1alpha1::Memcached;
+    type Hub = crate::api::cache::v1alpha1::Memcached;
 
     {
-        type Spoke = memcached_webhook::api::cache::v1beta1::Memcached;
+        type Spoke = crate::api::cache::v1beta1::Memcached;
         let (env, namespace) = api_server().await;
         let mut hub: Hub = webhooks::sample(
-            include_str!("../config/samples/cache_v1alpha1_memcached.yaml"),
+            include_str!("../../config/samples/cache_v1alpha1_memcached.yaml"),
             Some(&namespace),
         );
         // Names of their own: the other tests create the samples too.
@@ -113,38 +119,38 @@ async fn memcached_v1alpha1_converts_through_the_api_server() {
             "{}-v1alpha1-to-v1beta1",
             kube::ResourceExt::name_any(&hub)
         ));
-        let hub = Api::<Hub>::namespaced(env.client(), &namespace)
+        let hub = kube::Api::<Hub>::namespaced(env.client(), &namespace)
             .create(&kube::api::PostParams::default(), &hub)
             .await
             .unwrap_or_else(|e| panic!("the API server refused the v1alpha1 sample: {e}"));
-        let read = Api::<Spoke>::namespaced(env.client(), &namespace)
+        let read = kube::Api::<Spoke>::namespaced(env.client(), &namespace)
             .get(&kube::ResourceExt::name_any(&hub))
             .await
             .unwrap_or_else(|e| panic!("cannot read the v1alpha1 sample as v1beta1: {e}"));
         assert_eq!(
             read,
-            <Spoke as webhook::Convertible<Hub>>::from_hub(hub).unwrap()
+            <Spoke as rkb_runtime::webhook::Convertible<Hub>>::from_hub(hub).unwrap()
         );
         let (env, namespace) = api_server().await;
         let mut spoke: Spoke = webhooks::sample(
-            include_str!("../config/samples/cache_v1beta1_memcached.yaml"),
+            include_str!("../../config/samples/cache_v1beta1_memcached.yaml"),
             Some(&namespace),
         );
         spoke.metadata.name = Some(format!(
             "{}-v1beta1-to-v1alpha1",
             kube::ResourceExt::name_any(&spoke)
         ));
-        let spoke = Api::<Spoke>::namespaced(env.client(), &namespace)
+        let spoke = kube::Api::<Spoke>::namespaced(env.client(), &namespace)
             .create(&kube::api::PostParams::default(), &spoke)
             .await
             .unwrap_or_else(|e| panic!("the API server refused the v1beta1 sample: {e}"));
-        let read = Api::<Hub>::namespaced(env.client(), &namespace)
+        let read = kube::Api::<Hub>::namespaced(env.client(), &namespace)
             .get(&kube::ResourceExt::name_any(&spoke))
             .await
             .unwrap_or_else(|e| panic!("cannot read the v1beta1 sample as v1alpha1: {e}"));
         assert_eq!(
             read,
-            <Spoke as webhook::Convertible<Hub>>::to_hub(spoke).unwrap()
+            <Spoke as rkb_runtime::webhook::Convertible<Hub>>::to_hub(spoke).unwrap()
         );
     }
 }
