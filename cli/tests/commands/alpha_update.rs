@@ -363,6 +363,36 @@ fn an_rkb_without_alpha_generate_has_its_commands_replayed() {
     assert_eq!(files_of(&dir), before, "the tree changed:\n{shown}");
 }
 
+/// An rkb older than `init --webhook-certs` and `--rkb-source` (0.1.0) gets its replay
+/// without them: what it did by default is what they would ask of it.
+#[test]
+fn a_replay_leaves_out_the_init_flags_the_older_rkb_lacks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = project(tmp.path());
+    let older = script(
+        &tmp.path().join("rkb-0.1.0"),
+        &format!(
+            r#"if [ "$1" = alpha ]; then echo "error: unrecognized subcommand 'alpha'" >&2; exit 2; fi
+for a in "$@"; do
+  case "$a" in --webhook-certs|--rkb-source) echo "error: unexpected argument '$a' found" >&2; exit 2;; esac
+done
+if [ "$1" = init ] && [ "$2" = --help ]; then "{RKB}" init --help | grep -v -e --webhook-certs -e --rkb-source; exit; fi
+exec "{RKB}" "$@"
+"#
+        ),
+    );
+    let output = update(&dir, &older, &["--force"]);
+    let shown = text(&output);
+    assert!(output.status.success(), "{shown}");
+    let init = shown
+        .lines()
+        .find(|line| line.contains(" init --dir "))
+        .unwrap_or_else(|| panic!("no init replayed:\n{shown}"));
+    assert!(!init.contains("--webhook-certs"), "{init}");
+    assert!(!init.contains("--rkb-source"), "{init}");
+    assert!(shown.contains(" create webhook --dir "), "{shown}");
+}
+
 /// Runs `alpha update` with `args` on the project, which must be refused with `expected`
 /// and left as it was.
 fn refused(dir: &Path, args: &[&str], env: &[(&str, &Path)], expected: &str) {

@@ -577,14 +577,21 @@ fn scaffold_base(
     )?;
     let boilerplate = crate::scaffold::read_optional(&dir.join(model::BOILERPLATE))?;
     let steps = super::alpha_generate::replay(project, dir, boilerplate.as_deref(), output);
-    // An rkb older than `--rkb-source` wrote path dependencies on its checkout: what it
-    // does by default.
+    // `init` flags newer than that rkb: what it did without them is what the replay asks
+    // (path dependencies on its checkout, before `--rkb-source`; cert-manager's
+    // certificates, the only kind before `--webhook-certs`).
     let init_help = rkb(binary, ["init", "--help"]).map(|h| stdout(&h).into_owned());
-    let has_rkb_source = init_help.is_ok_and(|h| h.contains("--rkb-source"));
+    let init_help = init_help.unwrap_or_default();
+    let unknown: Vec<&str> = ["--rkb-source", "--webhook-certs"]
+        .into_iter()
+        .filter(|flag| !init_help.contains(flag))
+        .collect();
     for step in steps {
         let mut args: Vec<String> = step.into_iter().skip(1).collect();
-        if !has_rkb_source && let Some(at) = args.iter().position(|a| a == "--rkb-source") {
-            args.drain(at..at + 2);
+        for flag in &unknown {
+            if let Some(at) = args.iter().position(|a| a == flag) {
+                args.drain(at..(at + 2).min(args.len()));
+            }
         }
         writeln!(
             out,
