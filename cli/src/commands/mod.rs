@@ -99,7 +99,9 @@ fn scaffold<S>(
     Ok(applied)
 }
 
-/// Commits the change set and lists what was written, like kubebuilder's scaffold log.
+/// Commits the change set and lists what was written, like kubebuilder's scaffold log. A
+/// removed file takes the directories along that it leaves empty (`delete`, `edit
+/// --webhook-certs`, and the files `alpha update` moves).
 fn commit(changes: Changes, out: &mut dyn Write) -> anyhow::Result<()> {
     let root = changes.root().to_path_buf();
     if let Some(recovered) = changes.recovered() {
@@ -109,11 +111,26 @@ fn commit(changes: Changes, out: &mut dyn Write) -> anyhow::Result<()> {
         let verb = match written {
             Written::Created => "create",
             Written::Updated => "update",
-            Written::Removed => "remove",
+            Written::Removed => {
+                remove_empty_parents(&root, &path);
+                "remove"
+            }
         };
         writeln!(out, "{verb:>8} {}", display(&root, &path))?;
     }
     Ok(())
+}
+
+/// Removes the directories above `rel` that its removal left empty, as `create` made them.
+fn remove_empty_parents(root: &Path, rel: &Path) {
+    let mut dir = rel.parent();
+    while let Some(d) = dir.filter(|d| !d.as_os_str().is_empty()) {
+        // Fails, and stops, at the first directory that still holds something.
+        if std::fs::remove_dir(root.join(d)).is_err() {
+            break;
+        }
+        dir = d.parent();
+    }
 }
 
 fn display(root: &Path, rel: &Path) -> String {

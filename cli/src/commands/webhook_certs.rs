@@ -9,7 +9,6 @@
 
 use std::collections::BTreeSet;
 use std::io::Write;
-use std::path::Path;
 
 use anyhow::bail;
 use serde::Serialize;
@@ -18,7 +17,7 @@ use crate::cli::EditArgs;
 use crate::model::{self, ProjectNames};
 use crate::project::{self, Project, WebhookCerts};
 use crate::scaffold::plan::{self, Entry, Kept, Marker, Rendered, Text, Unapplied};
-use crate::scaffold::{Changes, Templates, Written};
+use crate::scaffold::{Changes, Templates};
 
 /// Whether the manager makes its metrics certificate itself (`webhookCerts: self`).
 #[derive(Debug, Clone, Copy)]
@@ -151,16 +150,7 @@ pub(super) fn switch(args: &EditArgs, to: WebhookCerts, out: &mut dyn Write) -> 
     let warnings = swap(&before, &now, from, to, &mut changes)?;
     super::replace_placeholder_role(&mut changes, &templates, &names, &project, &after)?;
     changes.create(project::FILE_NAME, after.to_yaml(), true)?;
-    let root = changes.root().to_path_buf();
-    let removed: Vec<String> = changes
-        .pending()
-        .filter(|(_, written)| *written == Written::Removed)
-        .map(|(path, _)| path.to_string_lossy().into_owned())
-        .collect();
     super::commit(changes, out)?;
-    for path in &removed {
-        super::delete::remove_empty_parents(&root, Path::new(path));
-    }
     for warning in warnings {
         writeln!(out, "warning: {warning}")?;
     }

@@ -199,6 +199,55 @@ fn this_rkb_as_the_older_one_gives_the_users_tree_back() {
     assert!(shown.contains("    Dockerfile"), "{shown}");
 }
 
+/// A project of the layout before the operator's tests moved into its library: the
+/// webhooks' envtest tests in tests/webhooks.rs, naming the operator by its crate name.
+/// `alpha update` moves them to src/webhook/tests.rs with the user's edit, and the webhook
+/// module declares them.
+#[test]
+fn the_webhook_tests_move_from_tests_into_the_library() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = project(tmp.path());
+    let new_tests = fs::read_to_string(dir.join("src/webhook/tests.rs")).unwrap();
+    let old = stand_in(
+        tmp.path(),
+        r#"  mv "$1/src/webhook/tests.rs" "$1/tests/webhooks.rs"
+  sed -i -e 's/crate::/demo::/g' -e 's|include_str!("../../|include_str!("../|' "$1/tests/webhooks.rs"
+  sed -i '/^\/\/ The webhooks called by a real API server (envtest).$/,/^mod tests;$/d' "$1/src/webhook/mod.rs"
+"#,
+    );
+    let altered = std::process::Command::new(&old)
+        .args(["old", dir.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(altered.success());
+    assert!(!dir.join("src/webhook/tests.rs").exists());
+    edit(
+        &dir.join("tests/webhooks.rs"),
+        "let manifests = demo::api::manifests();",
+        "let manifests = demo::api::manifests(); // mine",
+    );
+
+    let output = update(&dir, &old, &[]);
+    let shown = text(&output);
+    assert!(output.status.success(), "{shown}");
+    assert!(
+        shown.contains("tests/webhooks.rs -> src/webhook/tests.rs"),
+        "{shown}"
+    );
+    assert!(!dir.join("tests/webhooks.rs").exists(), "{shown}");
+    let moved = fs::read_to_string(dir.join("src/webhook/tests.rs")).unwrap();
+    assert_eq!(
+        moved,
+        new_tests.replace(
+            "let manifests = crate::api::manifests();",
+            "let manifests = crate::api::manifests(); // mine"
+        ),
+        "{shown}"
+    );
+    let module = fs::read_to_string(dir.join("src/webhook/mod.rs")).unwrap();
+    assert!(module.contains("#[cfg(test)]\nmod tests;"), "{module}");
+}
+
 #[test]
 fn an_older_scaffold_merges_what_it_can_and_marks_conflicts() {
     let tmp = tempfile::tempdir().unwrap();

@@ -750,7 +750,7 @@ struct Report {
     no_longer_generated: Vec<String>,
     manifests: Vec<String>,
     deleted_by_you: Vec<String>,
-    /// `old -> new`: files moved into the API crate.
+    /// `old -> new`: files a later scaffold keeps elsewhere ([`Moves`]).
     moved: Vec<String>,
     up_to_date: usize,
 }
@@ -782,7 +782,10 @@ impl Report {
     fn print(&self, out: &mut dyn Write, from: &Version, to: &Version) -> std::io::Result<()> {
         writeln!(out, "\nrkb alpha update, rkb {from} -> {to}:")?;
         let sections: [(&str, &[String]); 10] = [
-            ("moved into the API crate (api/)", &self.moved),
+            (
+                "moved (into the API crate, or tests into the library)",
+                &self.moved,
+            ),
             ("merged cleanly (you and rkb changed them)", &self.merged),
             ("conflicted (markers written)", &self.conflicted),
             ("not merged: not text (left as they are)", &self.not_text),

@@ -269,15 +269,7 @@ fn finish(
     }
     changes.create(project::FILE_NAME, after.to_yaml(), true)?;
     let root = changes.root().to_path_buf();
-    let removed: Vec<String> = changes
-        .pending()
-        .filter(|(_, written)| *written == crate::scaffold::Written::Removed)
-        .map(|(path, _)| path.to_string_lossy().into_owned())
-        .collect();
     super::commit(changes, out)?;
-    for path in &removed {
-        remove_empty_parents(&root, Path::new(path));
-    }
     for path in &kept {
         writeln!(
             out,
@@ -299,16 +291,4 @@ fn finish(
         writeln!(out, "warning: {warning}")?;
     }
     Ok(())
-}
-
-/// Removes the directories above `rel` that its removal left empty, as `create` made them.
-pub(super) fn remove_empty_parents(root: &Path, rel: &Path) {
-    let mut dir = rel.parent();
-    while let Some(d) = dir.filter(|d| !d.as_os_str().is_empty()) {
-        // Fails, and stops, at the first directory that still holds something.
-        if std::fs::remove_dir(root.join(d)).is_err() {
-            break;
-        }
-        dir = d.parent();
-    }
 }
