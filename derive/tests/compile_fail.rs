@@ -1,5 +1,5 @@
 //! Compile errors of `#[derive(Rbac)]`; the expected messages are in tests/ui/*.stderr
-//! (regenerate with `TRYBUILD=overwrite cargo test -p rkb-derive --test compile_fail`).
+//! (regenerate with `TRYBUILD=overwrite cargo test -p rkb-derive --test derive compile_fail::`).
 
 #[test]
 fn ui() {
