@@ -529,10 +529,10 @@ pub fn check_match_condition_name(name: &str) -> Result<(), SettingError> {
 ///
 /// Only rkb-derive switches `cel` on: the webhook attribute's expressions are parsed when
 /// the operator compiles. `make manifests` reads the same attributes without compiling the
-/// operator and without building the CEL parser, so an expression that has not compiled
-/// yet reaches `config/` unparsed; the operator's next build (`make test`, `make build`,
-/// `make run`) refuses it at the attribute, and the API server when the configuration is
-/// applied.
+/// operator, and its reader does not link the CEL parser (its build would compile it a
+/// second time), so an expression that has not compiled yet reaches `config/` unparsed; the
+/// operator's next build (`make test`, `make build`, `make run`) refuses it at the
+/// attribute, and the API server when the configuration is applied.
 pub fn check_match_condition_expression(name: &str, expression: &str) -> Result<(), SettingError> {
     let refused = |reason: String| SettingError::MatchConditionExpression {
         name: name.to_owned(),
