@@ -18,8 +18,10 @@
 //!   project's sources.
 //!
 //! No dependencies by default, so it is linked by a proc-macro crate as well as by
-//! operators; the `cel` feature (on in rkb-derive and rkb-manifests) brings a CEL parser,
-//! for webhooks' match conditions, and the `syn` feature the attribute parsers.
+//! operators; the `syn` feature brings the attribute parsers (on in rkb-derive and
+//! rkb-manifests), and the `cel` feature a CEL parser for webhooks' match conditions (on in
+//! rkb-derive only: they are checked at compile time, and the sources reader of `make
+//! manifests` does not link the parser).
 //!
 //! Operators do not depend on it directly: `rkb-runtime` is their crate. How rkb's crates
 //! fit together: [the rkb Book][crates].

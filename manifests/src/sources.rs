@@ -49,6 +49,11 @@
 //! - every `.rs` file under the directory is read, also one no `mod` declares, except a
 //!   file of a `#[cfg(test)] mod name;`.
 //!
+//! It checks what the derive checks but the CEL syntax of a webhook's `match_condition`
+//! expressions: only the derive parses those (rkb-core's `cel` feature, which rkb-manifests
+//! does not ask for), so a mistake in one is refused when the operator next compiles (`make
+//! test`, `make build`) and by the API server, not by `make manifests`.
+//!
 //! A rule it misses is missing from `config/rbac/role.yaml`, and the RBAC audit of the
 //! project's tests (`rkb_runtime::testing::RbacAudit`) reports the request it denies.
 

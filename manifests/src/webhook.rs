@@ -676,18 +676,20 @@ mod tests {
             "{error}"
         );
 
-        let bad_cel = Settings {
+        // An empty expression; its CEL syntax is the derive's check (rkb-core's `cel`, which
+        // rkb-manifests does not ask for), tested in derive/tests/ui/webhook_settings.rs.
+        let blank = Settings {
             match_conditions: vec![rkb_core::webhook::MatchCondition {
-                name: "broken".into(),
-                expression: "object.metadata.name ==".into(),
+                name: "blank".into(),
+                expression: "  ".into(),
             }],
             ..Settings::default()
         };
-        let error = configurations(&[admission(Kind::Mutating, bad_cel)]).unwrap_err();
+        let error = configurations(&[admission(Kind::Mutating, blank)]).unwrap_err();
         assert!(
-            error
-                .to_string()
-                .contains("the expression of match_condition \"broken\" is not valid CEL"),
+            error.to_string().contains(
+                "the expression of match_condition \"blank\" is not valid CEL: it is empty"
+            ),
             "{error}"
         );
     }

@@ -467,3 +467,43 @@ fn make_manifests_and_make_test_share_their_crates() {
          rkb-manager does for tokio):\n{report}"
     );
 }
+
+/// `make manifests` builds a crate that both a proc macro and the API crate use once, when
+/// both sides ask it the same features (and the project's profile gives dependencies the
+/// same debug information on both sides): the hack crate asks the target side's features
+/// on the host side and the other way round (proc-macro2's `span-locations`, which the
+/// sources reader asks; serde's `alloc`; syn's `visit`). Exempt: rkb-core, whose `cel`
+/// only the derive asks, so that the reader's side does not build the CEL parser.
+#[test]
+fn make_manifests_builds_each_shared_crate_once() {
+    let mut report = String::new();
+    for project in common::projects() {
+        if !project.parent().unwrap().ends_with("testdata") {
+            continue;
+        }
+        let api: toml::Table =
+            toml::from_str(&fs::read_to_string(project.join(rkb::model::API_CARGO)).unwrap())
+                .unwrap();
+        let api = api["package"]["name"].as_str().unwrap();
+        let mut features_of = std::collections::BTreeMap::<&str, Vec<&str>>::new();
+        let built = packages_with_features(&[api], false, false);
+        for line in &built {
+            let (package, features) = line.split_once(" [").unwrap_or((line, ""));
+            features_of.entry(package).or_default().push(features);
+        }
+        for (package, features) in features_of {
+            if features.len() > 1 && !package.starts_with("rkb-core ") {
+                report.push_str(&format!(
+                    "{api}: make manifests builds {package} with [{}\n",
+                    features.join(" and with [")
+                ));
+            }
+        }
+    }
+    assert!(
+        report.is_empty(),
+        "crates built twice by make manifests, once for the proc macros and once for the \
+         API crate (ask the missing features on the other side in \
+         templates/init/hack/workspace-hack/Cargo.toml.tera):\n{report}"
+    );
+}

@@ -523,10 +523,16 @@ pub fn check_match_condition_name(name: &str) -> Result<(), SettingError> {
     })
 }
 
-/// Checks a match condition's expression: not empty and, with the `cel` feature (which
-/// rkb-derive and rkb-manifests switch on), CEL the API server can parse. Whether it is
-/// well typed (a bool, over fields that exist) the API server checks when the
-/// configuration is applied.
+/// Checks a match condition's expression: not empty and, with the `cel` feature, CEL the
+/// API server can parse. Whether it is well typed (a bool, over fields that exist) the API
+/// server checks when the configuration is applied.
+///
+/// Only rkb-derive switches `cel` on: the webhook attribute's expressions are parsed when
+/// the operator compiles. `make manifests` reads the same attributes without compiling the
+/// operator, and its reader does not link the CEL parser (its build would compile it a
+/// second time), so an expression that has not compiled yet reaches `config/` unparsed; the
+/// operator's next build (`make test`, `make build`, `make run`) refuses it at the
+/// attribute, and the API server when the configuration is applied.
 pub fn check_match_condition_expression(name: &str, expression: &str) -> Result<(), SettingError> {
     let refused = |reason: String| SettingError::MatchConditionExpression {
         name: name.to_owned(),

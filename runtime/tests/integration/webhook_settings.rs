@@ -345,8 +345,9 @@ async fn a_webhook_with_a_url_is_served_at_the_urls_path() {
 }
 
 /// What rkb refuses at compile time (and `make manifests` when settings are written by
-/// hand), the API server refuses too: each case changes one field of a rendered
-/// configuration and of the settings behind it.
+/// hand, but for the CEL of match conditions, which only the derive parses), the API server
+/// refuses too: each case changes one field of a rendered configuration and of the
+/// settings behind it.
 #[tokio::test]
 async fn what_rkb_refuses_the_api_server_refuses() {
     let env = rkb_envtest::shared_by(module_path!()).await;
