@@ -358,7 +358,8 @@ fn readme_quick_start_runs(crates: &Path) {
     }
 }
 
-/// The manager's image, made by `rkb build-image` from the binary the tests built, runs
+/// The manager's image, made by `rkb build-image` from the manager binary (built here with
+/// the tests' settings: `make test` links only test binaries), runs
 /// under podman as the scaffold's pods run it (non-root 65532, read-only root file system,
 /// no capabilities, no privilege escalation) against a real API server, and the
 /// deploy-image controller creates the Deployment of a Redis sample.
@@ -385,6 +386,11 @@ fn image_runs_and_reconciles_a_sample(dir: &Path) {
     let (ok, text) = kubectl(&["apply", "--server-side", "-k", "config/crd"]);
     assert!(ok, "{text}");
 
+    run(
+        dir,
+        "cargo",
+        &["build", "--quiet", "--bin", "fresh-operator"],
+    );
     let binary = target_dir()
         .join(host_target())
         .join("debug/fresh-operator");
