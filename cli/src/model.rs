@@ -695,7 +695,9 @@ impl Layout {
         } else {
             leaf.clone()
         };
-        self.controller_file = format!("src/controller/{}.rs", module.replace("::", "/"));
+        let controller_path = format!("src/controller/{}", module.replace("::", "/"));
+        self.controller_file = format!("{controller_path}.rs");
+        self.controller_tests_file = format!("{controller_path}/tests.rs");
         self.controller_module = module;
         self.controller_leaf = leaf;
         self.reconciler = format!("{}Reconciler", names::pascal(name));
@@ -750,7 +752,6 @@ impl Layout {
         });
         if earlier_version && layout.roles_left_single(resource, exists)? {
             layout.role_prefix = single.role_prefix;
-            layout.controller_tests_file = single.controller_tests_file;
         }
         let has_webhooks = project
             .resources

@@ -178,13 +178,14 @@ pub fn edit(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     };
     // Every path to a moving controller follows it, in every file (the controllers
     // included) before any moves, so a controller naming another one is rewritten too.
-    for file in crate::scaffold::rust_files(&args.dir)? {
-        let Some(text) = changes.read(&file)? else {
+    let files = crate::scaffold::rust_files(&args.dir)?;
+    for file in &files {
+        let Some(text) = changes.read(file)? else {
             continue;
         };
-        let rewritten = moves.rewrite(&text, Place::of(&file, &moves));
+        let rewritten = moves.rewrite(&text, Place::of(file, &moves));
         if rewritten != text {
-            changes.create(&file, rewritten, true)?;
+            changes.create(file, rewritten, true)?;
         }
     }
     for (api, from, to) in moving {
@@ -194,7 +195,7 @@ pub fn edit(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
             api,
             project: &project,
         };
-        move_controller(&mut changes, &context, &from)?;
+        move_controller(&mut changes, &context, &from, &files)?;
         plan::apply(PLAN, &(), &templates, &context, false, &mut changes)?;
     }
     changes.create(project::FILE_NAME, project.to_yaml(), true)?;
@@ -210,9 +211,15 @@ pub fn edit(args: &EditArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Plans the move of one controller module, and its registration in
-/// `src/controller/mod.rs` under its group's module.
-fn move_controller(changes: &mut Changes, to: &Context, from: &Layout) -> anyhow::Result<()> {
+/// Plans the move of one controller module with its child modules (`files` lists the
+/// project's Rust files), and its registration in `src/controller/mod.rs` under its group's
+/// module.
+fn move_controller(
+    changes: &mut Changes,
+    to: &Context,
+    from: &Layout,
+    files: &[String],
+) -> anyhow::Result<()> {
     const CONTROLLERS: &str = model::CONTROLLERS;
     let api = &to.api;
     // Only a named controller has a field manager of its own.
@@ -241,6 +248,14 @@ fn move_controller(changes: &mut Changes, to: &Context, from: &Layout) -> anyhow
         );
     }
     changes.rename(&from.controller_file, &to.layout.controller_file)?;
+    // Its child modules (an `--image` controller's tests.rs) go with it.
+    let children = |layout: &Layout| format!("{}/", layout.controller_file.trim_end_matches(".rs"));
+    let (old_dir, new_dir) = (children(from), children(&to.layout));
+    for file in files {
+        if let Some(rest) = file.strip_prefix(&old_dir) {
+            changes.rename(file, &format!("{new_dir}{rest}"))?;
+        }
+    }
 
     let registry = changes
         .read(CONTROLLERS)?

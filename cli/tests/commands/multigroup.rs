@@ -98,6 +98,36 @@ fn edit_moves_controllers_and_every_path_to_them() {
     );
 }
 
+/// An `--image` controller's tests, a child module of its file, move with it and name it
+/// by its new path; the directory they leave is gone.
+#[test]
+fn edit_moves_an_image_controllers_tests_with_it() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
+    common::init_demo(dir, &[]);
+    create_api(dir, "infra", "v1", "Redis", &["--image", "redis:7.2"]);
+    let tests = read(dir, "src/controller/redis/tests.rs");
+    assert!(tests.contains("use crate::controller::redis::{"), "{tests}");
+
+    let report = rkb_in(dir, &["edit", "--multigroup"]).replace(&format!("{}/", dir.display()), "");
+    for line in [
+        "create src/controller/infra/redis.rs",
+        "create src/controller/infra/redis/tests.rs",
+        "remove src/controller/redis.rs",
+        "remove src/controller/redis/tests.rs",
+    ] {
+        assert!(report.contains(line), "{line:?} in:\n{report}");
+    }
+    assert_eq!(
+        read(dir, "src/controller/infra/redis/tests.rs"),
+        tests.replace(
+            "use crate::controller::redis::{",
+            "use crate::controller::infra::redis::{"
+        )
+    );
+    assert!(!dir.join("src/controller/redis").exists());
+}
+
 /// User code that reaches controllers by `super::` and by grouped `use` paths follows the
 /// move, so the project still compiles: a controller naming another through `super::`, a
 /// module beside them that stays, and a test importing two controllers in one `use`.

@@ -78,7 +78,6 @@ pub(in crate::commands) fn recorded(
         if moved || single_roles {
             layout.controller_name = single.controller_name;
             layout.role_prefix = single.role_prefix;
-            layout.controller_tests_file = single.controller_tests_file;
         }
     }
     // As a fresh scaffold of the entry: not replacing an image variant, and not a new
