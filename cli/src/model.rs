@@ -602,6 +602,13 @@ pub struct Layout {
     pub conversion_file: String,
 }
 
+/// A controller module's file and its tests' file, a child module in the directory named
+/// after it: `src/controller/cache/memcached.rs`, `src/controller/cache/memcached/tests.rs`.
+fn controller_files(module: &str) -> (String, String) {
+    let path = format!("src/controller/{}", module.replace("::", "/"));
+    (format!("{path}.rs"), format!("{path}/tests.rs"))
+}
+
 impl Layout {
     pub fn single_group(resource: &Resource) -> Self {
         let kind_snake = &resource.kind_snake;
@@ -639,8 +646,7 @@ impl Layout {
             ..
         } = resource;
         let api = format!("api/src/{group_module}");
-        // The controller's module file without `.rs`, also the directory of its child modules.
-        let controller_path = format!("src/controller/{}", controller_module.replace("::", "/"));
+        let (controller_file, controller_tests_file) = controller_files(&controller_module);
         let (webhook_module, webhook_dir) = match &group {
             Some(group) => (
                 format!("{group}::{version_module}"),
@@ -661,7 +667,7 @@ impl Layout {
                 resource.version,
                 resource.kind.to_lowercase()
             ),
-            controller_file: format!("{controller_path}.rs"),
+            controller_file,
             controller_leaf: kind_snake.clone(),
             reconciler: format!("{}Reconciler", resource.kind),
             ready_condition: "Ready".into(),
@@ -669,7 +675,7 @@ impl Layout {
             controller_module,
             group_mod_file: group.as_ref().map(|g| format!("src/controller/{g}/mod.rs")),
             controller_name,
-            controller_tests_file: format!("{controller_path}/tests.rs"),
+            controller_tests_file,
             role_prefix,
             webhook_group_file: group.as_ref().map(|g| format!("src/webhook/{g}/mod.rs")),
             webhook_version_file: format!("{webhook_dir}/mod.rs"),
@@ -695,9 +701,7 @@ impl Layout {
         } else {
             leaf.clone()
         };
-        let controller_path = format!("src/controller/{}", module.replace("::", "/"));
-        self.controller_file = format!("{controller_path}.rs");
-        self.controller_tests_file = format!("{controller_path}/tests.rs");
+        (self.controller_file, self.controller_tests_file) = controller_files(&module);
         self.controller_module = module;
         self.controller_leaf = leaf;
         self.reconciler = format!("{}Reconciler", names::pascal(name));
