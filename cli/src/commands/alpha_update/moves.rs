@@ -62,33 +62,13 @@ impl Moves {
             if new.contains_key(old) {
                 continue;
             }
-            let to = if let Some(rest) = old.strip_prefix("src/api/") {
-                Some(match rest {
-                    "mod.rs" => model::API_LIB.to_owned(),
-                    _ => format!("api/src/{rest}"),
-                })
-            } else if let Some((_, to)) =
-                MOVED_TO_THE_API_CRATE.iter().find(|(from, _)| from == old)
-            {
-                Some((*to).to_owned()).filter(|to| new.contains_key(to))
-            } else if old.starts_with("src/webhook/") && old.ends_with("_conversion.rs") {
-                let mut parts = old.rsplit('/');
-                let (file, version) = (
-                    parts.next().unwrap_or_default(),
-                    parts.next().unwrap_or_default(),
-                );
-                let beside_types = format!("/{version}/{file}");
-                new.keys()
-                    .find(|p| p.starts_with("api/src/") && p.ends_with(&beside_types))
-                    .cloned()
-            } else {
-                None
-            };
-            if let Some(to) = to.filter(|to| !base.contains_key(to)) {
-                moves.insert(to, (old.clone(), Rewrite::IntoApiCrate));
-            }
-            if let Some(to) = into_operator_library(old, new).filter(|to| !base.contains_key(*to)) {
-                moves.insert(to.clone(), (old.clone(), Rewrite::IntoOperatorLibrary));
+            let found = into_api_crate(old, new)
+                .map(|to| (to, Rewrite::IntoApiCrate))
+                .or_else(|| {
+                    into_operator_library(old, new).map(|to| (to, Rewrite::IntoOperatorLibrary))
+                });
+            if let Some((to, rewrite)) = found.filter(|(to, _)| !base.contains_key(to)) {
+                moves.insert(to, (old.clone(), rewrite));
             }
         }
         Ok(Self {
@@ -146,17 +126,43 @@ impl Moves {
     }
 }
 
-/// Where a test file of the old layout's `tests/` is in the operator's library of `new`.
-fn into_operator_library<'a>(old: &str, new: &'a BTreeMap<String, Vec<u8>>) -> Option<&'a String> {
-    if old == "tests/webhooks.rs" {
+/// Where a file of the old layout's operator is in the API crate of `new`.
+fn into_api_crate(old: &str, new: &BTreeMap<String, Vec<u8>>) -> Option<String> {
+    if let Some(rest) = old.strip_prefix("src/api/") {
+        return Some(match rest {
+            "mod.rs" => model::API_LIB.to_owned(),
+            _ => format!("api/src/{rest}"),
+        });
+    }
+    if let Some((_, to)) = MOVED_TO_THE_API_CRATE.iter().find(|(from, _)| *from == old) {
+        return Some((*to).to_owned()).filter(|to| new.contains_key(to));
+    }
+    if old.starts_with("src/webhook/") && old.ends_with("_conversion.rs") {
+        let mut parts = old.rsplit('/');
+        let (file, version) = (
+            parts.next().unwrap_or_default(),
+            parts.next().unwrap_or_default(),
+        );
+        let beside_types = format!("/{version}/{file}");
         return new
-            .get_key_value("src/webhook/tests.rs")
-            .map(|(path, _)| path);
+            .keys()
+            .find(|p| p.starts_with("api/src/") && p.ends_with(&beside_types))
+            .cloned();
+    }
+    None
+}
+
+/// Where a test file of the old layout's `tests/` is in the operator's library of `new`.
+fn into_operator_library(old: &str, new: &BTreeMap<String, Vec<u8>>) -> Option<String> {
+    if old == "tests/webhooks.rs" {
+        return Some("src/webhook/tests.rs".to_owned()).filter(|to| new.contains_key(to));
     }
     let prefix = old.strip_prefix("tests/")?.strip_suffix("_controller.rs")?;
-    new.keys().find(|path| {
-        path.strip_prefix("src/controller/")
-            .and_then(|rest| rest.strip_suffix("/tests.rs"))
-            .is_some_and(|module| module.replace('/', "_") == prefix)
-    })
+    new.keys()
+        .find(|path| {
+            path.strip_prefix("src/controller/")
+                .and_then(|rest| rest.strip_suffix("/tests.rs"))
+                .is_some_and(|module| module.replace('/', "_") == prefix)
+        })
+        .cloned()
 }
