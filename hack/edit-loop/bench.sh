@@ -6,7 +6,8 @@
 #                            an empty GOCACHE, so controller-gen's `go install` is in it), with
 #                            the downloads fetched first (a warm module cache holds them);
 #   first `make test`        right after it (kubebuilder: setup-envtest's `go install` and the
-#                            test build; rkb: the test build);
+#                            test build; rkb: the test build); FIRST_RUNS times, both from empty
+#                            caches each time;
 #   then RUNS times each, alternating the two sides so that both see the same load:
 #   types edit → `make manifests`   a field added to MemcachedSpec;
 #   types edit → `make test`        another field, then the whole `make test`;
@@ -21,6 +22,7 @@
 #
 # Usage: hack/edit-loop/bench.sh [WORK_DIR]
 #   RUNS=3                     runs per warm step
+#   FIRST_RUNS=3               runs of the first two steps (each from empty caches again)
 #   KUBEBUILDER_VERSION=v4.16.0
 #   KUBEBUILDER_ASSETS=...     kube-apiserver and etcd (default: `rkb setup-envtest`'s directory,
 #                              which builds them once if they are missing)
@@ -33,6 +35,7 @@ work="${1:-$(mktemp -d)}"
 mkdir -p "$work"
 work="$(cd "$work" && pwd)"
 runs="${RUNS:-3}"
+first_runs="${FIRST_RUNS:-3}"
 kubebuilder_version="${KUBEBUILDER_VERSION:-v4.16.0}"
 
 (cd "$repo" && cargo build --quiet --locked -p rkb)
@@ -142,11 +145,17 @@ each_side() {
   done
 }
 
-echo "== first make manifests and make test (empty build caches)"
-each_side first-manifests manifests
-for side in "${rkb_sides[@]}"; do echo "$side: $(crates "$(target_of "$side")") by the first make manifests"; done
-each_side first-test test
-for side in "${rkb_sides[@]}"; do echo "$side: $(crates "$(target_of "$side")") after the first make test"; done
+echo "== first make manifests and make test (empty build caches): $first_runs runs each"
+for round in $(seq "$first_runs"); do
+  # Empty again: Go's build cache and the tools kubebuilder's Makefile installed into bin/
+  # (the first `make manifests` installs controller-gen), cargo's target directories.
+  rm -rf "$GOCACHE" "$kb_dir/bin"
+  for side in "${rkb_sides[@]}"; do rm -rf "$(target_of "$side")"; done
+  each_side first-manifests manifests
+  [ "$round" != 1 ] || for side in "${rkb_sides[@]}"; do echo "$side: $(crates "$(target_of "$side")") by the first make manifests"; done
+  each_side first-test test
+  [ "$round" != 1 ] || for side in "${rkb_sides[@]}"; do echo "$side: $(crates "$(target_of "$side")") after the first make test"; done
+done
 
 # The edits: each one new, so that every run has something to rebuild.
 edit=0
@@ -188,7 +197,7 @@ for side in "${rkb_sides[@]}"; do echo "$side: target directory $(du -sh "$(targ
 echo "load after: $(load)"
 
 echo
-echo "Medians ($runs runs for the warm steps), wall-clock (CPU), on $(nproc) cores:"
+echo "Medians ($first_runs runs for the first steps, $runs for the warm ones), wall-clock (CPU), on $(nproc) cores:"
 echo
 header="| step | kubebuilder |" rule="|---|---:|"
 for side in "${rkb_sides[@]}"; do header+=" $side | $side / kubebuilder (wall) |" rule+="---:|---:|"; done
