@@ -105,8 +105,9 @@ cp "$repo/Cargo.lock" "$rkb_dir/Cargo.lock"
 step "cargo build --release of the rkb operator"
 (
     cd "$rkb_dir"
-    CARGO_TARGET_DIR=$target cargo build --release --bin memcached-image --bin memcached-image-manifests
-    CARGO_TARGET_DIR=$target cargo run --quiet --release --bin memcached-image-manifests
+    # The manager, and the generator of the API crate (api/), as `make manifests` runs it.
+    CARGO_TARGET_DIR=$target cargo build --release --workspace --bins
+    CARGO_TARGET_DIR=$target cargo run --quiet --release -p memcached-image-api --bin memcached-image-manifests
 )
 # Through a new file: a running copy (a bench interrupted) would make `cp` fail.
 cp "$target/release/memcached-image" "$RACE_DIR/bin/rkb-manager.new"
