@@ -63,9 +63,9 @@ fn run_pages(that_build: bool) {
         }
         let mut session = Session::new(&checkout());
         if that_build {
-            // One target directory for every page's projects and the fresh-project test's
-            // (which .ci/run runs first), so their dependencies build once.
-            session.env("CARGO_TARGET_DIR", checkout().join("target/fresh-project"));
+            for (name, value) in runner::fresh_project_build_env() {
+                session.env(name, value);
+            }
         }
         match run_page(&page, &blocks, &mut session) {
             Ok(n) => {

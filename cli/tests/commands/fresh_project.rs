@@ -22,8 +22,6 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-// The project is built for this machine's target explicitly, so that `+crt-static`
-// reaches the project's crates and not the proc macros the build runs.
 use rkb::oci::host_target;
 
 fn target_dir() -> PathBuf {
@@ -34,9 +32,7 @@ fn run(dir: &Path, program: &str, args: &[&str]) {
     let status = Command::new(program)
         .args(args)
         .current_dir(dir)
-        .env("CARGO_TARGET_DIR", target_dir())
-        .env("CARGO_BUILD_TARGET", host_target())
-        .env("RUSTFLAGS", "-C target-feature=+crt-static")
+        .envs(runner::fresh_project_build_env())
         // The Makefile's `$(RKB) setup-envtest`: this rkb, not one on PATH.
         .env("RKB", env!("CARGO_BIN_EXE_rkb"))
         .status()
@@ -346,10 +342,9 @@ fn readme_quick_start_runs(crates: &Path) {
         );
     };
     let mut session = runner::Session::new(crates);
-    session
-        .env("CARGO_TARGET_DIR", target_dir())
-        .env("CARGO_BUILD_TARGET", host_target())
-        .env("RUSTFLAGS", "-C target-feature=+crt-static");
+    for (name, value) in runner::fresh_project_build_env() {
+        session.env(name, value);
+    }
     session
         .run_block("README.md", quick_start)
         .unwrap_or_else(|e| panic!("README.md's quick start (its first ```console block): {e}"));

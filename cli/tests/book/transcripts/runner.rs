@@ -175,6 +175,23 @@ pub fn line_matches(pattern: &str, line: &str) -> bool {
     rest.len() >= last.len() && rest.ends_with(last)
 }
 
+/// The projects that the fresh-project test and the book's transcripts build share one
+/// target directory, `target/fresh-project` (.ci/run runs the fresh project first), with
+/// the same settings, so each dependency builds once for all of them: this machine's target
+/// named explicitly, so that `+crt-static` (the fresh project's image is its statically
+/// linked test build) reaches the projects' crates and not the proc macros the build runs.
+pub fn fresh_project_build_env() -> [(&'static str, OsString); 3] {
+    let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    [
+        (
+            "CARGO_TARGET_DIR",
+            checkout.join("target/fresh-project").into(),
+        ),
+        ("CARGO_BUILD_TARGET", rkb::oci::host_target().into()),
+        ("RUSTFLAGS", "-C target-feature=+crt-static".into()),
+    ]
+}
+
 /// A fresh directory the commands of one page run in, with this checkout's `rkb` first on
 /// PATH. Projects that `rkb init` makes there take rkb's crates from `RKB_PATH`.
 pub struct Session {
