@@ -63,9 +63,7 @@ fn run_pages(that_build: bool) {
         }
         let mut session = Session::new(&checkout());
         if that_build {
-            for (name, value) in runner::fresh_project_build_env() {
-                session.env(name, value);
-            }
+            session.envs(runner::fresh_project_build_env());
         }
         match run_page(&page, &blocks, &mut session) {
             Ok(n) => {

@@ -24,10 +24,6 @@ use std::process::Command;
 
 use rkb::oci::host_target;
 
-fn target_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/fresh-project")
-}
-
 fn run(dir: &Path, program: &str, args: &[&str]) {
     let status = Command::new(program)
         .args(args)
@@ -342,9 +338,7 @@ fn readme_quick_start_runs(crates: &Path) {
         );
     };
     let mut session = runner::Session::new(crates);
-    for (name, value) in runner::fresh_project_build_env() {
-        session.env(name, value);
-    }
+    session.envs(runner::fresh_project_build_env());
     session
         .run_block("README.md", quick_start)
         .unwrap_or_else(|e| panic!("README.md's quick start (its first ```console block): {e}"));
@@ -386,7 +380,7 @@ fn image_runs_and_reconciles_a_sample(dir: &Path) {
         "cargo",
         &["build", "--quiet", "--bin", "fresh-operator"],
     );
-    let binary = target_dir()
+    let binary = runner::fresh_project_target_dir()
         .join(host_target())
         .join("debug/fresh-operator");
     let tag = "example.org/fresh-operator:v0.0.1";

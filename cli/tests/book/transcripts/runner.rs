@@ -181,15 +181,16 @@ pub fn line_matches(pattern: &str, line: &str) -> bool {
 /// named explicitly, so that `+crt-static` (the fresh project's image is its statically
 /// linked test build) reaches the projects' crates and not the proc macros the build runs.
 pub fn fresh_project_build_env() -> [(&'static str, OsString); 3] {
-    let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     [
-        (
-            "CARGO_TARGET_DIR",
-            checkout.join("target/fresh-project").into(),
-        ),
+        ("CARGO_TARGET_DIR", fresh_project_target_dir().into()),
         ("CARGO_BUILD_TARGET", rkb::oci::host_target().into()),
         ("RUSTFLAGS", "-C target-feature=+crt-static".into()),
     ]
+}
+
+/// The target directory of [`fresh_project_build_env`].
+pub fn fresh_project_target_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/fresh-project")
 }
 
 /// A fresh directory the commands of one page run in, with this checkout's `rkb` first on
@@ -231,6 +232,17 @@ impl Session {
     pub fn env(&mut self, name: &str, value: impl Into<OsString>) -> &mut Self {
         self.env.retain(|(n, _)| n != name);
         self.env.push((name.into(), value.into()));
+        self
+    }
+
+    /// Sets each of `vars` as [`Session::env`] does.
+    pub fn envs<V: Into<OsString>>(
+        &mut self,
+        vars: impl IntoIterator<Item = (&'static str, V)>,
+    ) -> &mut Self {
+        for (name, value) in vars {
+            self.env(name, value);
+        }
         self
     }
 
