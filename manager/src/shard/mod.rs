@@ -4,7 +4,8 @@
 //!
 //! - [`fnv1a64`] and [`Slices`]: the API server's hash (KEP-5866's `shardRange`) and the
 //!   equal slices of its 64-bit space.
-//! - [`assign`]: which live member should hold each slice (rendezvous hashing).
+//! - [`assign`]: which live member should hold each slice (rendezvous hashing, with equal
+//!   shares).
 //! - [`Table`] and [`plan`]: who holds each slice, and what a replica claims and releases.
 //! - [`Gate`]: the slices this replica serves, and the reconciles in flight in each.
 //! - `membership`: the Leases that carry all this between replicas.

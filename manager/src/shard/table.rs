@@ -8,20 +8,42 @@ use tokio::time::Instant;
 
 use super::{Slices, fnv1a64};
 
-/// Which live member should hold each slice (indexed by slice): rendezvous hashing, each
-/// slice to the member with the highest weight for it. Every replica that sees the same
-/// members computes the same assignment, and a member joining or leaving moves only the
-/// slices it gains or had.
+/// Which live member should hold each slice (indexed by slice): rendezvous hashing with a
+/// quota. Every member gets `slices / members` slices or one more, the slices it weighs
+/// highest that no heavier (slice, member) pair took first. Plain rendezvous (each slice to
+/// its heaviest member) moves the fewest slices, but leaves the load to chance: with 32
+/// slices and five members, one member in a hundred groups gets none. The quota moves a few
+/// more slices when members come and go (about a fifth more than the newcomer's share) and
+/// keeps every member's share within one slice of the others'. Every replica that sees the
+/// same members computes the same assignment.
 pub fn assign(slices: Slices, members: &BTreeSet<String>) -> Vec<Option<&str>> {
-    slices
-        .all()
-        .map(|slice| {
-            members
-                .iter()
-                .max_by_key(|member| weight(member, slice))
-                .map(String::as_str)
+    let mut assignment = vec![None; slices.count() as usize];
+    if members.is_empty() {
+        return assignment;
+    }
+    let mut pairs: Vec<_> = members
+        .iter()
+        .flat_map(|member| {
+            slices
+                .all()
+                .map(move |slice| (weight(member, slice), slice))
         })
-        .collect()
+        .collect();
+    pairs.sort_unstable_by(|a, b| b.cmp(a));
+    let quota = slices.count() as usize / members.len();
+    let mut held: HashMap<&str, usize> = HashMap::new();
+    // First everyone's quota, then the remainder's slices one each to the members heaviest
+    // for them.
+    for limit in [quota, quota + 1] {
+        for ((_, member), slice) in &pairs {
+            let count = held.entry(*member).or_default();
+            if assignment[*slice as usize].is_none() && *count < limit {
+                assignment[*slice as usize] = Some(*member);
+                *count += 1;
+            }
+        }
+    }
+    assignment
 }
 
 fn weight(member: &str, slice: u32) -> (u64, &str) {

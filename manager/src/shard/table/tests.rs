@@ -10,30 +10,82 @@ fn members(names: &[&str]) -> BTreeSet<String> {
     names.iter().map(|n| (*n).to_owned()).collect()
 }
 
+fn counts<'a>(assignment: &[Option<&'a str>]) -> BTreeMap<&'a str, usize> {
+    let mut counts = BTreeMap::new();
+    for member in assignment.iter().flatten() {
+        *counts.entry(*member).or_default() += 1;
+    }
+    counts
+}
+
 #[test]
-fn the_assignment_is_balanced_and_moves_only_what_it_must() {
-    let slices = Slices::new(64).unwrap();
-    let three = members(&["a", "b", "c"]);
-    let before = assign(slices, &three);
-    for member in &three {
-        let count = before
-            .iter()
-            .filter(|m| **m == Some(member.as_str()))
-            .count();
-        assert!((10..=32).contains(&count), "{member} got {count} of 64");
+fn every_member_gets_its_share_within_one_slice() {
+    // Plain rendezvous leaves a member of five without a slice of 32 in about one group
+    // in a hundred; these are 200 groups of replica-like names.
+    for slices in [16, 32, 64] {
+        let slices = Slices::new(slices).unwrap();
+        for group in 0..200 {
+            for size in 1..=8 {
+                let names: Vec<String> = (0..size)
+                    .map(|i| {
+                        format!(
+                            "op-shard-{:016x}",
+                            fnv1a64(format!("{group}/{i}").as_bytes())
+                        )
+                    })
+                    .collect();
+                let members: BTreeSet<String> = names.into_iter().collect();
+                let assignment = assign(slices, &members);
+                let share = slices.count() as usize / size;
+                let counts = counts(&assignment);
+                assert!(assignment.iter().all(Option::is_some));
+                assert_eq!(counts.len(), size.min(slices.count() as usize));
+                for (member, count) in counts {
+                    assert!(
+                        count == share || count == share + 1,
+                        "{member} got {count} of {} slices among {size} members",
+                        slices.count()
+                    );
+                }
+            }
+        }
     }
-    // A fourth member takes slices only for itself; the others keep the rest.
-    let four = members(&["a", "b", "c", "d"]);
-    let after = assign(slices, &four);
-    for (old, new) in before.iter().zip(&after) {
-        assert!(new == old || *new == Some("d"), "{old:?} → {new:?}");
+}
+
+#[test]
+fn a_member_coming_or_going_moves_little_more_than_its_share() {
+    let slices = Slices::new(32).unwrap();
+    let (mut moved, mut share) = (0, 0);
+    for group in 0..100 {
+        let name = |i: u32| {
+            format!(
+                "op-shard-{:016x}",
+                fnv1a64(format!("{group}/{i}").as_bytes())
+            )
+        };
+        let three: BTreeSet<String> = (0..3).map(name).collect();
+        let four: BTreeSet<String> = (0..4).map(name).collect();
+        let (before, after) = (assign(slices, &three), assign(slices, &four));
+        let newcomer = name(3);
+        let taken = counts(&after)[newcomer.as_str()];
+        let changed = before.iter().zip(&after).filter(|(a, b)| a != b).count();
+        // Each slice the newcomer takes moves once; others move only to rebalance.
+        assert!(changed >= taken);
+        assert!(
+            changed <= 2 * taken,
+            "3 → 4 moved {changed} slices, the newcomer took {taken}"
+        );
+        // Going back to three restores the assignment: it depends on the members alone.
+        assert_eq!(assign(slices, &three), before);
+        moved += changed;
+        share += taken;
     }
-    // Losing a member moves only its slices.
-    let two = members(&["a", "c"]);
-    for (old, new) in before.iter().zip(assign(slices, &two)) {
-        assert!(new == *old || *old == Some("b"), "{old:?} → {new:?}");
-    }
-    assert_eq!(assign(slices, &BTreeSet::new()), vec![None; 64]);
+    // On average within a quarter of the least possible.
+    assert!(
+        moved * 4 <= share * 5,
+        "moved {moved} slices for shares of {share}"
+    );
+    assert_eq!(assign(slices, &BTreeSet::new()), vec![None; 32]);
 }
 
 #[test]
@@ -290,6 +342,12 @@ impl Simulation {
             if plan.release.contains(&slice) || table.holder(slice) != Some(replica.id.as_str()) {
                 replica.gate.stop(slice);
             }
+        }
+        // As the manager's round: a slice held and no longer to release serves again (one
+        // stopped for a release the assignment then took back).
+        if replica.phase != Phase::Leaving {
+            let held = table.held_by(&replica.id);
+            replica.gate.serve(held.difference(&plan.release).copied());
         }
         let drained: BTreeSet<u32> = plan
             .release
