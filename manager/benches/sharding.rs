@@ -11,7 +11,10 @@
 //! scaffolded) applies one owned Deployment per object with `size` replicas, skipped when
 //! the Deployment in its cache already has them, and writes `status.size` and
 //! `status.observedGeneration` back. No kube-controller-manager runs, so the Deployments
-//! start no pods, and the controller watches no pods and writes no Service or Events.
+//! start no pods, and the controller watches no pods and writes no Service or Events. Each
+//! replica reconciles one object at a time (the manager's default; the scaffold's `--image`
+//! controller asks four), so the replicas are the only parallelism being measured;
+//! `RKB_SHARDING_BENCH_CONCURRENCY` sets another.
 //!
 //! For each mode and replica count, in a fresh namespace: the objects are created, then the
 //! replicas are started, each a process of its own (this executable again), so that its
@@ -55,6 +58,8 @@ use serde::{Deserialize, Serialize};
 
 /// How many Memcacheds each case creates.
 const OBJECTS: &str = "RKB_SHARDING_BENCH_OBJECTS";
+/// Reconciles each replica runs at once (`--concurrency`), 1 unless set.
+const CONCURRENCY: &str = "RKB_SHARDING_BENCH_CONCURRENCY";
 /// Set, this executable runs one replica: the kubeconfig path and the namespace, separated
 /// by a newline.
 const REPLICA: &str = "RKB_SHARDING_BENCH_REPLICA";
@@ -254,6 +259,7 @@ async fn run_replica(kubeconfig: &str, namespace: &str) {
     let args = Args::parse_from([
         "manager",
         "--sharding",
+        &format!("--concurrency={}", concurrency()),
         "--health-probe-bind-address=0",
         "--metrics-bind-address=0",
         &format!("--leader-election-namespace={namespace}"),
@@ -428,6 +434,16 @@ fn each(replicas: &[ReplicaFigures], value: impl Fn(&ReplicaFigures) -> String) 
     replicas.iter().map(value).collect::<Vec<_>>().join(", ")
 }
 
+/// [`CONCURRENCY`]: the replicas, started by [`bench`], inherit it.
+fn concurrency() -> u16 {
+    match std::env::var(CONCURRENCY) {
+        Ok(n) => n.parse().ok().filter(|n| *n > 0).unwrap_or_else(|| {
+            panic!("{CONCURRENCY}={n:?}: expected reconciles at once per replica, e.g. 4")
+        }),
+        Err(_) => 1,
+    }
+}
+
 async fn bench() {
     let objects: usize = match std::env::var(OBJECTS) {
         Ok(n) => n
@@ -436,7 +452,8 @@ async fn bench() {
         Err(_) => 20_000,
     };
     println!(
-        "{objects} Memcacheds; load before: {}",
+        "{objects} Memcacheds, {} reconciles at once per replica; load before: {}",
+        concurrency(),
         std::fs::read_to_string("/proc/loadavg")
             .unwrap_or_default()
             .trim()
