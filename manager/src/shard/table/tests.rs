@@ -10,6 +10,15 @@ fn members(names: &[&str]) -> BTreeSet<String> {
     names.iter().map(|n| (*n).to_owned()).collect()
 }
 
+/// The name of replica `i` of group `group`, shaped like the manager's
+/// (`<group>-shard-<uuid>`) and as scattered.
+fn replica(group: u32, i: u32) -> String {
+    format!(
+        "op-shard-{:016x}",
+        fnv1a64(format!("{group}/{i}").as_bytes())
+    )
+}
+
 fn counts<'a>(assignment: &[Option<&'a str>]) -> BTreeMap<&'a str, usize> {
     let mut counts = BTreeMap::new();
     for member in assignment.iter().flatten() {
@@ -26,20 +35,12 @@ fn every_member_gets_its_share_within_one_slice() {
         let slices = Slices::new(slices).unwrap();
         for group in 0..200 {
             for size in 1..=8 {
-                let names: Vec<String> = (0..size)
-                    .map(|i| {
-                        format!(
-                            "op-shard-{:016x}",
-                            fnv1a64(format!("{group}/{i}").as_bytes())
-                        )
-                    })
-                    .collect();
-                let members: BTreeSet<String> = names.into_iter().collect();
+                let members: BTreeSet<String> = (0..size).map(|i| replica(group, i)).collect();
                 let assignment = assign(slices, &members);
-                let share = slices.count() as usize / size;
+                let share = slices.count() as usize / size as usize;
                 let counts = counts(&assignment);
                 assert!(assignment.iter().all(Option::is_some));
-                assert_eq!(counts.len(), size.min(slices.count() as usize));
+                assert_eq!(counts.len(), size as usize);
                 for (member, count) in counts {
                     assert!(
                         count == share || count == share + 1,
@@ -57,16 +58,10 @@ fn a_member_coming_or_going_moves_little_more_than_its_share() {
     let slices = Slices::new(32).unwrap();
     let (mut moved, mut share) = (0, 0);
     for group in 0..100 {
-        let name = |i: u32| {
-            format!(
-                "op-shard-{:016x}",
-                fnv1a64(format!("{group}/{i}").as_bytes())
-            )
-        };
-        let three: BTreeSet<String> = (0..3).map(name).collect();
-        let four: BTreeSet<String> = (0..4).map(name).collect();
+        let three: BTreeSet<String> = (0..3).map(|i| replica(group, i)).collect();
+        let four: BTreeSet<String> = (0..4).map(|i| replica(group, i)).collect();
         let (before, after) = (assign(slices, &three), assign(slices, &four));
-        let newcomer = name(3);
+        let newcomer = replica(group, 3);
         let taken = counts(&after)[newcomer.as_str()];
         let changed = before.iter().zip(&after).filter(|(a, b)| a != b).count();
         // Each slice the newcomer takes moves once; others move only to rebalance.
